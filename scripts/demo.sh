@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The first run: build sofabench, start a local PouchDB Server, run Iron Cushion's
+# benchmark against it (scaled to a laptop), and stop the server however the run ends.
+# Extra arguments go to `sofabench run`, e.g. scripts/demo.sh --num_connections=20
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+. scripts/pouchdb-server.sh
+start_pouchdb_server
+./target/release/sofabench run --database_address="$POUCHDB_URL" --database_name=demo \
+  --json_document_schema_filename=examples/ironcushion.json \
+  --num_connections=10 --num_documents_per_bulk_insert=1000 --num_bulk_insert_operations=10 \
+  --num_crud_operations=1000 --create_weight=2 --read_weight=2 --update_weight=3 --delete_weight=3 \
+  "$@"

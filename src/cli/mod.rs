@@ -1,0 +1,196 @@
+//! The command line: what users type, turned into settings for the parts that do the work.
+//!
+//! Iron Cushion's flags keep their names (`--num_connections=100`); each also has a
+//! kebab-case spelling (`--num-connections 100`). An Iron Cushion command line with the
+//! program name replaced by `sofabench` runs as it is: without a subcommand, `run` is meant.
+
+mod generate;
+mod run;
+mod templates;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit::Failed;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sofabench",
+    version,
+    about = "Benchmark and load-test databases that speak the CouchDB HTTP API",
+    long_about = "Benchmark and load-test databases that speak the CouchDB HTTP API.\n\n\
+        A run bulk inserts documents generated from a template, then creates, reads, updates \
+        and deletes them in a random order, and reports Iron Cushion's figures with latency \
+        percentiles. Iron Cushion's flags work as they are."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the benchmark: bulk insert, then create/read/update/delete in random order.
+    Run(RunArgs),
+    /// Print documents generated from a template, one JSON document per line.
+    Generate(GenerateArgs),
+}
+
+/// Flags of `sofabench run`. Defaults follow the example in Iron Cushion's README, scaled
+/// to a first run on a laptop.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Address of the database server, http://[user:password@]host:port; several nodes
+    /// separated by commas share the connections.
+    #[arg(long = "database_address", visible_alias = "database-address", value_name = "URL",
+          default_value = "http://127.0.0.1:5984")]
+    database_address: String,
+
+    /// Name of the database.
+    #[arg(long = "database_name", visible_alias = "database-name", value_name = "NAME",
+          default_value = "sofabench")]
+    database_name: String,
+
+    /// Number of concurrent connections to the database.
+    #[arg(long = "num_connections", visible_alias = "num-connections", value_name = "N",
+          default_value_t = 10)]
+    num_connections: u64,
+
+    /// JSON file whose documents' shape the generated documents take.
+    #[arg(long = "json_document_schema_filename", visible_alias = "json-document-schema-filename",
+          value_name = "FILE", conflicts_with = "xml_document_schema_filename")]
+    json_document_schema_filename: Option<PathBuf>,
+
+    /// XML file describing the generated documents (<object>, <entry>, <array>, …).
+    #[arg(long = "xml_document_schema_filename", visible_alias = "xml-document-schema-filename",
+          value_name = "FILE")]
+    xml_document_schema_filename: Option<PathBuf>,
+
+    /// Seed of the random numbers: the same seed gives the same documents and operation
+    /// order. Without it, a random seed is chosen and printed.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
+    /// Documents in each bulk insert request.
+    #[arg(long = "num_documents_per_bulk_insert", visible_alias = "num-documents-per-bulk-insert",
+          value_name = "N", default_value_t = 1000)]
+    num_documents_per_bulk_insert: u64,
+
+    /// Bulk insert requests per connection (0 skips the bulk insert step).
+    #[arg(long = "num_bulk_insert_operations", visible_alias = "num-bulk-insert-operations",
+          value_name = "N", default_value_t = 10)]
+    num_bulk_insert_operations: u64,
+
+    /// CRUD operations per connection (0 skips the CRUD step).
+    #[arg(long = "num_crud_operations", visible_alias = "num-crud-operations", value_name = "N",
+          default_value_t = 1000)]
+    num_crud_operations: u64,
+
+    /// Weight of creates among the CRUD operations.
+    #[arg(long = "create_weight", visible_alias = "create-weight", value_name = "W", default_value_t = 2)]
+    create_weight: u64,
+
+    /// Weight of reads among the CRUD operations.
+    #[arg(long = "read_weight", visible_alias = "read-weight", value_name = "W", default_value_t = 2)]
+    read_weight: u64,
+
+    /// Weight of updates among the CRUD operations.
+    #[arg(long = "update_weight", visible_alias = "update-weight", value_name = "W", default_value_t = 3)]
+    update_weight: u64,
+
+    /// Weight of deletes among the CRUD operations.
+    #[arg(long = "delete_weight", visible_alias = "delete-weight", value_name = "W", default_value_t = 3)]
+    delete_weight: u64,
+
+    /// Add to a database that already holds documents.
+    #[arg(long, conflicts_with = "recreate")]
+    reuse: bool,
+
+    /// Delete a database that already holds documents and create it empty.
+    #[arg(long)]
+    recreate: bool,
+
+    /// Delete the database after the run, if this run created it.
+    #[arg(long)]
+    cleanup: bool,
+
+    /// Prefix of the document ids (default: a random one per run, so runs never collide).
+    #[arg(long = "id-prefix", value_name = "TEXT")]
+    id_prefix: Option<String>,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Flags of `sofabench generate`.
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    /// Template file: JSON, or XML when the name ends in .xml.
+    #[arg(long, value_name = "FILE")]
+    schema: PathBuf,
+
+    /// Number of documents to print.
+    #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 1)]
+    count: u64,
+
+    /// Seed of the random numbers (default 0, so the output is the same every time).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+}
+
+/// Iron Cushion had no subcommands: a command line that starts with a flag other than
+/// help or version means `run`.
+fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
+    let first = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+    let is_meta = matches!(first, "-h" | "--help" | "-V" | "--version");
+    if first.starts_with('-') && !is_meta {
+        args.insert(1, OsString::from("run"));
+    }
+    args
+}
+
+/// Parses the command line and does what it says.
+pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
+    let cli = match Cli::try_parse_from(with_default_subcommand(args)) {
+        Ok(cli) => cli,
+        Err(error) => return Err(Failed::from_clap(error)),
+    };
+    match cli.command {
+        Command::Run(args) => run::execute(args),
+        Command::Generate(args) => generate::execute(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Cli, clap::Error> {
+        let args: Vec<OsString> = line.split_whitespace().map(OsString::from).collect();
+        Cli::try_parse_from(with_default_subcommand(args))
+    }
+
+    #[test]
+    fn iron_cushion_lines_parse_in_both_forms() {
+        let cli = parse(
+            "sofabench --num_connections=100 --num_documents_per_bulk_insert 1000 \
+             --num-bulk-insert-operations=20 --create_weight=2 --delete-weight 3",
+        )
+        .unwrap();
+        let Command::Run(run) = cli.command else { panic!("run expected") };
+        assert_eq!(run.num_connections, 100);
+        assert_eq!(run.num_documents_per_bulk_insert, 1000);
+        assert_eq!(run.num_bulk_insert_operations, 20);
+        assert_eq!((run.create_weight, run.delete_weight), (2, 3));
+    }
+
+    #[test]
+    fn conflicting_flags_are_refused() {
+        assert!(parse("sofabench run --reuse --recreate").is_err());
+        assert!(parse("sofabench run --json_document_schema_filename=a --xml_document_schema_filename=b").is_err());
+        assert!(parse("sofabench run --num_connections=-1").is_err());
+    }
+}

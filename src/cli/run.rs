@@ -1,0 +1,199 @@
+//! `sofabench run`: Iron Cushion's bulk insert step, then its CRUD step.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::RunArgs;
+use super::templates;
+use crate::driver::Endpoint;
+use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
+use crate::engine::{Engine, RunSettings, Step, StepOutcome};
+use crate::exit::{Failed, RUN_FAILED};
+use crate::report;
+use crate::report::numbers::grouped;
+use crate::target::Target;
+use crate::template::DocumentWriter;
+use crate::workload::{CrudWeights, DocumentIds, Plan, ids};
+
+fn plan_from(args: &RunArgs) -> Plan {
+    Plan {
+        connections: args.num_connections,
+        documents_per_bulk_insert: args.num_documents_per_bulk_insert,
+        bulk_inserts_per_connection: args.num_bulk_insert_operations,
+        crud_operations_per_connection: args.num_crud_operations,
+        weights: CrudWeights {
+            create: args.create_weight,
+            read: args.read_weight,
+            update: args.update_weight,
+            delete: args.delete_weight,
+        },
+    }
+}
+
+fn existing_policy(args: &RunArgs) -> ExistingDatabase {
+    if args.recreate {
+        ExistingDatabase::Recreate
+    } else if args.reuse {
+        ExistingDatabase::Reuse
+    } else {
+        ExistingDatabase::Refuse
+    }
+}
+
+pub fn execute(args: RunArgs) -> Result<(), Failed> {
+    // Everything the user gave is checked before anything is sent.
+    let target = Target::parse(&args.database_address, &args.database_name).map_err(Failed::bad_input)?;
+    let plan = plan_from(&args);
+    plan.validate()
+        .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
+    let (template, template_name) = templates::load(
+        args.json_document_schema_filename.as_deref(),
+        args.xml_document_schema_filename.as_deref(),
+    )?;
+    if let Some(prefix) = &args.id_prefix {
+        ids::validate_prefix(prefix).map_err(Failed::bad_input)?;
+    }
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let prefix = args
+        .id_prefix
+        .clone()
+        .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failed::run(format!("cannot start the runtime: {e}")))?;
+    let settings = RunSettings {
+        target,
+        plan,
+        writer: Arc::new(DocumentWriter::new(template, seed)),
+        seed,
+        ids: DocumentIds::new(&prefix),
+        timeout: None,
+        show_progress: !args.quiet,
+    };
+    runtime.block_on(run(settings, &template_name, &args))
+}
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn describe(settings: &RunSettings, template_name: &str) -> String {
+    let p = &settings.plan;
+    let w = p.weights;
+    format!(
+        "sofabench {}: {}\n  {} connections; bulk insert {} x {} documents per connection; {} CRUD operations per connection (weights create/read/update/delete {}/{}/{}/{})\n  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
+        env!("CARGO_PKG_VERSION"),
+        settings.target.describe(),
+        grouped(p.connections),
+        grouped(p.bulk_inserts_per_connection),
+        grouped(p.documents_per_bulk_insert),
+        grouped(p.crud_operations_per_connection),
+        w.create,
+        w.read,
+        w.update,
+        w.delete,
+        template_name,
+        settings.seed,
+        settings.seed,
+        settings.ids.prefix(),
+    )
+}
+
+async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Result<(), Failed> {
+    let endpoints: Vec<Arc<Endpoint>> = settings
+        .target
+        .nodes
+        .iter()
+        .map(|node| Arc::new(Endpoint::new(node.clone(), settings.target.credentials.as_ref())))
+        .collect();
+    let setup_failed = |e: crate::driver::admin::SetupError| {
+        if e.bad_input {
+            Failed::bad_input(e.message)
+        } else {
+            Failed::run(e.message)
+        }
+    };
+    for endpoint in endpoints.iter().skip(1) {
+        Admin::new(&settings.target, endpoint.clone())
+            .check_server()
+            .await
+            .map_err(setup_failed)?;
+    }
+    let mut admin = Admin::new(&settings.target, endpoints[0].clone());
+    let prepared = admin.prepare(existing_policy(args)).await.map_err(setup_failed)?;
+    print(&describe(&settings, template_name));
+    print(&database_line(&settings.target, &prepared));
+
+    let plan = settings.plan.clone();
+    let mut engine = Engine::connect(settings).await.map_err(Failed::run)?;
+    let mut outcomes: Vec<StepOutcome> = Vec::new();
+    for (step, wanted) in [
+        (Step::BulkInsert, plan.bulk_inserts_per_connection > 0),
+        (Step::Crud, plan.crud_operations_per_connection > 0),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let outcome = engine.run(step).await;
+        print(&report::step_text(&outcome));
+        let stop = !outcome.aborted.is_empty();
+        outcomes.push(outcome);
+        if stop {
+            break;
+        }
+    }
+    drop(engine);
+
+    if args.cleanup {
+        if prepared.created {
+            admin.delete().await.map_err(setup_failed)?;
+            print(&format!("deleted database {:?} (--cleanup)\n", admin_name(args)));
+        } else {
+            print(&format!(
+                "kept database {:?}: --cleanup only deletes a database the run created\n",
+                admin_name(args)
+            ));
+        }
+    }
+    verdict(&outcomes)
+}
+
+fn admin_name(args: &RunArgs) -> &str {
+    &args.database_name
+}
+
+fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {
+    if prepared.created {
+        format!("  database {:?}: created by this run\n", target.database)
+    } else {
+        format!(
+            "  database {:?}: existing, {} documents before the run\n",
+            target.database,
+            grouped(prepared.documents_before)
+        )
+    }
+}
+
+/// The run failed when any operation failed or a step stopped early.
+fn verdict(outcomes: &[StepOutcome]) -> Result<(), Failed> {
+    let failed: u64 = outcomes
+        .iter()
+        .flat_map(|o| o.connections.iter())
+        .map(|c| c.failures())
+        .sum();
+    let aborted = outcomes.iter().any(|o| !o.aborted.is_empty());
+    if aborted {
+        Err(Failed::run(
+            "the run stopped early because the server could not be reached; the figures above cover what was done",
+        ))
+    } else if failed > 0 {
+        eprintln!("sofabench: {failed} operations failed (see \"failed\" lines above)");
+        Err(Failed::Quiet { code: RUN_FAILED })
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,220 @@
+//! Setting up the database a run uses, and the rules that keep a run away from data it
+//! was not given: a database that holds documents is only used with `--reuse`, only
+//! deleted with `--recreate`, and `--cleanup` only deletes what the run created.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::Method;
+use serde::Deserialize;
+
+use super::connection::{Call, Client, Endpoint, Exchange};
+use crate::target::Target;
+
+/// Administrative requests are few; a generous limit still ends a hung server quickly.
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What to do with a database that already holds documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExistingDatabase {
+    /// Stop before sending anything (the default).
+    Refuse,
+    /// Add to it (`--reuse`).
+    Reuse,
+    /// Delete it and create it empty (`--recreate`).
+    Recreate,
+}
+
+/// Why setting up failed; `bad_input` when the user must change the command line.
+#[derive(Debug)]
+pub struct SetupError {
+    pub message: String,
+    pub bad_input: bool,
+}
+
+impl SetupError {
+    fn server(message: String) -> SetupError {
+        SetupError {
+            message,
+            bad_input: false,
+        }
+    }
+}
+
+/// The database as the run found and left it before the first operation.
+#[derive(Debug, Clone, Copy)]
+pub struct PreparedDatabase {
+    /// True when this run created it (or recreated it), so `--cleanup` may delete it.
+    pub created: bool,
+    /// Documents it held when the run started using it.
+    pub documents_before: u64,
+}
+
+#[derive(Deserialize)]
+struct DatabaseInfo {
+    doc_count: u64,
+}
+
+/// One administrative client per target, talking to its first node.
+pub struct Admin {
+    client: Client,
+    database_path: String,
+    target_text: String,
+}
+
+impl Admin {
+    pub fn new(target: &Target, endpoint: Arc<Endpoint>) -> Admin {
+        Admin {
+            client: Client::new(endpoint, Some(ADMIN_TIMEOUT)),
+            database_path: target.database_path(),
+            target_text: format!("database {:?}", target.database),
+        }
+    }
+
+    async fn call(&mut self, method: Method, path: &str) -> Result<Exchange, SetupError> {
+        let node = self.client.endpoint().node.to_string();
+        let call = Call {
+            method: method.clone(),
+            path,
+            body: None,
+        };
+        self.client.send(&call).await.map_err(|e| {
+            if e.is_unreachable() {
+                SetupError::server(format!(
+                    "cannot reach {node} ({e}); check that the server is running and that --database_address is right"
+                ))
+            } else {
+                SetupError::server(format!(
+                    "{node} did not answer {method} {path} ({e}); check that it is a CouchDB server and that it is healthy"
+                ))
+            }
+        })
+    }
+
+    /// Checks that the node answers like a CouchDB server: `GET /` gives a welcome object.
+    pub async fn check_server(&mut self) -> Result<(), SetupError> {
+        let node = self.client.endpoint().node.to_string();
+        let answer = self.call(Method::GET, "/").await?;
+        credentials_problem(answer.status, "GET /")?;
+        let welcome: Option<serde_json::Map<String, serde_json::Value>> =
+            serde_json::from_slice(&answer.body).ok();
+        let looks_right = answer.status == 200
+            && welcome.is_some_and(|w| {
+                w.contains_key("couchdb") || w.contains_key("express-pouchdb") || w.contains_key("vendor")
+            });
+        if looks_right {
+            Ok(())
+        } else {
+            Err(SetupError::server(format!(
+                "{node} does not answer like a CouchDB server (GET / gave status {} without a CouchDB welcome); check --database_address",
+                answer.status
+            )))
+        }
+    }
+
+    /// The database's document count, or `None` when it does not exist.
+    pub async fn document_count(&mut self) -> Result<Option<u64>, SetupError> {
+        let path = self.database_path.clone();
+        let answer = self.call(Method::GET, &path).await?;
+        credentials_problem(answer.status, "GET on the database")?;
+        match answer.status {
+            200 => serde_json::from_slice::<DatabaseInfo>(&answer.body)
+                .map(|info| Some(info.doc_count))
+                .map_err(|_| {
+                    SetupError::server(format!(
+                        "the answer about {} has no doc_count; is this a CouchDB server?",
+                        self.target_text
+                    ))
+                }),
+            404 => Ok(None),
+            status => Err(SetupError::server(format!(
+                "the server answered status {status} when asked about {}",
+                self.target_text
+            ))),
+        }
+    }
+
+    pub async fn create(&mut self) -> Result<(), SetupError> {
+        let path = self.database_path.clone();
+        let answer = self.call(Method::PUT, &path).await?;
+        credentials_problem(answer.status, "creating the database")?;
+        match answer.status {
+            201 | 202 => Ok(()),
+            status => Err(SetupError::server(format!(
+                "the server refused to create {} (status {status}: {})",
+                self.target_text,
+                String::from_utf8_lossy(&answer.body).trim()
+            ))),
+        }
+    }
+
+    pub async fn delete(&mut self) -> Result<(), SetupError> {
+        let path = self.database_path.clone();
+        let answer = self.call(Method::DELETE, &path).await?;
+        credentials_problem(answer.status, "deleting the database")?;
+        match answer.status {
+            200 | 202 | 404 => Ok(()),
+            status => Err(SetupError::server(format!(
+                "the server refused to delete {} (status {status})",
+                self.target_text
+            ))),
+        }
+    }
+
+    /// Makes the database ready for a run, following the user's rule for existing data.
+    pub async fn prepare(
+        &mut self,
+        existing: ExistingDatabase,
+    ) -> Result<PreparedDatabase, SetupError> {
+        self.check_server().await?;
+        match (self.document_count().await?, existing) {
+            (None, _) => {
+                self.create().await?;
+                Ok(PreparedDatabase {
+                    created: true,
+                    documents_before: 0,
+                })
+            }
+            (Some(_), ExistingDatabase::Recreate) => {
+                self.delete().await?;
+                self.create().await?;
+                Ok(PreparedDatabase {
+                    created: true,
+                    documents_before: 0,
+                })
+            }
+            (Some(0), _) | (Some(_), ExistingDatabase::Reuse) => {
+                let count = self.document_count().await?.unwrap_or(0);
+                Ok(PreparedDatabase {
+                    created: false,
+                    documents_before: count,
+                })
+            }
+            (Some(count), ExistingDatabase::Refuse) => Err(SetupError {
+                message: format!(
+                    "{} already holds {count} documents; sofabench does not touch existing data unless told: add --reuse to add to it, or --recreate to delete and recreate it",
+                    self.target_text
+                ),
+                bad_input: true,
+            }),
+        }
+    }
+}
+
+fn credentials_problem(status: u16, what: &str) -> Result<(), SetupError> {
+    match status {
+        401 => Err(SetupError {
+            message: format!(
+                "the server refused the credentials ({what} gave 401 Unauthorized); check the user and password, e.g. --database_address=http://USER:PASSWORD@HOST:PORT"
+            ),
+            bad_input: true,
+        }),
+        403 => Err(SetupError {
+            message: format!(
+                "the user is not allowed to do this ({what} gave 403 Forbidden); use a server admin's credentials or a database the user may write"
+            ),
+            bad_input: true,
+        }),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,297 @@
+//! One HTTP/1.1 keep-alive connection to one node, and the client that keeps it open.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
+use hyper::{Method, Request};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+
+use super::timed_io::{IoClock, TimedStream};
+use crate::target::{Credentials, Node};
+
+/// How long establishing a TCP connection may take before the node counts as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What every request to one node carries; built once, shared by its connections.
+#[derive(Debug)]
+pub struct Endpoint {
+    pub node: Node,
+    host: HeaderValue,
+    authorization: Option<HeaderValue>,
+}
+
+impl Endpoint {
+    pub fn new(node: Node, credentials: Option<&Credentials>) -> Endpoint {
+        let host = HeaderValue::from_str(&node.host_header)
+            .unwrap_or_else(|_| HeaderValue::from_static("localhost"));
+        let authorization = credentials.map(|c| {
+            let mut value = HeaderValue::from_str(&c.basic_header())
+                .unwrap_or_else(|_| HeaderValue::from_static(""));
+            value.set_sensitive(true);
+            value
+        });
+        Endpoint {
+            node,
+            host,
+            authorization,
+        }
+    }
+}
+
+/// Why an exchange did not produce a response.
+#[derive(Debug)]
+pub enum TransportError {
+    /// The TCP connection could not be made.
+    Connect(std::io::Error),
+    /// The TCP connection was not made within [`CONNECT_TIMEOUT`].
+    ConnectTimeout,
+    /// The request or its response did not finish within the per-request timeout.
+    Timeout,
+    /// The connection broke while the request or its response was on the way.
+    Broken(hyper::Error),
+}
+
+impl TransportError {
+    /// True when the node could not be reached at all, as opposed to a request going wrong.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            TransportError::Connect(_) | TransportError::ConnectTimeout
+        )
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportError::Connect(e) => write!(f, "cannot connect: {e}"),
+            TransportError::ConnectTimeout => write!(
+                f,
+                "cannot connect: no answer within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ),
+            TransportError::Timeout => write!(f, "request timed out"),
+            TransportError::Broken(e) => write!(f, "connection broken: {e}"),
+        }
+    }
+}
+
+/// A response, with where its time went.
+#[derive(Debug)]
+pub struct Exchange {
+    pub status: u16,
+    pub body: Bytes,
+    pub timing: ExchangeTiming,
+}
+
+/// Where the time of one exchange went, in nanoseconds. `send + wait + receive` is the
+/// service time: from handing the request to the connection to the response's last byte.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExchangeTiming {
+    /// Writing the request to the socket (Iron Cushion's `sendData`).
+    pub send: u64,
+    /// From the request's last byte out to the response's first byte in (`remoteProcessing`).
+    pub wait: u64,
+    /// From the response's first byte to its last (`receiveData`).
+    pub receive: u64,
+}
+
+impl ExchangeTiming {
+    pub fn service_time(&self) -> u64 {
+        self.send + self.wait + self.receive
+    }
+}
+
+/// An open HTTP/1.1 connection.
+struct Connection {
+    sender: SendRequest<Full<Bytes>>,
+    clock: Arc<IoClock>,
+    driver: JoinHandle<()>,
+    /// Exchanges completed on this socket; a failure on a reused socket may be a stale
+    /// keep-alive that the server closed while idle.
+    completed: u64,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+async fn connect(endpoint: &Endpoint) -> Result<Connection, TransportError> {
+    let address = (endpoint.node.host.as_str(), endpoint.node.port);
+    let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
+        Err(_) => return Err(TransportError::ConnectTimeout),
+        Ok(Err(e)) => return Err(TransportError::Connect(e)),
+        Ok(Ok(stream)) => stream,
+    };
+    // Requests are written whole; waiting to coalesce them only adds latency.
+    let _ = stream.set_nodelay(true);
+    let clock = IoClock::new(Instant::now());
+    let io = TokioIo::new(TimedStream::new(stream, clock.clone()));
+    let (sender, connection) = http1::handshake(io)
+        .await
+        .map_err(TransportError::Broken)?;
+    let driver = tokio::spawn(async move {
+        // The error, if any, reaches the sender as a failed request.
+        let _ = connection.await;
+    });
+    Ok(Connection {
+        sender,
+        clock,
+        driver,
+        completed: 0,
+    })
+}
+
+/// A request to send: the method, the path below the node's base path, and the body.
+pub struct Call<'a> {
+    pub method: Method,
+    pub path: &'a str,
+    pub body: Option<Bytes>,
+}
+
+/// Keeps one connection to one node open, reopening it when the server closes it.
+pub struct Client {
+    endpoint: Arc<Endpoint>,
+    connection: Option<Connection>,
+    timeout: Option<Duration>,
+    /// How many times a connection had to be (re)opened.
+    pub connects: u64,
+}
+
+impl Client {
+    pub fn new(endpoint: Arc<Endpoint>, timeout: Option<Duration>) -> Client {
+        Client {
+            endpoint,
+            connection: None,
+            timeout,
+            connects: 0,
+        }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Opens the connection now, so that the first request does not pay for it.
+    pub async fn open(&mut self) -> Result<(), TransportError> {
+        self.ensure_open().await.map(|_| ())
+    }
+
+    async fn ensure_open(&mut self) -> Result<&mut Connection, TransportError> {
+        let usable = match self.connection.as_mut() {
+            Some(c) => !c.sender.is_closed() && c.sender.ready().await.is_ok(),
+            None => false,
+        };
+        if !usable {
+            self.connection = None;
+            self.connection = Some(connect(&self.endpoint).await?);
+            self.connects += 1;
+        }
+        Ok(self.connection.as_mut().expect("connection was just opened"))
+    }
+
+    /// Sends one request and reads its whole response.
+    ///
+    /// A request that fails on a reused connection before any byte of a response came back
+    /// is sent once more on a new connection: the server closed an idle keep-alive
+    /// connection as the request went out, so it never saw it. That is the one case where
+    /// resending cannot apply an operation twice.
+    pub async fn send(&mut self, call: &Call<'_>) -> Result<Exchange, TransportError> {
+        let mut retried = false;
+        loop {
+            let request = self.build_request(call);
+            let timeout = self.timeout;
+            let connection = self.ensure_open().await?;
+            let reused = connection.completed > 0;
+            let result = match timeout {
+                None => exchange(connection, request).await,
+                Some(limit) => tokio::time::timeout(limit, exchange(connection, request))
+                    .await
+                    .unwrap_or(Err(TransportError::Timeout)),
+            };
+            match result {
+                Ok(done) => return Ok(done),
+                Err(error) => {
+                    let no_response = self
+                        .connection
+                        .as_ref()
+                        .is_some_and(|c| c.clock.moments().first_read.is_none());
+                    // A timed-out or broken connection may still carry a late response:
+                    // never reuse it.
+                    self.connection = None;
+                    let stale = reused
+                        && no_response
+                        && matches!(error, TransportError::Broken(_))
+                        && !retried;
+                    if !stale {
+                        return Err(error);
+                    }
+                    retried = true;
+                }
+            }
+        }
+    }
+
+    fn build_request(&self, call: &Call<'_>) -> Request<Full<Bytes>> {
+        let uri = format!("{}{}", self.endpoint.node.base_path, call.path);
+        let mut builder = Request::builder()
+            .method(call.method.clone())
+            .uri(uri)
+            .header(HOST, self.endpoint.host.clone())
+            .header(ACCEPT, HeaderValue::from_static("application/json"));
+        if call.body.is_some() {
+            builder = builder.header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if let Some(auth) = &self.endpoint.authorization {
+            builder = builder.header(AUTHORIZATION, auth.clone());
+        }
+        builder
+            .body(Full::new(call.body.clone().unwrap_or_default()))
+            .expect("request parts are valid: path built from encoded segments")
+    }
+}
+
+async fn exchange(
+    connection: &mut Connection,
+    request: Request<Full<Bytes>>,
+) -> Result<Exchange, TransportError> {
+    connection.clock.reset();
+    let handed_over = connection.clock.since_epoch(Instant::now());
+    let response = connection
+        .sender
+        .send_request(request)
+        .await
+        .map_err(TransportError::Broken)?;
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(TransportError::Broken)?
+        .to_bytes();
+    let done = connection.clock.since_epoch(Instant::now());
+    connection.completed += 1;
+    let moments = connection.clock.moments();
+    let write_start = moments.first_write_start.unwrap_or(handed_over);
+    let write_end = moments.last_write_end.unwrap_or(write_start).max(write_start);
+    let first_read = moments.first_read.unwrap_or(done).clamp(write_end, done);
+    Ok(Exchange {
+        status,
+        body,
+        timing: ExchangeTiming {
+            // hyper's hand-over to the socket is part of sending.
+            send: write_end.saturating_sub(handed_over),
+            wait: first_read - write_end,
+            receive: done - first_read,
+        },
+    })
+}

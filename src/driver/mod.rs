@@ -1,0 +1,11 @@
+//! Talking to a CouchDB-API server: connections that time their exchanges, the shape of
+//! CouchDB's answers, and setting up the database a run uses.
+
+pub mod admin;
+pub mod connection;
+pub mod responses;
+pub mod rev;
+pub mod timed_io;
+
+pub use connection::{Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError};
+pub use rev::Rev;

@@ -1,0 +1,85 @@
+//! Reading CouchDB's answers: the revision a write produced, the revision a read found,
+//! and the per-document results of `_bulk_docs`.
+
+use serde::Deserialize;
+
+use super::rev::Rev;
+
+/// `{"ok":true,"id":"…","rev":"…"}` from a create, update or delete, or one element of
+/// a `_bulk_docs` answer (`{"id":"…","error":"conflict","reason":"…"}` on failure).
+#[derive(Deserialize)]
+struct WriteResult<'a> {
+    #[serde(borrow, default)]
+    rev: Option<&'a str>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// A document as read: only its `_rev` matters here.
+#[derive(Deserialize)]
+struct ReadDocument<'a> {
+    #[serde(borrow, rename = "_rev")]
+    rev: Option<&'a str>,
+}
+
+/// The revision in a successful write's answer, or `None` if the body is not one.
+pub fn written_rev(body: &[u8]) -> Option<Rev> {
+    let result: WriteResult = serde_json::from_slice(body).ok()?;
+    result.rev.and_then(Rev::parse)
+}
+
+/// The `_rev` of a document read by id.
+pub fn read_rev(body: &[u8]) -> Option<Rev> {
+    let doc: ReadDocument = serde_json::from_slice(body).ok()?;
+    doc.rev.and_then(Rev::parse)
+}
+
+/// The outcome of one document in a `_bulk_docs` request.
+#[derive(Debug, PartialEq)]
+pub enum BulkItem {
+    Stored(Rev),
+    /// The server's error word (`conflict`, `forbidden`, …).
+    Failed(String),
+}
+
+/// The per-document outcomes of a `_bulk_docs` answer, in request order; `None` when the
+/// body is not such an array.
+pub fn bulk_items(body: &[u8]) -> Option<Vec<BulkItem>> {
+    let results: Vec<WriteResult> = serde_json::from_slice(body).ok()?;
+    Some(
+        results
+            .into_iter()
+            .map(|r| match (r.error, r.rev.and_then(Rev::parse)) {
+                (None, Some(rev)) => BulkItem::Stored(rev),
+                (Some(error), _) => BulkItem::Failed(error),
+                (None, None) => BulkItem::Failed("no_rev".to_string()),
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_revisions_from_answers() {
+        let rev = "1-6d7933ba841aac702de8c481a90355ad";
+        let body = format!(r#"{{"ok":true,"id":"a","rev":"{rev}"}}"#);
+        assert_eq!(written_rev(body.as_bytes()), Rev::parse(rev));
+        let doc = format!(r#"{{"x":[1,{{"y":"\u00e9"}}],"_id":"a","_rev":"{rev}"}}"#);
+        assert_eq!(read_rev(doc.as_bytes()), Rev::parse(rev));
+        assert_eq!(written_rev(b"<html>"), None);
+        assert_eq!(read_rev(br#"{"error":"not_found"}"#), None);
+    }
+
+    #[test]
+    fn bulk_answers_keep_per_document_errors() {
+        let body = br#"[{"ok":true,"id":"a","rev":"1-6d7933ba841aac702de8c481a90355ad"},
+                        {"id":"b","error":"conflict","reason":"Document update conflict."}]"#;
+        let items = bulk_items(body).unwrap();
+        assert!(matches!(items[0], BulkItem::Stored(_)));
+        assert_eq!(items[1], BulkItem::Failed("conflict".to_string()));
+        assert_eq!(bulk_items(br#"{"error":"bad_request"}"#), None);
+    }
+}

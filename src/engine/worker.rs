@@ -1,0 +1,355 @@
+//! One connection's share of each step: the bulk inserts, then the CRUD operations.
+//!
+//! A worker owns its connection, its documents and its buffers, and records into its own
+//! metrics, so nothing on the way of an operation is shared with other workers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use hyper::Method;
+
+use crate::driver::responses::{self, BulkItem};
+use crate::driver::{Call, Client, Exchange, TransportError};
+use crate::metrics::{ConnectionMetrics, Failure};
+use crate::seed::Rng;
+use crate::template::DocumentWriter;
+use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder};
+
+/// Why a worker stopped before finishing its share.
+pub type Abort = String;
+
+/// What every worker shares, read-only.
+pub struct Shared {
+    pub writer: Arc<DocumentWriter>,
+    pub ids: DocumentIds,
+    /// The database's path below a node's base path, e.g. `/mydb`.
+    pub database_path: String,
+    /// Operations finished by all workers in the current step, for the progress display.
+    pub progress: Arc<AtomicU64>,
+}
+
+pub struct Worker {
+    pub index: u64,
+    pub client: Client,
+    pub pool: DocumentPool,
+    shared: Arc<Shared>,
+    /// Chooses which live document a read, update or delete touches.
+    pick_rng: Rng,
+    body: Vec<u8>,
+    path: String,
+    id: String,
+    rev: String,
+}
+
+/// How an exchange ended, for the operation's bookkeeping.
+enum Answer {
+    Received(Exchange),
+    /// Counted as failed already; the worker goes on.
+    Lost,
+}
+
+impl Worker {
+    pub fn new(index: u64, client: Client, shared: Arc<Shared>, pick_rng: Rng) -> Worker {
+        Worker {
+            index,
+            client,
+            pool: DocumentPool::default(),
+            shared,
+            pick_rng,
+            body: Vec::new(),
+            path: String::new(),
+            id: String::new(),
+            rev: String::new(),
+        }
+    }
+
+    /// Sends one request, records its timings and bytes, and counts transport failures.
+    /// Returns `Err` when the node cannot be reached any more: the step ends there.
+    async fn exchange(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        method: Method,
+        body: Option<Bytes>,
+    ) -> Result<Answer, Abort> {
+        let sent = body.as_ref().map_or(0, |b| b.len() as u64);
+        let call = Call {
+            method,
+            path: &self.path,
+            body,
+        };
+        match self.client.send(&call).await {
+            Ok(answer) => {
+                metrics.send_ns += answer.timing.send;
+                metrics.receive_ns += answer.timing.receive;
+                metrics.operation(operation).remote_ns += answer.timing.wait;
+                metrics.json_sent += sent;
+                metrics.json_received += answer.body.len() as u64;
+                Ok(Answer::Received(answer))
+            }
+            Err(error) => {
+                let failure = match error {
+                    TransportError::Timeout => Failure::Timeout,
+                    _ => Failure::Transport,
+                };
+                metrics.operation(operation).fail(failure);
+                if error.is_unreachable() {
+                    Err(format!(
+                        "connection {} lost {}: {error}",
+                        self.index,
+                        self.client.endpoint().node
+                    ))
+                } else {
+                    Ok(Answer::Lost)
+                }
+            }
+        }
+    }
+
+    fn set_document_path(&mut self, number: u64) {
+        self.shared.ids.write(number, &mut self.id);
+        self.path.clear();
+        self.path.push_str(&self.shared.database_path);
+        self.path.push('/');
+        self.path.push_str(&self.id);
+    }
+
+    fn body_bytes(&self) -> Bytes {
+        Bytes::copy_from_slice(&self.body)
+    }
+
+    /// The bulk insert step: `count` requests of `size` new documents, numbered from `first`.
+    pub async fn bulk_insert(
+        &mut self,
+        first: u64,
+        count: u64,
+        size: u64,
+    ) -> (ConnectionMetrics, Option<Abort>) {
+        let mut metrics = ConnectionMetrics::default();
+        let started = Instant::now();
+        self.path.clear();
+        self.path.push_str(&self.shared.database_path);
+        self.path.push_str("/_bulk_docs");
+        let mut abort = None;
+        for batch in 0..count {
+            let begin = Instant::now();
+            let numbers = first + batch * size..first + (batch + 1) * size;
+            self.body.clear();
+            self.body.extend_from_slice(b"{\"docs\":[");
+            for number in numbers.clone() {
+                if number > numbers.start {
+                    self.body.push(b',');
+                }
+                self.shared.ids.write(number, &mut self.id);
+                self.shared
+                    .writer
+                    .write(&mut self.body, number, 1, Some(&self.id), None);
+            }
+            self.body.extend_from_slice(b"]}");
+            let body = self.body_bytes();
+            let ready = Instant::now();
+            let answer = self
+                .exchange(&mut metrics, Operation::BulkInsert, Method::POST, Some(body))
+                .await;
+            let answered = Instant::now();
+            match answer {
+                Err(reason) => {
+                    abort = Some(reason);
+                    break;
+                }
+                Ok(Answer::Lost) => {}
+                Ok(Answer::Received(answer)) => {
+                    self.record_bulk_answer(&mut metrics, &answer, numbers);
+                }
+            }
+            metrics.local_ns += (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+            self.shared.progress.fetch_add(1, Ordering::Relaxed);
+        }
+        metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
+        (metrics, abort)
+    }
+
+    fn record_bulk_answer(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        answer: &Exchange,
+        numbers: std::ops::Range<u64>,
+    ) {
+        let bulk = metrics.operation(Operation::BulkInsert);
+        if !(200..300).contains(&answer.status) {
+            bulk.fail(Failure::Status(answer.status));
+            return;
+        }
+        let Some(items) = responses::bulk_items(&answer.body) else {
+            bulk.fail(Failure::BadAnswer);
+            return;
+        };
+        if items.len() as u64 != numbers.end - numbers.start {
+            bulk.fail(Failure::BadAnswer);
+        } else {
+            bulk.succeeded += 1;
+            bulk.record_latency(answer.timing.service_time());
+        }
+        for (number, item) in numbers.zip(items) {
+            match item {
+                BulkItem::Stored(rev) => {
+                    bulk.documents += 1;
+                    self.pool.add(number, rev);
+                }
+                BulkItem::Failed(word) => bulk.failures.add(Failure::Document(word), 1),
+            }
+        }
+    }
+
+    /// The CRUD step: the operations `order` yields; creates number their documents from
+    /// `first_created`.
+    pub async fn crud(
+        &mut self,
+        order: OperationOrder,
+        first_created: u64,
+    ) -> (ConnectionMetrics, Option<Abort>) {
+        let mut metrics = ConnectionMetrics::default();
+        let started = Instant::now();
+        let mut next_created = first_created;
+        let mut abort = None;
+        for operation in order {
+            let begin = Instant::now();
+            let outcome = match operation {
+                Operation::Create => {
+                    next_created += 1;
+                    self.create(&mut metrics, next_created - 1, begin).await
+                }
+                Operation::Read => self.read(&mut metrics, begin).await,
+                Operation::Update => self.update(&mut metrics, begin).await,
+                Operation::Delete => self.delete(&mut metrics, begin).await,
+                Operation::BulkInsert => Ok(()),
+            };
+            self.shared.progress.fetch_add(1, Ordering::Relaxed);
+            if let Err(reason) = outcome {
+                abort = Some(reason);
+                break;
+            }
+        }
+        metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
+        (metrics, abort)
+    }
+
+    /// Sends the request prepared in `self.path` (and `body`), then lets `on_answer` judge
+    /// the answer. Local processing is the time before sending and after the answer.
+    async fn perform(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        method: Method,
+        body: Option<Bytes>,
+        begin: Instant,
+        on_answer: impl FnOnce(&mut Worker, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
+    ) -> Result<(), Abort> {
+        let ready = Instant::now();
+        let answer = self.exchange(metrics, operation, method, body).await?;
+        let answered = Instant::now();
+        if let Answer::Received(answer) = answer {
+            match on_answer(self, metrics, &answer) {
+                Ok(()) => {
+                    let op = metrics.operation(operation);
+                    op.succeeded += 1;
+                    op.documents += 1;
+                    op.record_latency(answer.timing.service_time());
+                }
+                Err(failure) => metrics.operation(operation).fail(failure),
+            }
+        }
+        metrics.local_ns += (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+        Ok(())
+    }
+
+    async fn create(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        number: u64,
+        begin: Instant,
+    ) -> Result<(), Abort> {
+        self.set_document_path(number);
+        self.body.clear();
+        self.shared
+            .writer
+            .write(&mut self.body, number, 1, Some(&self.id), None);
+        let body = self.body_bytes();
+        self.perform(metrics, Operation::Create, Method::PUT, Some(body), begin, |w, _, answer| {
+            let rev = written(answer)?;
+            w.pool.add(number, rev);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Picks a live document and points the path at it; `None` (counted) when there is none.
+    fn pick(&mut self, metrics: &mut ConnectionMetrics, operation: Operation) -> Option<usize> {
+        let slot = self.pool.pick(&mut self.pick_rng);
+        match slot {
+            Some(slot) => self.set_document_path(self.pool.get(slot).number),
+            None => metrics.operation(operation).fail(Failure::NoDocument),
+        }
+        slot
+    }
+
+    async fn read(&mut self, metrics: &mut ConnectionMetrics, begin: Instant) -> Result<(), Abort> {
+        let Some(slot) = self.pick(metrics, Operation::Read) else {
+            return Ok(());
+        };
+        self.perform(metrics, Operation::Read, Method::GET, None, begin, |w, _, answer| {
+            if answer.status != 200 {
+                return Err(Failure::Status(answer.status));
+            }
+            let rev = responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)?;
+            w.pool.set_rev(slot, rev);
+            Ok(())
+        })
+        .await
+    }
+
+    async fn update(&mut self, metrics: &mut ConnectionMetrics, begin: Instant) -> Result<(), Abort> {
+        let Some(slot) = self.pick(metrics, Operation::Update) else {
+            return Ok(());
+        };
+        let document = self.pool.get(slot);
+        let (number, version) = (document.number, document.rev.generation() + 1);
+        self.rev.clear();
+        document.rev.write_to(&mut self.rev);
+        self.body.clear();
+        self.shared
+            .writer
+            .write(&mut self.body, number, version, Some(&self.id), Some(&self.rev));
+        let body = self.body_bytes();
+        self.perform(metrics, Operation::Update, Method::PUT, Some(body), begin, |w, _, answer| {
+            let rev = written(answer)?;
+            w.pool.set_rev(slot, rev);
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete(&mut self, metrics: &mut ConnectionMetrics, begin: Instant) -> Result<(), Abort> {
+        let Some(slot) = self.pick(metrics, Operation::Delete) else {
+            return Ok(());
+        };
+        self.path.push_str("?rev=");
+        self.pool.get(slot).rev.write_to(&mut self.path);
+        self.perform(metrics, Operation::Delete, Method::DELETE, None, begin, |w, _, answer| {
+            written(answer)?;
+            w.pool.remove(slot);
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// The new revision from a create, update or delete answer.
+fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
+    if !matches!(answer.status, 200 | 201 | 202) {
+        return Err(Failure::Status(answer.status));
+    }
+    responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
+}

@@ -1,0 +1,76 @@
+//! How sofabench ends: one message and an exit code, never a panic.
+//!
+//! Exit codes: 0 all went well; 1 the run went wrong (operations failed, the server could
+//! not be reached or broke down); 2 bad input (flags, files, a database sofabench may not
+//! touch); 130 interrupted.
+
+use std::fmt;
+use std::process::ExitCode;
+
+pub const RUN_FAILED: u8 = 1;
+pub const BAD_INPUT: u8 = 2;
+
+/// A reason to stop, with what to tell the user.
+#[derive(Debug)]
+pub enum Failed {
+    /// clap's own error, help or version text, printed as clap formats it.
+    Clap(clap::Error),
+    /// One message for standard error, and the exit code.
+    Message { text: String, code: u8 },
+    /// Everything was said already (e.g. a report with failed operations).
+    Quiet { code: u8 },
+}
+
+impl Failed {
+    pub fn bad_input(text: impl Into<String>) -> Failed {
+        Failed::Message {
+            text: text.into(),
+            code: BAD_INPUT,
+        }
+    }
+
+    pub fn run(text: impl Into<String>) -> Failed {
+        Failed::Message {
+            text: text.into(),
+            code: RUN_FAILED,
+        }
+    }
+
+    pub fn from_clap(error: clap::Error) -> Failed {
+        Failed::Clap(error)
+    }
+
+    /// Writing to standard output failed; a closed pipe (`| head`) is not an error.
+    pub fn output(error: std::io::Error) -> Failed {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            Failed::Quiet { code: 0 }
+        } else {
+            Failed::run(format!("cannot write the output: {error}"))
+        }
+    }
+
+    /// Prints the message, if any, and gives the exit code.
+    pub fn report(self) -> ExitCode {
+        match self {
+            Failed::Clap(error) => {
+                let _ = error.print();
+                ExitCode::from(error.exit_code().clamp(0, 255) as u8)
+            }
+            Failed::Message { text, code } => {
+                eprintln!("sofabench: error: {text}");
+                ExitCode::from(code)
+            }
+            Failed::Quiet { code } => ExitCode::from(code),
+        }
+    }
+}
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failed::Clap(error) => write!(f, "{error}"),
+            Failed::Message { text, .. } => f.write_str(text),
+            Failed::Quiet { code } => write!(f, "exit code {code}"),
+        }
+    }
+}

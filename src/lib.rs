@@ -1,0 +1,17 @@
+//! sofabench: a benchmark and load-testing tool for databases that speak the CouchDB HTTP API.
+//!
+//! The parts, each a folder: `template` (documents from a JSON or XML template),
+//! `workload` (what a run does), `driver` (the CouchDB HTTP API), `engine` (connections
+//! running the steps), `metrics` (what they measure), `report` (what users read) and
+//! `cli` (the command line).
+
+pub mod cli;
+pub mod driver;
+pub mod engine;
+pub mod exit;
+pub mod metrics;
+pub mod report;
+pub mod seed;
+pub mod target;
+pub mod template;
+pub mod workload;

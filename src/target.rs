@@ -1,0 +1,246 @@
+//! The target of a run: the CouchDB-API nodes, the credentials and the database name.
+//!
+//! Credentials may be given inside an address (`http://user:pass@host:5984`). They are
+//! split off here, once, so that no address printed anywhere else can carry a password.
+
+use std::fmt;
+
+use base64::Engine as _;
+use url::Url;
+
+/// One node of the target: where to connect, and the text to show users for it.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Host name or IP address, as given.
+    pub host: String,
+    pub port: u16,
+    /// The value of the `Host` header.
+    pub host_header: String,
+    /// Path prefix under which the CouchDB API lives ("" for the root), without a trailing slash.
+    pub base_path: String,
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "http://{}{}", self.host_header, self.base_path)
+    }
+}
+
+/// User name and password for HTTP basic authentication.
+#[derive(Clone)]
+pub struct Credentials {
+    pub user: String,
+    pub password: String,
+}
+
+impl Credentials {
+    /// The `Authorization` header value.
+    pub fn basic_header(&self) -> String {
+        let raw = format!("{}:{}", self.user, self.password);
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(raw)
+        )
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Credentials {{ user: {:?}, password: <hidden> }}", self.user)
+    }
+}
+
+/// Everything a run needs to know about where it sends requests.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub nodes: Vec<Node>,
+    pub credentials: Option<Credentials>,
+    pub database: String,
+}
+
+impl Target {
+    /// Parses a comma-separated list of node addresses (credentials allowed in each, but
+    /// they must agree) and the database name.
+    pub fn parse(addresses: &str, database: &str) -> Result<Target, String> {
+        let mut nodes = Vec::new();
+        let mut credentials: Option<Credentials> = None;
+        for address in addresses.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            let (node, node_credentials) = parse_node(address)?;
+            if let Some(given) = node_credentials {
+                if let Some(previous) = &credentials
+                    && (previous.user != given.user || previous.password != given.password)
+                {
+                    return Err(format!(
+                        "--database_address: the addresses carry different credentials ({} is one); give the same user and password to every node",
+                        node
+                    ));
+                }
+                credentials = Some(given);
+            }
+            nodes.push(node);
+        }
+        if nodes.is_empty() {
+            return Err(
+                "--database_address is empty; give the server's address, e.g. --database_address=http://127.0.0.1:5984"
+                    .to_string(),
+            );
+        }
+        validate_database_name(database)?;
+        Ok(Target {
+            nodes,
+            credentials,
+            database: database.to_string(),
+        })
+    }
+
+    /// The URL path of the database, percent-encoded, relative to a node's base path.
+    pub fn database_path(&self) -> String {
+        format!("/{}", encode_path_segment(&self.database))
+    }
+
+    /// A description of the target that is safe to print: no password.
+    pub fn describe(&self) -> String {
+        let nodes: Vec<String> = self.nodes.iter().map(Node::to_string).collect();
+        let user = match &self.credentials {
+            Some(c) => format!(" as user {:?}", c.user),
+            None => String::new(),
+        };
+        format!("database {:?} on {}{}", self.database, nodes.join(", "), user)
+    }
+}
+
+fn parse_node(address: &str) -> Result<(Node, Option<Credentials>), String> {
+    let url = Url::parse(address).map_err(|e| {
+        format!(
+            "--database_address: {:?} is not an address ({e}); write it as http://HOST:PORT, e.g. http://127.0.0.1:5984",
+            redact(address)
+        )
+    })?;
+    if url.scheme() != "http" {
+        return Err(format!(
+            "--database_address: the scheme {:?} is not supported; sofabench speaks plain http://, put a TLS proxy in front for https",
+            url.scheme()
+        ));
+    }
+    let host = match url.host_str() {
+        Some(h) if !h.is_empty() => h.trim_start_matches('[').trim_end_matches(']').to_string(),
+        _ => {
+            return Err(format!(
+                "--database_address: {:?} has no host; write it as http://HOST:PORT",
+                redact(address)
+            ));
+        }
+    };
+    let port = url.port_or_known_default().unwrap_or(80);
+    let host_header = match url.port() {
+        Some(p) => format!("{}:{}", url.host_str().unwrap_or_default(), p),
+        None => url.host_str().unwrap_or_default().to_string(),
+    };
+    let credentials = if url.username().is_empty() {
+        None
+    } else {
+        Some(Credentials {
+            user: percent_decode(url.username()),
+            password: percent_decode(url.password().unwrap_or("")),
+        })
+    };
+    let base_path = url.path().trim_end_matches('/').to_string();
+    Ok((
+        Node {
+            host,
+            port,
+            host_header,
+            base_path,
+        },
+        credentials,
+    ))
+}
+
+/// Replaces the password in an address with `***`, for messages about addresses that
+/// could not even be parsed.
+pub fn redact(address: &str) -> String {
+    match (address.find("://"), address.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &address[scheme_end + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{}:***{}", &address[..scheme_end + 3], user, &address[at..])
+        }
+        _ => address.to_string(),
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// Percent-encodes a database name for use as one URL path segment (CouchDB allows `/`,
+/// `+`, `$`, `(`, `)` in names, which must be encoded).
+pub fn encode_path_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// CouchDB's rule for database names: `^[a-z][a-z0-9_$()+/-]*$`.
+fn validate_database_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+/-".contains(c));
+    if first_ok && rest_ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--database_name {name:?} is not a valid CouchDB database name; it must start with a lowercase letter and use only a-z, 0-9 and _$()+/-"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_split_off_and_never_printed() {
+        let t = Target::parse("http://admin:s%40cret@127.0.0.1:5984", "db").unwrap();
+        let c = t.credentials.as_ref().unwrap();
+        assert_eq!(c.user, "admin");
+        assert_eq!(c.password, "s@cret");
+        let shown = format!("{} {:?}", t.describe(), t);
+        assert!(!shown.contains("s@cret") && !shown.contains("s%40cret"), "{shown}");
+    }
+
+    #[test]
+    fn several_nodes_and_base_path() {
+        let t = Target::parse("http://a:5984, http://b:6984/couch/", "db").unwrap();
+        assert_eq!(t.nodes.len(), 2);
+        assert_eq!(t.nodes[1].host, "b");
+        assert_eq!(t.nodes[1].port, 6984);
+        assert_eq!(t.nodes[1].base_path, "/couch");
+        assert_eq!(t.nodes[0].host_header, "a:5984");
+    }
+
+    #[test]
+    fn bad_addresses_and_names_are_explained() {
+        assert!(Target::parse("localhost:5984", "db").unwrap_err().contains("http://"));
+        assert!(Target::parse("https://x", "db").unwrap_err().contains("https"));
+        assert!(Target::parse("", "db").unwrap_err().contains("empty"));
+        assert!(Target::parse("http://x:1", "Bad").unwrap_err().contains("lowercase"));
+        let err = Target::parse("http://u:pw@", "db").unwrap_err();
+        assert!(!err.contains("pw"), "{err}");
+    }
+
+    #[test]
+    fn database_path_is_encoded() {
+        let t = Target::parse("http://x:1", "a/b+c").unwrap();
+        assert_eq!(t.database_path(), "/a%2Fb%2Bc");
+    }
+}

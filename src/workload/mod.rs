@@ -1,0 +1,14 @@
+//! What a run does: the operations, how many of each every connection performs, in what
+//! order, and on which documents.
+
+pub mod ids;
+pub mod operation;
+pub mod order;
+pub mod plan;
+pub mod pool;
+
+pub use ids::DocumentIds;
+pub use operation::Operation;
+pub use order::OperationOrder;
+pub use plan::{CrudCounts, CrudWeights, Plan};
+pub use pool::DocumentPool;

@@ -1,0 +1,66 @@
+//! The kinds of operation a run performs.
+
+use std::fmt;
+
+/// One kind of request against the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operation {
+    /// `POST /db/_bulk_docs` with a batch of new documents.
+    BulkInsert,
+    /// `PUT /db/{id}` of a new document.
+    Create,
+    /// `GET /db/{id}`.
+    Read,
+    /// `PUT /db/{id}` with the `_rev` the connection knows.
+    Update,
+    /// `DELETE /db/{id}?rev=…`.
+    Delete,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 5] = [
+        Operation::BulkInsert,
+        Operation::Create,
+        Operation::Read,
+        Operation::Update,
+        Operation::Delete,
+    ];
+
+    /// The four operations of the CRUD step, in Iron Cushion's order.
+    pub const CRUD: [Operation; 4] = [
+        Operation::Create,
+        Operation::Read,
+        Operation::Update,
+        Operation::Delete,
+    ];
+
+    /// Position in [`Operation::ALL`], for per-operation arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name used in reports and files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::BulkInsert => "bulk_insert",
+            Operation::Create => "create",
+            Operation::Read => "read",
+            Operation::Update => "update",
+            Operation::Delete => "delete",
+        }
+    }
+
+    /// True for operations that need a document (and its `_rev`) the connection knows.
+    pub fn needs_document(self) -> bool {
+        matches!(
+            self,
+            Operation::Read | Operation::Update | Operation::Delete
+        )
+    }
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

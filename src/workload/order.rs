@@ -1,0 +1,165 @@
+//! The random order of one connection's CRUD operations.
+//!
+//! Iron Cushion shuffles each connection's creates, reads, updates and deletes. A plain
+//! shuffle can put a delete before the connection knows any document, so the order is
+//! drawn one operation at a time instead: each draw picks among the operations still to
+//! do, in proportion to how many of each remain (which is exactly a uniform shuffle when
+//! nothing is in the way), but never one that would leave the rest impossible. The
+//! order depends only on the counts, the documents the connection starts with, and the
+//! seed — never on the server's answers — so a seed reproduces it exactly.
+
+use rand::RngExt;
+
+use super::operation::Operation;
+use super::plan::CrudCounts;
+use crate::seed::Rng;
+
+/// Yields a connection's CRUD operations in their random order.
+pub struct OperationOrder {
+    remaining: CrudCounts,
+    /// Documents the connection will know at this point, if every operation succeeds.
+    known: u64,
+    rng: Rng,
+}
+
+impl OperationOrder {
+    pub fn new(counts: CrudCounts, known_documents: u64, rng: Rng) -> OperationOrder {
+        OperationOrder {
+            remaining: counts,
+            known: known_documents,
+            rng,
+        }
+    }
+
+    /// True when the rest of the operations can run from a state, by doing creates first,
+    /// then reads and updates, then deletes.
+    fn can_finish(known: u64, rest: &CrudCounts) -> bool {
+        let reachable = known + rest.create;
+        reachable >= rest.delete && (rest.read + rest.update == 0 || reachable >= 1)
+    }
+
+    fn allowed(&self, operation: Operation) -> bool {
+        if self.remaining.get(operation) == 0 {
+            return false;
+        }
+        if operation.needs_document() && self.known == 0 {
+            return false;
+        }
+        let mut rest = self.remaining;
+        rest.take(operation);
+        let known = match operation {
+            Operation::Create => self.known + 1,
+            Operation::Delete => self.known - 1,
+            _ => self.known,
+        };
+        Self::can_finish(known, &rest)
+    }
+}
+
+impl Iterator for OperationOrder {
+    type Item = Operation;
+
+    fn next(&mut self) -> Option<Operation> {
+        let weights = Operation::CRUD.map(|op| {
+            if self.allowed(op) {
+                self.remaining.get(op)
+            } else {
+                0
+            }
+        });
+        let total: u64 = weights.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut draw = self.rng.random_range(0..total);
+        let mut chosen = Operation::Create;
+        for (op, weight) in Operation::CRUD.into_iter().zip(weights) {
+            if draw < weight {
+                chosen = op;
+                break;
+            }
+            draw -= weight;
+        }
+        self.remaining.take(chosen);
+        match chosen {
+            Operation::Create => self.known += 1,
+            Operation::Delete => self.known -= 1,
+            _ => {}
+        }
+        Some(chosen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed;
+
+    fn counts(c: u64, r: u64, u: u64, d: u64) -> CrudCounts {
+        CrudCounts {
+            create: c,
+            read: r,
+            update: u,
+            delete: d,
+        }
+    }
+
+    fn order(c: CrudCounts, known: u64, seed: u64) -> Vec<Operation> {
+        OperationOrder::new(c, known, seed::rng(seed)).collect()
+    }
+
+    #[test]
+    fn every_operation_comes_exactly_once_and_never_on_an_empty_connection() {
+        for s in 0..200 {
+            let c = counts(3, 2, 2, 4);
+            let ops = order(c, 1, s);
+            assert_eq!(ops.len() as u64, c.total());
+            let mut known = 1i64;
+            for op in &ops {
+                if op.needs_document() {
+                    assert!(known > 0, "seed {s}: {ops:?}");
+                }
+                match op {
+                    Operation::Create => known += 1,
+                    Operation::Delete => known -= 1,
+                    _ => {}
+                }
+            }
+            for op in Operation::CRUD {
+                let n = ops.iter().filter(|&&o| o == op).count() as u64;
+                assert_eq!(n, c.get(op));
+            }
+        }
+    }
+
+    #[test]
+    fn tight_cases_still_finish() {
+        // No documents to start with, one create, a read after its delete is impossible:
+        // the read must come before the delete.
+        for s in 0..100 {
+            let ops = order(counts(1, 1, 0, 1), 0, s);
+            assert_eq!(ops, [Operation::Create, Operation::Read, Operation::Delete]);
+        }
+    }
+
+    #[test]
+    fn the_seed_reproduces_the_order_and_different_seeds_differ() {
+        let c = counts(250, 250, 250, 250);
+        assert_eq!(order(c, 100, 7), order(c, 100, 7));
+        assert_ne!(order(c, 100, 7), order(c, 100, 8));
+    }
+
+    #[test]
+    fn unconstrained_orders_look_shuffled() {
+        // With plenty of documents, each position is equally likely to hold each kind.
+        let c = counts(100, 100, 100, 100);
+        let mut firsts = [0u32; 4];
+        for s in 0..4000 {
+            let first = order(c, 1000, s)[0];
+            firsts[first as usize - 1] += 1;
+        }
+        for n in firsts {
+            assert!((850..1150).contains(&n), "{firsts:?}");
+        }
+    }
+}

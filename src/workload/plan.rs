@@ -1,0 +1,258 @@
+//! Iron Cushion's two-step workload: how much each connection does, and the rules that
+//! make it possible at all.
+
+use super::operation::Operation;
+
+/// The relative weights of the four CRUD operations (`--create_weight` …).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrudWeights {
+    pub create: u64,
+    pub read: u64,
+    pub update: u64,
+    pub delete: u64,
+}
+
+impl CrudWeights {
+    pub fn total(&self) -> u64 {
+        self.create + self.read + self.update + self.delete
+    }
+
+    fn as_array(&self) -> [u64; 4] {
+        [self.create, self.read, self.update, self.delete]
+    }
+}
+
+/// How many of each CRUD operation one connection performs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrudCounts {
+    pub create: u64,
+    pub read: u64,
+    pub update: u64,
+    pub delete: u64,
+}
+
+impl CrudCounts {
+    pub fn total(&self) -> u64 {
+        self.create + self.read + self.update + self.delete
+    }
+
+    pub fn get(&self, operation: Operation) -> u64 {
+        match operation {
+            Operation::Create => self.create,
+            Operation::Read => self.read,
+            Operation::Update => self.update,
+            Operation::Delete => self.delete,
+            Operation::BulkInsert => 0,
+        }
+    }
+
+    pub fn take(&mut self, operation: Operation) {
+        let slot = match operation {
+            Operation::Create => &mut self.create,
+            Operation::Read => &mut self.read,
+            Operation::Update => &mut self.update,
+            Operation::Delete => &mut self.delete,
+            Operation::BulkInsert => return,
+        };
+        *slot -= 1;
+    }
+}
+
+/// The whole of an Iron Cushion run, with its counts per connection as its flags define them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub connections: u64,
+    pub documents_per_bulk_insert: u64,
+    pub bulk_inserts_per_connection: u64,
+    pub crud_operations_per_connection: u64,
+    pub weights: CrudWeights,
+}
+
+impl Plan {
+    /// Documents one connection inserts in the bulk insert step.
+    pub fn bulk_documents_per_connection(&self) -> u64 {
+        self.documents_per_bulk_insert * self.bulk_inserts_per_connection
+    }
+
+    /// Documents all connections insert in the bulk insert step.
+    pub fn bulk_documents(&self) -> u64 {
+        self.bulk_documents_per_connection() * self.connections
+    }
+
+    /// Splits a connection's CRUD operations by the weights: each operation gets its exact
+    /// share rounded down, and the few left over go to the largest remainders (ties to the
+    /// earlier operation), so the counts always add up to `--num_crud_operations`.
+    pub fn crud_counts(&self) -> CrudCounts {
+        let weights = self.weights.as_array();
+        let total_weight = self.weights.total();
+        let n = self.crud_operations_per_connection;
+        if total_weight == 0 || n == 0 {
+            return CrudCounts::default();
+        }
+        let exact: Vec<u128> = weights
+            .iter()
+            .map(|&w| n as u128 * w as u128)
+            .collect();
+        let mut counts: Vec<u64> = exact
+            .iter()
+            .map(|&e| (e / total_weight as u128) as u64)
+            .collect();
+        let mut left = n - counts.iter().sum::<u64>();
+        let mut by_remainder: Vec<usize> = (0..4).collect();
+        by_remainder.sort_by_key(|&i| std::cmp::Reverse(exact[i] % total_weight as u128));
+        for i in by_remainder {
+            if left == 0 {
+                break;
+            }
+            counts[i] += 1;
+            left -= 1;
+        }
+        CrudCounts {
+            create: counts[0],
+            read: counts[1],
+            update: counts[2],
+            delete: counts[3],
+        }
+    }
+
+    /// Number of the first document connection `c` bulk inserts. Document numbers are
+    /// unique over the whole run: bulk documents first, connection by connection, then the
+    /// documents created in the CRUD step.
+    pub fn first_bulk_number(&self, connection: u64) -> u64 {
+        connection * self.bulk_documents_per_connection()
+    }
+
+    /// Number of the first document connection `c` creates in the CRUD step.
+    pub fn first_create_number(&self, connection: u64) -> u64 {
+        self.bulk_documents() + connection * self.crud_counts().create
+    }
+
+    /// Checks Iron Cushion's rules, and the few more that keep a run from asking for the
+    /// impossible. Every broken rule is reported, each with what to change.
+    pub fn validate(&self) -> Result<(), Vec<String>> {
+        let mut problems = Vec::new();
+        let w = self.weights;
+        if self.connections == 0 {
+            problems.push("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
+        }
+        if self.bulk_inserts_per_connection > 0 && self.documents_per_bulk_insert == 0 {
+            problems.push(format!(
+                "--num_documents_per_bulk_insert=0 with --num_bulk_insert_operations={}: every bulk insert would be empty; give --num_documents_per_bulk_insert=1 or more, or --num_bulk_insert_operations=0 to skip the bulk insert step",
+                self.bulk_inserts_per_connection
+            ));
+        }
+        if self.crud_operations_per_connection > 0 && w.total() == 0 {
+            problems.push(format!(
+                "--num_crud_operations={} but all four weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step",
+                self.crud_operations_per_connection
+            ));
+        }
+        if w.create + w.read < w.delete {
+            problems.push(format!(
+                "--delete_weight={} is larger than --create_weight + --read_weight = {} + {} = {}: every delete needs a _rev learned from an earlier create or read; raise --create_weight or --read_weight, or lower --delete_weight",
+                w.delete, w.create, w.read, w.create + w.read
+            ));
+        }
+        if w.update > 0 && w.create + w.read == 0 {
+            problems.push(format!(
+                "--update_weight={} needs --create_weight + --read_weight above 0: an update needs a _rev learned from a create or a read; raise --create_weight or --read_weight",
+                w.update
+            ));
+        }
+        let counts = self.crud_counts();
+        let available = self.bulk_documents() + counts.create * self.connections;
+        let deletes = counts.delete * self.connections;
+        if deletes > available {
+            problems.push(format!(
+                "the CRUD step would delete {deletes} documents but only {available} exist ({} bulk inserted + {} created); bulk insert more documents (--num_bulk_insert_operations, --num_documents_per_bulk_insert), increase --create_weight, or decrease --delete_weight",
+                self.bulk_documents(),
+                counts.create * self.connections
+            ));
+        } else if available == 0 && counts.read + counts.update > 0 {
+            problems.push(
+                "the CRUD step reads or updates documents but none exist (no bulk inserts, --create_weight=0); bulk insert documents first or give --create_weight a value above 0"
+                    .to_string(),
+            );
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(bulk: (u64, u64), crud: u64, w: [u64; 4]) -> Plan {
+        Plan {
+            connections: 2,
+            documents_per_bulk_insert: bulk.0,
+            bulk_inserts_per_connection: bulk.1,
+            crud_operations_per_connection: crud,
+            weights: CrudWeights {
+                create: w[0],
+                read: w[1],
+                update: w[2],
+                delete: w[3],
+            },
+        }
+    }
+
+    #[test]
+    fn readme_example_splits_exactly() {
+        let counts = plan((1000, 20), 10_000, [2, 3, 2, 1]).crud_counts();
+        assert_eq!(
+            counts,
+            CrudCounts {
+                create: 2500,
+                read: 3750,
+                update: 2500,
+                delete: 1250
+            }
+        );
+    }
+
+    #[test]
+    fn leftovers_go_to_largest_remainders_and_counts_add_up() {
+        for n in 0..50 {
+            let counts = plan((1, 1), n, [1, 1, 1, 0]).crud_counts();
+            assert_eq!(counts.total(), n);
+            assert_eq!(counts.delete, 0);
+            assert!(counts.create >= counts.read && counts.read >= counts.update);
+            assert!(counts.create - counts.update <= 1);
+        }
+    }
+
+    #[test]
+    fn readme_rules_are_enforced() {
+        let err = plan((10, 1), 100, [1, 1, 0, 3]).validate().unwrap_err();
+        assert!(err[0].contains("--delete_weight=3") && err[0].contains("= 2"), "{err:?}");
+        let err = plan((10, 1), 100, [0, 0, 1, 0]).validate().unwrap_err();
+        assert!(err.iter().any(|e| e.contains("--update_weight=1")), "{err:?}");
+        // 2 connections x 50 deletes > 2 x 10 bulk + 2 x 25 created.
+        let err = plan((10, 1), 100, [1, 1, 0, 2]).validate().unwrap_err();
+        assert!(err[0].contains("delete 100 documents but only 70"), "{err:?}");
+    }
+
+    #[test]
+    fn zeros_are_fine_where_they_make_sense() {
+        assert!(plan((0, 0), 0, [0, 0, 0, 0]).validate().is_ok());
+        assert!(plan((10, 1), 0, [2, 2, 3, 3]).validate().is_ok());
+        assert!(plan((0, 0), 100, [1, 0, 0, 0]).validate().is_ok());
+        assert!(plan((10, 2), 100, [0, 1, 0, 0]).validate().is_ok());
+        assert!(plan((0, 5), 0, [0, 0, 0, 0]).validate().is_err());
+        assert!(plan((0, 0), 10, [0, 0, 0, 0]).validate().is_err());
+        assert!(plan((0, 0), 10, [0, 1, 0, 0]).validate().is_err());
+    }
+
+    #[test]
+    fn document_numbers_never_overlap() {
+        let p = plan((10, 3), 100, [2, 2, 3, 3]);
+        assert_eq!(p.first_bulk_number(1), 30);
+        assert_eq!(p.first_create_number(0), 60);
+        assert_eq!(p.first_create_number(1), 60 + p.crud_counts().create);
+    }
+}
