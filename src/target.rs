@@ -46,7 +46,11 @@ impl Credentials {
 
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Credentials {{ user: {:?}, password: <hidden> }}", self.user)
+        write!(
+            f,
+            "Credentials {{ user: {:?}, password: <hidden> }}",
+            self.user
+        )
     }
 }
 
@@ -64,7 +68,11 @@ impl Target {
     pub fn parse(addresses: &str, database: &str) -> Result<Target, String> {
         let mut nodes = Vec::new();
         let mut credentials: Option<Credentials> = None;
-        for address in addresses.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        for address in addresses
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+        {
             let (node, node_credentials) = parse_node(address)?;
             if let Some(given) = node_credentials {
                 if let Some(previous) = &credentials
@@ -105,7 +113,12 @@ impl Target {
             Some(c) => format!(" as user {:?}", c.user),
             None => String::new(),
         };
-        format!("database {:?} on {}{}", self.database, nodes.join(", "), user)
+        format!(
+            "database {:?} on {}{}",
+            self.database,
+            nodes.join(", "),
+            user
+        )
     }
 }
 
@@ -163,7 +176,12 @@ pub fn redact(address: &str) -> String {
         (Some(scheme_end), Some(at)) if at > scheme_end => {
             let userinfo = &address[scheme_end + 3..at];
             let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{}:***{}", &address[..scheme_end + 3], user, &address[at..])
+            format!(
+                "{}{}:***{}",
+                &address[..scheme_end + 3],
+                user,
+                &address[at..]
+            )
         }
         _ => address.to_string(),
     }
@@ -194,7 +212,8 @@ pub fn encode_path_segment(segment: &str) -> String {
 fn validate_database_name(name: &str) -> Result<(), String> {
     let mut chars = name.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
-    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+/-".contains(c));
+    let rest_ok =
+        chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+/-".contains(c));
     if first_ok && rest_ok {
         Ok(())
     } else {
@@ -215,7 +234,10 @@ mod tests {
         assert_eq!(c.user, "admin");
         assert_eq!(c.password, "s@cret");
         let shown = format!("{} {:?}", t.describe(), t);
-        assert!(!shown.contains("s@cret") && !shown.contains("s%40cret"), "{shown}");
+        assert!(
+            !shown.contains("s@cret") && !shown.contains("s%40cret"),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -230,10 +252,22 @@ mod tests {
 
     #[test]
     fn bad_addresses_and_names_are_explained() {
-        assert!(Target::parse("localhost:5984", "db").unwrap_err().contains("http://"));
-        assert!(Target::parse("https://x", "db").unwrap_err().contains("https"));
+        assert!(
+            Target::parse("localhost:5984", "db")
+                .unwrap_err()
+                .contains("http://")
+        );
+        assert!(
+            Target::parse("https://x", "db")
+                .unwrap_err()
+                .contains("https")
+        );
         assert!(Target::parse("", "db").unwrap_err().contains("empty"));
-        assert!(Target::parse("http://x:1", "Bad").unwrap_err().contains("lowercase"));
+        assert!(
+            Target::parse("http://x:1", "Bad")
+                .unwrap_err()
+                .contains("lowercase")
+        );
         let err = Target::parse("http://u:pw@", "db").unwrap_err();
         assert!(!err.contains("pw"), "{err}");
     }

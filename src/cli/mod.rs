@@ -18,6 +18,7 @@ use crate::exit::Failed;
 #[derive(Parser, Debug)]
 #[command(
     name = "sofabench",
+    args_override_self = true,
     version,
     about = "Benchmark and load-test databases that speak the CouchDB HTTP API",
     long_about = "Benchmark and load-test databases that speak the CouchDB HTTP API.\n\n\
@@ -44,28 +45,47 @@ enum Command {
 pub struct RunArgs {
     /// Address of the database server, http://[user:password@]host:port; several nodes
     /// separated by commas share the connections.
-    #[arg(long = "database_address", visible_alias = "database-address", value_name = "URL",
-          default_value = "http://127.0.0.1:5984")]
+    #[arg(
+        long = "database_address",
+        visible_alias = "database-address",
+        value_name = "URL",
+        default_value = "http://127.0.0.1:5984"
+    )]
     database_address: String,
 
     /// Name of the database.
-    #[arg(long = "database_name", visible_alias = "database-name", value_name = "NAME",
-          default_value = "sofabench")]
+    #[arg(
+        long = "database_name",
+        visible_alias = "database-name",
+        value_name = "NAME",
+        default_value = "sofabench"
+    )]
     database_name: String,
 
     /// Number of concurrent connections to the database.
-    #[arg(long = "num_connections", visible_alias = "num-connections", value_name = "N",
-          default_value_t = 10)]
+    #[arg(
+        long = "num_connections",
+        visible_alias = "num-connections",
+        value_name = "N",
+        default_value_t = 10
+    )]
     num_connections: u64,
 
     /// JSON file whose documents' shape the generated documents take.
-    #[arg(long = "json_document_schema_filename", visible_alias = "json-document-schema-filename",
-          value_name = "FILE", conflicts_with = "xml_document_schema_filename")]
+    #[arg(
+        long = "json_document_schema_filename",
+        visible_alias = "json-document-schema-filename",
+        value_name = "FILE",
+        conflicts_with = "xml_document_schema_filename"
+    )]
     json_document_schema_filename: Option<PathBuf>,
 
     /// XML file describing the generated documents (<object>, <entry>, <array>, …).
-    #[arg(long = "xml_document_schema_filename", visible_alias = "xml-document-schema-filename",
-          value_name = "FILE")]
+    #[arg(
+        long = "xml_document_schema_filename",
+        visible_alias = "xml-document-schema-filename",
+        value_name = "FILE"
+    )]
     xml_document_schema_filename: Option<PathBuf>,
 
     /// Seed of the random numbers: the same seed gives the same documents and operation
@@ -74,34 +94,66 @@ pub struct RunArgs {
     seed: Option<u64>,
 
     /// Documents in each bulk insert request.
-    #[arg(long = "num_documents_per_bulk_insert", visible_alias = "num-documents-per-bulk-insert",
-          value_name = "N", default_value_t = 1000)]
+    #[arg(
+        long = "num_documents_per_bulk_insert",
+        visible_alias = "num-documents-per-bulk-insert",
+        value_name = "N",
+        default_value_t = 1000
+    )]
     num_documents_per_bulk_insert: u64,
 
     /// Bulk insert requests per connection (0 skips the bulk insert step).
-    #[arg(long = "num_bulk_insert_operations", visible_alias = "num-bulk-insert-operations",
-          value_name = "N", default_value_t = 10)]
+    #[arg(
+        long = "num_bulk_insert_operations",
+        visible_alias = "num-bulk-insert-operations",
+        value_name = "N",
+        default_value_t = 10
+    )]
     num_bulk_insert_operations: u64,
 
     /// CRUD operations per connection (0 skips the CRUD step).
-    #[arg(long = "num_crud_operations", visible_alias = "num-crud-operations", value_name = "N",
-          default_value_t = 1000)]
+    #[arg(
+        long = "num_crud_operations",
+        visible_alias = "num-crud-operations",
+        value_name = "N",
+        default_value_t = 1000
+    )]
     num_crud_operations: u64,
 
     /// Weight of creates among the CRUD operations.
-    #[arg(long = "create_weight", visible_alias = "create-weight", value_name = "W", default_value_t = 2)]
+    #[arg(
+        long = "create_weight",
+        visible_alias = "create-weight",
+        value_name = "W",
+        default_value_t = 2
+    )]
     create_weight: u64,
 
     /// Weight of reads among the CRUD operations.
-    #[arg(long = "read_weight", visible_alias = "read-weight", value_name = "W", default_value_t = 2)]
+    #[arg(
+        long = "read_weight",
+        visible_alias = "read-weight",
+        value_name = "W",
+        default_value_t = 2
+    )]
     read_weight: u64,
 
     /// Weight of updates among the CRUD operations.
-    #[arg(long = "update_weight", visible_alias = "update-weight", value_name = "W", default_value_t = 3)]
+    #[arg(
+        long = "update_weight",
+        visible_alias = "update-weight",
+        value_name = "W",
+        default_value_t = 3
+    )]
     update_weight: u64,
 
     /// Weight of deletes among the CRUD operations.
-    #[arg(long = "delete_weight", visible_alias = "delete-weight", value_name = "W", default_value_t = 3)]
+    #[arg(
+        long = "delete_weight",
+        visible_alias = "delete-weight",
+        value_name = "W",
+        default_value_t = 3
+    )]
     delete_weight: u64,
 
     /// Add to a database that already holds documents.
@@ -180,7 +232,9 @@ mod tests {
              --num-bulk-insert-operations=20 --create_weight=2 --delete-weight 3",
         )
         .unwrap();
-        let Command::Run(run) = cli.command else { panic!("run expected") };
+        let Command::Run(run) = cli.command else {
+            panic!("run expected")
+        };
         assert_eq!(run.num_connections, 100);
         assert_eq!(run.num_documents_per_bulk_insert, 1000);
         assert_eq!(run.num_bulk_insert_operations, 20);
@@ -190,7 +244,12 @@ mod tests {
     #[test]
     fn conflicting_flags_are_refused() {
         assert!(parse("sofabench run --reuse --recreate").is_err());
-        assert!(parse("sofabench run --json_document_schema_filename=a --xml_document_schema_filename=b").is_err());
+        assert!(
+            parse(
+                "sofabench run --json_document_schema_filename=a --xml_document_schema_filename=b"
+            )
+            .is_err()
+        );
         assert!(parse("sofabench run --num_connections=-1").is_err());
     }
 }

@@ -42,7 +42,8 @@ fn existing_policy(args: &RunArgs) -> ExistingDatabase {
 
 pub fn execute(args: RunArgs) -> Result<(), Failed> {
     // Everything the user gave is checked before anything is sent.
-    let target = Target::parse(&args.database_address, &args.database_name).map_err(Failed::bad_input)?;
+    let target =
+        Target::parse(&args.database_address, &args.database_name).map_err(Failed::bad_input)?;
     let plan = plan_from(&args);
     plan.validate()
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
@@ -108,7 +109,12 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
         .target
         .nodes
         .iter()
-        .map(|node| Arc::new(Endpoint::new(node.clone(), settings.target.credentials.as_ref())))
+        .map(|node| {
+            Arc::new(Endpoint::new(
+                node.clone(),
+                settings.target.credentials.as_ref(),
+            ))
+        })
         .collect();
     let setup_failed = |e: crate::driver::admin::SetupError| {
         if e.bad_input {
@@ -124,7 +130,10 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
             .map_err(setup_failed)?;
     }
     let mut admin = Admin::new(&settings.target, endpoints[0].clone());
-    let prepared = admin.prepare(existing_policy(args)).await.map_err(setup_failed)?;
+    let prepared = admin
+        .prepare(existing_policy(args))
+        .await
+        .map_err(setup_failed)?;
     print(&describe(&settings, template_name));
     print(&database_line(&settings.target, &prepared));
 
@@ -151,7 +160,10 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
     if args.cleanup {
         if prepared.created {
             admin.delete().await.map_err(setup_failed)?;
-            print(&format!("deleted database {:?} (--cleanup)\n", admin_name(args)));
+            print(&format!(
+                "deleted database {:?} (--cleanup)\n",
+                admin_name(args)
+            ));
         } else {
             print(&format!(
                 "kept database {:?}: --cleanup only deletes a database the run created\n",

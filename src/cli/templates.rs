@@ -14,8 +14,13 @@ pub fn load(json: Option<&Path>, xml: Option<&Path>) -> Result<(Template, String
     let loaded = match (json, xml) {
         (Some(path), _) => Template::load_json(path).map(|t| (t, path.display().to_string())),
         (None, Some(path)) => Template::load_xml(path).map(|t| (t, path.display().to_string())),
-        (None, None) => Template::from_json_str(BUILT_IN, "built-in ironcushion.json")
-            .map(|t| (t, "built-in Iron Cushion example (give --json_document_schema_filename for your own)".to_string())),
+        (None, None) => Template::from_json_str(BUILT_IN, "built-in ironcushion.json").map(|t| {
+            (
+                t,
+                "built-in Iron Cushion example (give --json_document_schema_filename for your own)"
+                    .to_string(),
+            )
+        }),
     };
     loaded.map_err(|e| Failed::bad_input(e.to_string()))
 }

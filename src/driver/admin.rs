@@ -100,7 +100,9 @@ impl Admin {
             serde_json::from_slice(&answer.body).ok();
         let looks_right = answer.status == 200
             && welcome.is_some_and(|w| {
-                w.contains_key("couchdb") || w.contains_key("express-pouchdb") || w.contains_key("vendor")
+                w.contains_key("couchdb")
+                    || w.contains_key("express-pouchdb")
+                    || w.contains_key("vendor")
             });
         if looks_right {
             Ok(())

@@ -136,9 +136,7 @@ async fn connect(endpoint: &Endpoint) -> Result<Connection, TransportError> {
     let _ = stream.set_nodelay(true);
     let clock = IoClock::new(Instant::now());
     let io = TokioIo::new(TimedStream::new(stream, clock.clone()));
-    let (sender, connection) = http1::handshake(io)
-        .await
-        .map_err(TransportError::Broken)?;
+    let (sender, connection) = http1::handshake(io).await.map_err(TransportError::Broken)?;
     let driver = tokio::spawn(async move {
         // The error, if any, reaches the sender as a failed request.
         let _ = connection.await;
@@ -196,7 +194,10 @@ impl Client {
             self.connection = Some(connect(&self.endpoint).await?);
             self.connects += 1;
         }
-        Ok(self.connection.as_mut().expect("connection was just opened"))
+        Ok(self
+            .connection
+            .as_mut()
+            .expect("connection was just opened"))
     }
 
     /// Sends one request and reads its whole response.
@@ -282,7 +283,10 @@ async fn exchange(
     connection.completed += 1;
     let moments = connection.clock.moments();
     let write_start = moments.first_write_start.unwrap_or(handed_over);
-    let write_end = moments.last_write_end.unwrap_or(write_start).max(write_start);
+    let write_end = moments
+        .last_write_end
+        .unwrap_or(write_start)
+        .max(write_start);
     let first_read = moments.first_read.unwrap_or(done).clamp(write_end, done);
     Ok(Exchange {
         status,

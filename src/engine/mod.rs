@@ -72,7 +72,12 @@ impl Engine {
             .target
             .nodes
             .iter()
-            .map(|node| Arc::new(Endpoint::new(node.clone(), settings.target.credentials.as_ref())))
+            .map(|node| {
+                Arc::new(Endpoint::new(
+                    node.clone(),
+                    settings.target.credentials.as_ref(),
+                ))
+            })
             .collect();
         let progress = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
@@ -90,7 +95,10 @@ impl Engine {
             let pick_rng = seed::rng(seed::derive(seed::derive(pick_streams, index), 1));
             let worker_shared = shared.clone();
             opening.push(tokio::spawn(async move {
-                client.open().await.map_err(|e| format!("{}: {e}", client.endpoint().node))?;
+                client
+                    .open()
+                    .await
+                    .map_err(|e| format!("{}: {e}", client.endpoint().node))?;
                 Ok::<Worker, String>(Worker::new(index, client, worker_shared, pick_rng))
             }));
         }
@@ -119,7 +127,11 @@ impl Engine {
         let plan = &self.settings.plan;
         let order_streams = seed::derive(self.settings.seed, seed::label::CONNECTION);
         let rng = seed::rng(seed::derive(seed::derive(order_streams, index), 0));
-        OperationOrder::new(plan.crud_counts(), plan.bulk_documents_per_connection(), rng)
+        OperationOrder::new(
+            plan.crud_counts(),
+            plan.bulk_documents_per_connection(),
+            rng,
+        )
     }
 
     /// Runs one step on every connection at once.
@@ -143,7 +155,10 @@ impl Engine {
             let task = match step {
                 Step::BulkInsert => {
                     let first = plan.first_bulk_number(index);
-                    let (count, size) = (plan.bulk_inserts_per_connection, plan.documents_per_bulk_insert);
+                    let (count, size) = (
+                        plan.bulk_inserts_per_connection,
+                        plan.documents_per_bulk_insert,
+                    );
                     tokio::spawn(async move {
                         let (metrics, abort) = worker.bulk_insert(first, count, size).await;
                         (worker, metrics, abort)

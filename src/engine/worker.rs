@@ -151,7 +151,12 @@ impl Worker {
             let body = self.body_bytes();
             let ready = Instant::now();
             let answer = self
-                .exchange(&mut metrics, Operation::BulkInsert, Method::POST, Some(body))
+                .exchange(
+                    &mut metrics,
+                    Operation::BulkInsert,
+                    Method::POST,
+                    Some(body),
+                )
                 .await;
             let answered = Instant::now();
             match answer {
@@ -164,7 +169,8 @@ impl Worker {
                     self.record_bulk_answer(&mut metrics, &answer, numbers);
                 }
             }
-            metrics.local_ns += (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+            metrics.local_ns +=
+                (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
             self.shared.progress.fetch_add(1, Ordering::Relaxed);
         }
         metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
@@ -261,7 +267,8 @@ impl Worker {
                 Err(failure) => metrics.operation(operation).fail(failure),
             }
         }
-        metrics.local_ns += (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+        metrics.local_ns +=
+            (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
         Ok(())
     }
 
@@ -277,11 +284,18 @@ impl Worker {
             .writer
             .write(&mut self.body, number, 1, Some(&self.id), None);
         let body = self.body_bytes();
-        self.perform(metrics, Operation::Create, Method::PUT, Some(body), begin, |w, _, answer| {
-            let rev = written(answer)?;
-            w.pool.add(number, rev);
-            Ok(())
-        })
+        self.perform(
+            metrics,
+            Operation::Create,
+            Method::PUT,
+            Some(body),
+            begin,
+            |w, _, answer| {
+                let rev = written(answer)?;
+                w.pool.add(number, rev);
+                Ok(())
+            },
+        )
         .await
     }
 
@@ -299,18 +313,29 @@ impl Worker {
         let Some(slot) = self.pick(metrics, Operation::Read) else {
             return Ok(());
         };
-        self.perform(metrics, Operation::Read, Method::GET, None, begin, |w, _, answer| {
-            if answer.status != 200 {
-                return Err(Failure::Status(answer.status));
-            }
-            let rev = responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)?;
-            w.pool.set_rev(slot, rev);
-            Ok(())
-        })
+        self.perform(
+            metrics,
+            Operation::Read,
+            Method::GET,
+            None,
+            begin,
+            |w, _, answer| {
+                if answer.status != 200 {
+                    return Err(Failure::Status(answer.status));
+                }
+                let rev = responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)?;
+                w.pool.set_rev(slot, rev);
+                Ok(())
+            },
+        )
         .await
     }
 
-    async fn update(&mut self, metrics: &mut ConnectionMetrics, begin: Instant) -> Result<(), Abort> {
+    async fn update(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        begin: Instant,
+    ) -> Result<(), Abort> {
         let Some(slot) = self.pick(metrics, Operation::Update) else {
             return Ok(());
         };
@@ -319,29 +344,51 @@ impl Worker {
         self.rev.clear();
         document.rev.write_to(&mut self.rev);
         self.body.clear();
-        self.shared
-            .writer
-            .write(&mut self.body, number, version, Some(&self.id), Some(&self.rev));
+        self.shared.writer.write(
+            &mut self.body,
+            number,
+            version,
+            Some(&self.id),
+            Some(&self.rev),
+        );
         let body = self.body_bytes();
-        self.perform(metrics, Operation::Update, Method::PUT, Some(body), begin, |w, _, answer| {
-            let rev = written(answer)?;
-            w.pool.set_rev(slot, rev);
-            Ok(())
-        })
+        self.perform(
+            metrics,
+            Operation::Update,
+            Method::PUT,
+            Some(body),
+            begin,
+            |w, _, answer| {
+                let rev = written(answer)?;
+                w.pool.set_rev(slot, rev);
+                Ok(())
+            },
+        )
         .await
     }
 
-    async fn delete(&mut self, metrics: &mut ConnectionMetrics, begin: Instant) -> Result<(), Abort> {
+    async fn delete(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        begin: Instant,
+    ) -> Result<(), Abort> {
         let Some(slot) = self.pick(metrics, Operation::Delete) else {
             return Ok(());
         };
         self.path.push_str("?rev=");
         self.pool.get(slot).rev.write_to(&mut self.path);
-        self.perform(metrics, Operation::Delete, Method::DELETE, None, begin, |w, _, answer| {
-            written(answer)?;
-            w.pool.remove(slot);
-            Ok(())
-        })
+        self.perform(
+            metrics,
+            Operation::Delete,
+            Method::DELETE,
+            None,
+            begin,
+            |w, _, answer| {
+                written(answer)?;
+                w.pool.remove(slot);
+                Ok(())
+            },
+        )
         .await
     }
 }

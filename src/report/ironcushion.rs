@@ -19,12 +19,18 @@ fn seconds(nanoseconds: u64) -> f64 {
     nanoseconds as f64 / NANOS_PER_SEC
 }
 
-fn spread_of(connections: &[ConnectionMetrics], field: impl Fn(&ConnectionMetrics) -> u64) -> Spread {
+fn spread_of(
+    connections: &[ConnectionMetrics],
+    field: impl Fn(&ConnectionMetrics) -> u64,
+) -> Spread {
     let values: Vec<f64> = connections.iter().map(|c| seconds(field(c))).collect();
     Spread::of(&values)
 }
 
-fn mean_seconds(connections: &[ConnectionMetrics], field: impl Fn(&ConnectionMetrics) -> u64) -> f64 {
+fn mean_seconds(
+    connections: &[ConnectionMetrics],
+    field: impl Fn(&ConnectionMetrics) -> u64,
+) -> f64 {
     if connections.is_empty() {
         return 0.0;
     }
@@ -76,9 +82,16 @@ pub fn block(outcome: &StepOutcome) -> String {
     write_spread(&mut out, "sendData", spread_of(c, |m| m.send_ns));
     match outcome.step {
         Step::BulkInsert => {
-            write_spread(&mut out, "remoteProcessing", spread_of(c, |m| m.remote_ns()));
+            write_spread(
+                &mut out,
+                "remoteProcessing",
+                spread_of(c, |m| m.remote_ns()),
+            );
             write_spread(&mut out, "receiveData", spread_of(c, |m| m.receive_ns));
-            let documents: u64 = c.iter().map(|m| m.of(Operation::BulkInsert).documents).sum();
+            let documents: u64 = c
+                .iter()
+                .map(|m| m.of(Operation::BulkInsert).documents)
+                .sum();
             let remote = mean_seconds(c, |m| m.remote_ns());
             let local = mean_seconds(c, |m| m.send_ns + m.remote_ns() + m.receive_ns);
             let _ = writeln!(
@@ -94,7 +107,11 @@ pub fn block(outcome: &StepOutcome) -> String {
         }
         Step::Crud => {
             for op in Operation::CRUD {
-                write_spread(&mut out, remote_name(op), spread_of(c, |m| m.of(op).remote_ns));
+                write_spread(
+                    &mut out,
+                    remote_name(op),
+                    spread_of(c, |m| m.of(op).remote_ns),
+                );
             }
             write_spread(&mut out, "receiveData", spread_of(c, |m| m.receive_ns));
             for op in Operation::CRUD {

@@ -43,8 +43,16 @@ pub fn table(connections: &[ConnectionMetrics]) -> String {
                 ms(h.value_at_quantile(q) as f64)
             }
         };
-        let mean = if h.is_empty() { "-".to_string() } else { ms(h.mean()) };
-        let max = if h.is_empty() { "-".to_string() } else { ms(h.max() as f64) };
+        let mean = if h.is_empty() {
+            "-".to_string()
+        } else {
+            ms(h.mean())
+        };
+        let max = if h.is_empty() {
+            "-".to_string()
+        } else {
+            ms(h.max() as f64)
+        };
         let _ = writeln!(
             out,
             "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",

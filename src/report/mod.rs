@@ -19,7 +19,10 @@ pub fn step_text(outcome: &StepOutcome) -> String {
         out.push_str(&format!("  stopped early: {reason}\n"));
     }
     if reasons.len() > 3 {
-        out.push_str(&format!("  stopped early: … and {} more\n", reasons.len() - 3));
+        out.push_str(&format!(
+            "  stopped early: … and {} more\n",
+            reasons.len() - 3
+        ));
     }
     out
 }

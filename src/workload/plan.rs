@@ -89,10 +89,7 @@ impl Plan {
         if total_weight == 0 || n == 0 {
             return CrudCounts::default();
         }
-        let exact: Vec<u128> = weights
-            .iter()
-            .map(|&w| n as u128 * w as u128)
-            .collect();
+        let exact: Vec<u128> = weights.iter().map(|&w| n as u128 * w as u128).collect();
         let mut counts: Vec<u64> = exact
             .iter()
             .map(|&e| (e / total_weight as u128) as u64)
@@ -229,12 +226,21 @@ mod tests {
     #[test]
     fn readme_rules_are_enforced() {
         let err = plan((10, 1), 100, [1, 1, 0, 3]).validate().unwrap_err();
-        assert!(err[0].contains("--delete_weight=3") && err[0].contains("= 2"), "{err:?}");
+        assert!(
+            err[0].contains("--delete_weight=3") && err[0].contains("= 2"),
+            "{err:?}"
+        );
         let err = plan((10, 1), 100, [0, 0, 1, 0]).validate().unwrap_err();
-        assert!(err.iter().any(|e| e.contains("--update_weight=1")), "{err:?}");
+        assert!(
+            err.iter().any(|e| e.contains("--update_weight=1")),
+            "{err:?}"
+        );
         // 2 connections x 50 deletes > 2 x 10 bulk + 2 x 25 created.
         let err = plan((10, 1), 100, [1, 1, 0, 2]).validate().unwrap_err();
-        assert!(err[0].contains("delete 100 documents but only 70"), "{err:?}");
+        assert!(
+            err[0].contains("delete 100 documents but only 70"),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,248 @@
+//! Shared test fixtures: a PouchDB Server of our own per test, the sofabench binary, and
+//! a small HTTP client to look at the database afterwards.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Kills the child when the test process dies, however it dies.
+fn die_with_parent(command: &mut Command) {
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+/// A PouchDB Server (from the pinned npm package), in memory, on a free port, in its own
+/// temporary directory; stopped when dropped.
+pub struct PouchServer {
+    child: Child,
+    pub url: String,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl PouchServer {
+    pub fn start() -> PouchServer {
+        Self::start_with_config(r#"{"log":{"file":"/dev/null","level":"none"}}"#)
+    }
+
+    pub fn start_with_config(config: &str) -> PouchServer {
+        let binary = repository().join("node_modules/.bin/pouchdb-server");
+        assert!(
+            binary.exists(),
+            "PouchDB Server is not installed: run `npm ci --ignore-scripts` (make test does it)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let config_path = dir.path().join("config.json");
+        std::fs::write(&config_path, config).unwrap();
+        let port = free_port();
+        let mut command = Command::new(binary);
+        command
+            .args(["-o", "127.0.0.1", "-p", &port.to_string(), "-n", "-m"])
+            .arg("-c")
+            .arg(&config_path)
+            .arg("-d")
+            .arg(format!("{}/", dir.path().display()))
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        die_with_parent(&mut command);
+        let child = command.spawn().expect("start pouchdb-server");
+        let server = PouchServer {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            port,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if get(&format!("{}/", server.url)).0 == 200 {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("PouchDB Server did not come up at {}", server.url);
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn db(&self, name: &str) -> String {
+        format!("{}/{}", self.url, name)
+    }
+}
+
+impl Drop for PouchServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One HTTP request; returns the status and the JSON body (`Null` if it is not JSON).
+pub fn request(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
+    let request = ureq::request(method, url)
+        .timeout(Duration::from_secs(20))
+        .set("Accept", "application/json");
+    let result = match body {
+        Some(body) => request.send_json(body.clone()),
+        None => request.call(),
+    };
+    let response = match result {
+        Ok(response) => response,
+        Err(ureq::Error::Status(_, response)) => response,
+        Err(error) => return (0, Value::String(error.to_string())),
+    };
+    let status = response.status();
+    let text = response.into_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+pub fn get(url: &str) -> (u16, Value) {
+    request("GET", url, None)
+}
+
+pub fn doc_count(db_url: &str) -> u64 {
+    let (status, info) = get(db_url);
+    assert_eq!(status, 200, "GET {db_url}: {info}");
+    info["doc_count"].as_u64().unwrap()
+}
+
+/// Every document the database has seen, live or deleted: id → (latest generation, deleted).
+pub fn changes(db_url: &str) -> Vec<(String, u32, bool)> {
+    let (status, body) = get(&format!("{db_url}/_changes?style=all_docs"));
+    assert_eq!(status, 200, "{body}");
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| {
+            let rev = change["changes"][0]["rev"].as_str().unwrap();
+            let generation = rev.split('-').next().unwrap().parse().unwrap();
+            let deleted = change["deleted"].as_bool().unwrap_or(false);
+            (
+                change["id"].as_str().unwrap().to_string(),
+                generation,
+                deleted,
+            )
+        })
+        .collect()
+}
+
+/// The result of running the sofabench binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl Run {
+    /// The `count` column of an operation's row in the latency table(s).
+    pub fn count(&self, operation: &str) -> u64 {
+        self.column(operation, 1)
+    }
+
+    pub fn errors(&self, operation: &str) -> u64 {
+        self.column(operation, 2)
+    }
+
+    fn column(&self, operation: &str, index: usize) -> u64 {
+        self.stdout
+            .lines()
+            .map(str::split_whitespace)
+            .filter_map(|mut words| {
+                (words.next() == Some(operation))
+                    .then(|| words.nth(index - 1).unwrap().replace(',', ""))
+            })
+            .map(|n| n.parse::<u64>().unwrap())
+            .sum()
+    }
+
+    /// The value of an Iron Cushion field, e.g. `totalJsonBytesSent`, in each block.
+    pub fn fields(&self, name: &str) -> Vec<String> {
+        let prefix = format!("  {name}=");
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+            .collect()
+    }
+}
+
+pub fn sofabench_in(dir: &Path, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sofabench"));
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    die_with_parent(&mut command);
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("run sofabench");
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
+
+pub fn sofabench(args: &[&str]) -> Run {
+    sofabench_in(&repository(), args)
+}
+
+/// Starts sofabench without waiting for it.
+pub fn spawn_sofabench(args: &[&str]) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sofabench"));
+    command
+        .args(args)
+        .current_dir(repository())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    die_with_parent(&mut command);
+    command.spawn().unwrap()
+}
+
+pub fn finish(child: Child) -> Run {
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
+
+/// Waits until `condition` holds, up to `limit`.
+pub fn wait_for(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}

@@ -1,0 +1,482 @@
+//! Functional tests of `sofabench run` against a real PouchDB Server started per test.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+const ADDRESS: &str = "--database_address";
+
+fn small_run(server: &PouchServer, db: &str, extra: &[&str]) -> Run {
+    let address = format!("{ADDRESS}={}", server.url);
+    let name = format!("--database_name={db}");
+    let mut args = vec![
+        "run",
+        address.as_str(),
+        name.as_str(),
+        "--quiet",
+        "--json_document_schema_filename=examples/ironcushion.json",
+        "--num_connections=4",
+        "--num_documents_per_bulk_insert=50",
+        "--num_bulk_insert_operations=2",
+        "--num_crud_operations=100",
+        "--create_weight=2",
+        "--read_weight=2",
+        "--update_weight=3",
+        "--delete_weight=3",
+    ];
+    args.extend_from_slice(extra);
+    sofabench(&args)
+}
+
+#[test]
+fn the_database_holds_what_the_report_says() {
+    let server = PouchServer::start();
+    let run = small_run(&server, "crud", &["--seed=11", "--id-prefix=t"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    let (bulk, create, read, update, delete) = (
+        run.count("bulk_insert"),
+        run.count("create"),
+        run.count("read"),
+        run.count("update"),
+        run.count("delete"),
+    );
+    // 4 connections x 100 operations, weights 2/2/3/3 of 10; bulk 4 x 2 requests of 50.
+    assert_eq!((bulk, create, read, update, delete), (8, 80, 80, 120, 120));
+    let db = server.db("crud");
+    assert_eq!(doc_count(&db), 400 + create - delete);
+
+    let all = changes(&db);
+    assert_eq!(all.len() as u64, 400 + create, "every document ever stored");
+    let deleted = all.iter().filter(|(_, _, d)| *d).count() as u64;
+    assert_eq!(deleted, delete);
+    // Each successful update and delete adds one revision to its document.
+    let extra_revisions: u64 = all.iter().map(|(_, g, _)| u64::from(*g) - 1).sum();
+    assert_eq!(extra_revisions, update + delete);
+    assert!(all.iter().all(|(id, _, _)| id.starts_with("t-")));
+    for (id, generation, is_deleted) in all.iter().take(50) {
+        let (status, doc) = get(&format!("{db}/{id}"));
+        if *is_deleted {
+            assert_eq!(status, 404, "{id} was deleted");
+        } else {
+            assert_eq!(status, 200);
+            assert!(
+                doc["_rev"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{generation}-"))
+            );
+        }
+    }
+}
+
+/// The documents of the database, without `_id` and `_rev`, by their number.
+fn contents(db: &str) -> HashMap<u64, (u32, Value)> {
+    let (status, body) = get(&format!("{db}/_all_docs?include_docs=true"));
+    assert_eq!(status, 200);
+    body["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let mut doc = row["doc"].clone();
+            let map = doc.as_object_mut().unwrap();
+            let id = map.remove("_id").unwrap();
+            let rev = map.remove("_rev").unwrap();
+            let number = id
+                .as_str()
+                .unwrap()
+                .rsplit('-')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let generation = rev
+                .as_str()
+                .unwrap()
+                .split('-')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            (number, (generation, doc))
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_documents_and_operations() {
+    let server = PouchServer::start();
+    for db in ["first", "second"] {
+        let run = small_run(&server, db, &["--seed=5"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let other = small_run(&server, "other", &["--seed=6"]);
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    let first = contents(&server.db("first"));
+    assert_eq!(first, contents(&server.db("second")));
+    assert_ne!(first, contents(&server.db("other")));
+    let deleted = |db: &str| -> Vec<String> {
+        let mut ids: Vec<String> = changes(&server.db(db))
+            .into_iter()
+            .filter(|c| c.2)
+            .map(|c| c.0.rsplit('-').next().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(deleted("first"), deleted("second"));
+
+    // Bulk-inserted documents that were never updated are what `generate` prints.
+    let generated = sofabench(&[
+        "generate",
+        "--schema",
+        "examples/ironcushion.json",
+        "-n",
+        "400",
+        "--seed=5",
+    ]);
+    let lines: Vec<Value> = generated
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut compared = 0;
+    for (number, (generation, doc)) in &first {
+        if *number < 400 && *generation == 1 {
+            assert_eq!(doc, &lines[*number as usize], "document {number}");
+            compared += 1;
+        } else if *number < 400 {
+            // An update regenerates exactly one top-level value.
+            let original = lines[*number as usize].as_object().unwrap();
+            let changed = doc
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, v)| original[k.as_str()] != **v)
+                .count();
+            assert!(
+                changed <= generation.saturating_sub(1) as usize,
+                "{number}: {changed} values changed"
+            );
+        }
+    }
+    assert!(compared > 100, "only {compared} documents compared");
+}
+
+#[test]
+fn iron_cushion_command_line_runs_unchanged() {
+    let server = PouchServer::start();
+    // The README's example, scaled down, with no subcommand.
+    let run = sofabench(&[
+        &format!("--database_address={}", server.url),
+        "--database_name=example",
+        "--json_document_schema_filename=examples/ironcushion.json",
+        "--num_connections=10",
+        "--num_documents_per_bulk_insert=100",
+        "--num_bulk_insert_operations=2",
+        "--num_crud_operations=20",
+        "--create_weight=2",
+        "--read_weight=2",
+        "--update_weight=3",
+        "--delete_weight=3",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for field in [
+        "timeTaken",
+        "totalJsonBytesSent",
+        "totalJsonBytesReceived",
+        "localProcessing",
+        "sendData",
+        "remoteProcessing",
+        "receiveData",
+        "remoteProcessingRate",
+        "localInsertRate",
+        "remoteCreateProcessing",
+        "remoteReadProcessing",
+        "remoteUpdateProcessing",
+        "remoteDeleteProcessing",
+        "remoteCreateProcessingRate",
+        "remoteReadProcessingRate",
+        "remoteUpdateProcessingRate",
+        "remoteDeleteProcessingRate",
+    ] {
+        assert!(
+            !run.fields(field).is_empty(),
+            "{field} missing:\n{}",
+            run.stdout
+        );
+    }
+    // Microsecond resolution, not whole milliseconds.
+    let taken = &run.fields("timeTaken")[0];
+    assert!(
+        taken.split('.').nth(1).unwrap().len() >= 6 + " secs".len(),
+        "{taken}"
+    );
+    assert_eq!(doc_count(&server.db("example")), 2000 + 40 - 60);
+}
+
+#[test]
+fn validation_failures_explain_and_send_nothing() {
+    let server = PouchServer::start();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--create_weight=1", "--read_weight=1", "--delete_weight=3"],
+            "--delete_weight=3 is larger",
+        ),
+        (
+            &[
+                "--create_weight=0",
+                "--read_weight=0",
+                "--delete_weight=0",
+                "--update_weight=1",
+            ],
+            "--update_weight=1 needs",
+        ),
+        (
+            &[
+                "--num_bulk_insert_operations=0",
+                "--create_weight=1",
+                "--read_weight=1",
+                "--update_weight=0",
+                "--delete_weight=2",
+            ],
+            "would delete",
+        ),
+        (&["--num_connections=0"], "--num_connections=0"),
+    ];
+    for (flags, message) in cases {
+        let run = small_run(&server, "invalid", flags);
+        assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{flags:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"));
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
+    assert_eq!(get(&server.db("invalid")).0, 404, "nothing was created");
+
+    let run = small_run(
+        &server,
+        "invalid",
+        &["--json_document_schema_filename=/nonexistent.json"],
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("/nonexistent.json"), "{}", run.stderr);
+}
+
+#[test]
+fn zero_counts_skip_steps() {
+    let server = PouchServer::start();
+    let run = small_run(&server, "onlybulk", &["--num_crud_operations=0"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("BULK INSERT BENCHMARK RESULTS"));
+    assert!(!run.stdout.contains("CRUD BENCHMARK RESULTS"));
+    assert_eq!(doc_count(&server.db("onlybulk")), 400);
+
+    let run = small_run(
+        &server,
+        "nodelete",
+        &["--num_bulk_insert_operations=0", "--delete_weight=0"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("BULK INSERT BENCHMARK RESULTS"));
+    assert_eq!(run.count("delete"), 0);
+    assert_eq!(doc_count(&server.db("nodelete")), run.count("create"));
+}
+
+#[test]
+fn existing_data_is_only_touched_when_asked() {
+    let server = PouchServer::start();
+    let db = server.db("mine");
+    assert_eq!(request("PUT", &db, None).0, 201);
+    assert_eq!(
+        request(
+            "PUT",
+            &format!("{db}/precious"),
+            Some(&json!({"keep": true}))
+        )
+        .0,
+        201
+    );
+
+    let refused = small_run(&server, "mine", &[]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("--reuse") && refused.stderr.contains("--recreate"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(doc_count(&db), 1, "untouched");
+
+    // --cleanup never deletes a database the run did not create.
+    let reused = small_run(
+        &server,
+        "mine",
+        &["--reuse", "--cleanup", "--num_crud_operations=0"],
+    );
+    assert_eq!(reused.code, 0, "{}", reused.stderr);
+    assert_eq!(doc_count(&db), 401);
+    assert_eq!(get(&format!("{db}/precious")).0, 200);
+
+    let recreated = small_run(&server, "mine", &["--recreate", "--num_crud_operations=0"]);
+    assert_eq!(recreated.code, 0, "{}", recreated.stderr);
+    assert_eq!(doc_count(&db), 400);
+    assert_eq!(get(&format!("{db}/precious")).0, 404);
+
+    let cleaned = small_run(&server, "fresh", &["--cleanup"]);
+    assert_eq!(cleaned.code, 0, "{}", cleaned.stderr);
+    assert_eq!(
+        get(&server.db("fresh")).0,
+        404,
+        "--cleanup deletes what the run created"
+    );
+}
+
+#[test]
+fn an_unreachable_server_is_one_clear_message() {
+    let port = free_port();
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address=http://127.0.0.1:{port}"),
+        "--quiet",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot reach"), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(!run.stdout.contains("RESULTS"));
+    assert!(run.took < Duration::from_secs(6));
+}
+
+#[test]
+fn a_server_that_is_not_couchdb_is_named() {
+    // Something that speaks HTTP but is not CouchDB: a tiny one-shot server.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "<html>hello</html>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address=http://127.0.0.1:{port}"),
+        "--quiet",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("does not answer like a CouchDB server"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn credentials_work_and_passwords_never_show() {
+    let server = PouchServer::start_with_config(
+        r#"{"log":{"file":"/dev/null","level":"none"},"admins":{"someone":"t0p-secret"}}"#,
+    );
+    let run_as = |password: &str| {
+        let address = server
+            .url
+            .replace("http://", &format!("http://someone:{password}@"));
+        sofabench(&[
+            "run",
+            &format!("--database_address={address}"),
+            "--database_name=auth",
+            "--quiet",
+            "--num_connections=2",
+            "--num_bulk_insert_operations=1",
+            "--num_documents_per_bulk_insert=10",
+            "--num_crud_operations=10",
+        ])
+    };
+    let run = run_as("t0p-secret");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("t0p-secret") && !run.stderr.contains("t0p-secret"));
+    assert!(run.stdout.contains("someone"));
+
+    let wrong = run_as("wr0ng-guess");
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    assert!(
+        wrong.stderr.contains("refused the credentials"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(!wrong.stderr.contains("wr0ng-guess") && !wrong.stdout.contains("wr0ng-guess"));
+}
+
+#[test]
+fn a_database_deleted_mid_run_is_counted_as_404s() {
+    let server = PouchServer::start();
+    let db = server.db("vanishing");
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=vanishing",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        "--num_crud_operations=3000",
+        "--create_weight=1",
+        "--read_weight=1",
+        "--update_weight=1",
+        "--delete_weight=0",
+    ]);
+    assert!(wait_for(
+        Duration::from_secs(20),
+        || get(&db).1["doc_count"].as_u64().unwrap_or(0) > 40
+    ));
+    assert_eq!(request("DELETE", &db, None).0, 200);
+    let run = finish(child);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("failed") && run.stdout.contains("404 x"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.errors("read") + run.errors("update") + run.errors("create") > 0);
+}
+
+#[test]
+fn a_server_killed_mid_run_ends_the_run_with_a_report() {
+    let mut server = PouchServer::start();
+    let db = server.db("killed");
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=killed",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        "--num_crud_operations=100000",
+        "--delete_weight=0",
+    ]);
+    assert!(wait_for(
+        Duration::from_secs(20),
+        || get(&db).1["doc_count"].as_u64().unwrap_or(0) > 40
+    ));
+    server.kill();
+    let run = finish(child);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("CRUD BENCHMARK RESULTS"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("stopped early"), "{}", run.stdout);
+    assert!(run.took < Duration::from_secs(15));
+}
