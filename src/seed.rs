@@ -3,7 +3,7 @@
 //!
 //! # Scheme
 //!
-//! A seed is a `u64`. [`derive`]`(parent, label)` turns a parent seed and a
+//! A seed is a `u64`. [`derive()`]`(parent, label)` turns a parent seed and a
 //! label into a child seed. Children of one parent with different labels, and
 //! children of different parents, behave as independent random streams (the
 //! mixing is SplitMix64's, whose output function is a bijection with good
@@ -18,13 +18,15 @@
 //! | word dictionary | `derive(master, DICTIONARY)` |
 //! | content of document number `n` | `derive(derive(master, DOCUMENT), n)` |
 //! | operation order of connection `c` | `derive(derive(master, CONNECTION), c)` |
-//! | per-node choices (node index `i`) | `derive(derive(master, NODE), i)` |
-//! | per-run choices | `derive(master, RUN)` |
+//!
+//! [`label::NODE`] and [`label::RUN`] are reserved for the rest of sofabench
+//! in the same way (children of the master seed).
 //!
 //! Inside a document (seed `doc`) the template module continues the tree: top
-//! level value `i` at generation `g` uses `rng(derive(derive(doc, i), g))`,
-//! and the choice of which value each update regenerates uses
-//! `rng(derive(doc, u64::MAX))` (see `template`).
+//! level value `i` at generation `g` (`g >= 1`) uses
+//! `rng(derive(doc, g * 2^32 + i))`, and the choice of which value each
+//! update regenerates uses `rng(derive(doc, 0))` (see
+//! `template::DocumentWriter`).
 //!
 //! Everything here is pure integer arithmetic on `u64` (wrapping multiply,
 //! xor, shift), so the same master seed gives the same streams on every
@@ -45,9 +47,9 @@ pub mod label {
     pub const DOCUMENT: u64 = 2;
     /// Parent of the per-connection seeds (child `c` is connection `c`).
     pub const CONNECTION: u64 = 3;
-    /// Parent of the per-node seeds (child `i` is node `i`).
+    /// Reserved: parent of per-node seeds.
     pub const NODE: u64 = 4;
-    /// Choices made once per run.
+    /// Reserved: choices made once per run.
     pub const RUN: u64 = 5;
 }
 

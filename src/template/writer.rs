@@ -1,0 +1,173 @@
+//! Writing documents from a compiled template.
+
+use super::Template;
+use super::dictionary::Dictionary;
+use super::schema::Op;
+use super::values::{
+    below, copy_run, write_bool, write_float_range, write_i32, write_int_range, write_json_string,
+    write_timestamp, write_unit_float, write_words,
+};
+use crate::seed::{self, Rng};
+
+/// Label, under a document's seed, of the stream that picks which top-level
+/// value each update regenerates. It is [`field_label`] of generation 0,
+/// which no value has.
+const UPDATES: u64 = 0;
+
+/// Label, under a document's seed, of top-level value `i` at generation `g`
+/// (`g >= 1`): `g * 2^32 + i`. One derivation instead of two; distinct for
+/// fewer than 2^32 top-level values.
+#[inline]
+fn field_label(i: usize, g: u32) -> u64 {
+    (u64::from(g) << 32) ^ i as u64
+}
+
+/// Top-level values whose generations are worked out in one pass.
+const CHUNK: usize = 64;
+
+/// Writes the documents of a run: a pure function of the template, the
+/// master seed, the document number and the version. Shared by all
+/// connections (it is `Send + Sync` and never mutated).
+///
+/// # Reproducible updates
+///
+/// With `doc = derive(derive(master, DOCUMENT), number)`:
+///
+/// * the update that produces version `k` (`k >= 2`) regenerates top-level
+///   value `c(k)`, where `c(2), c(3), ...` are successive draws, uniform
+///   over the top-level values, from `rng(derive(doc, 0))`;
+/// * in version `v`, top-level value `i` has generation `g`, the largest `k`
+///   in `2..=v` with `c(k) = i`, or 1 if there is none, and its content is
+///   generated from `rng(derive(doc, g * 2^32 + i))`.
+///
+/// So version `v` equals version `v - 1` except for value `c(v)`, which is
+/// regenerated (it may by chance come out the same, e.g. a boolean), exactly
+/// Iron Cushion's update rule, with no document stored. Writing version `v`
+/// costs `O(v)` draws on top of the document itself.
+#[derive(Clone, Debug)]
+pub struct DocumentWriter {
+    template: Template,
+    dictionary: Dictionary,
+    /// `derive(master, DOCUMENT)`.
+    documents: u64,
+}
+
+impl DocumentWriter {
+    /// A writer for `template` under `master_seed`; the dictionary comes from
+    /// `seed::derive(master_seed, seed::label::DICTIONARY)`.
+    pub fn new(template: Template, master_seed: u64) -> Self {
+        DocumentWriter {
+            template,
+            dictionary: Dictionary::new(seed::derive(master_seed, seed::label::DICTIONARY)),
+            documents: seed::derive(master_seed, seed::label::DOCUMENT),
+        }
+    }
+
+    /// Appends (does not clear) the JSON object of document `number` at
+    /// `version` (1 = as created; 0 is treated as 1) to `out`. If given,
+    /// `"_id"` then `"_rev"` are written as the first members (JSON-escaped).
+    /// The output is compact: no whitespace.
+    pub fn write(
+        &self,
+        out: &mut Vec<u8>,
+        number: u64,
+        version: u32,
+        id: Option<&str>,
+        rev: Option<&str>,
+    ) {
+        let doc = seed::derive(self.documents, number);
+        let program = &self.template.program;
+        let fields = program.fields.len();
+        out.push(b'{');
+        let mut first = true;
+        for (key, value) in [(&b"\"_id\":"[..], id), (&b"\"_rev\":"[..], rev)] {
+            if let Some(value) = value {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(key);
+                write_json_string(out, value);
+            }
+        }
+        if version < 2 {
+            for (i, field) in program.fields.iter().enumerate() {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                let mut rng = seed::rng(seed::derive(doc, field_label(i, 1)));
+                self.run(out, &program.ops[field.start..field.end], &mut rng);
+            }
+            out.push(b'}');
+            return;
+        }
+        let mut chunk_start = 0;
+        while chunk_start < fields {
+            let chunk_end = fields.min(chunk_start + CHUNK);
+            let mut generations = [1u32; CHUNK];
+            let mut updates = seed::rng(seed::derive(doc, UPDATES));
+            for k in 2..=version {
+                let chosen = below(&mut updates, fields as u64) as usize;
+                if (chunk_start..chunk_end).contains(&chosen) {
+                    generations[chosen - chunk_start] = k;
+                }
+            }
+            for (i, field) in program.fields[chunk_start..chunk_end].iter().enumerate() {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                let label = field_label(chunk_start + i, generations[i]);
+                let mut rng = seed::rng(seed::derive(doc, label));
+                self.run(out, &program.ops[field.start..field.end], &mut rng);
+            }
+            chunk_start = chunk_end;
+        }
+        out.push(b'}');
+    }
+
+    #[inline]
+    fn run(&self, out: &mut Vec<u8>, ops: &[Op], rng: &mut Rng) {
+        let bytes = &self.template.program.bytes;
+        for op in ops {
+            match *op {
+                Op::Bytes { start, end } => copy_run(out, bytes, start, end - start),
+                Op::Bool => write_bool(out, rng),
+                Op::Int32 => write_i32(out, rng),
+                Op::IntRange { min, span } => write_int_range(out, rng, min, span),
+                Op::UnitFloat => write_unit_float(out, rng),
+                Op::FloatRange { min, max } => write_float_range(out, rng, min, max),
+                Op::Str => write_words(out, rng, &self.dictionary),
+                Op::Timestamp => write_timestamp(out, rng),
+            }
+        }
+    }
+
+    /// Which top-level value (index into the template's top level) the update
+    /// that produced `version` (>= 2) regenerated; `None` for versions 0 and
+    /// 1 or an empty top level.
+    pub fn updated_field(&self, number: u64, version: u32) -> Option<usize> {
+        let fields = self.template.top_level_len() as u64;
+        if version < 2 || fields == 0 {
+            return None;
+        }
+        let doc = seed::derive(self.documents, number);
+        let mut updates = seed::rng(seed::derive(doc, UPDATES));
+        let mut chosen = 0;
+        for _ in 2..=version {
+            chosen = below(&mut updates, fields);
+        }
+        Some(chosen as usize)
+    }
+
+    /// The words strings are made of.
+    pub fn dictionary(&self) -> &Dictionary {
+        &self.dictionary
+    }
+
+    /// The template documents are generated from.
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+}
