@@ -480,3 +480,51 @@ fn a_server_killed_mid_run_ends_the_run_with_a_report() {
     assert!(run.stdout.contains("stopped early"), "{}", run.stdout);
     assert!(run.took < Duration::from_secs(15));
 }
+
+#[test]
+fn json_byte_totals_equal_the_bodies_on_the_wire() {
+    let server = PouchServer::start();
+    let proxy = common::counting_proxy::CountingProxy::start(server.port);
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", proxy.url),
+        "--database_name=bytes",
+        "--quiet",
+        "--num_connections=3",
+        "--num_bulk_insert_operations=2",
+        "--num_documents_per_bulk_insert=20",
+        "--num_crud_operations=60",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let total = |name: &str| -> u64 {
+        run.fields(name)
+            .iter()
+            .map(|v| {
+                v.trim_end_matches(" bytes")
+                    .replace(',', "")
+                    .parse::<u64>()
+                    .unwrap()
+            })
+            .sum()
+    };
+    let sent = total("totalJsonBytesSent");
+    let received = total("totalJsonBytesReceived");
+    assert!(sent > 0 && received > 0);
+    // The proxy also saw the setup requests (GET /, GET and PUT of the database), which
+    // have no request body; their answers are small and counted separately below.
+    assert_eq!(
+        proxy
+            .bytes
+            .to_server
+            .load(std::sync::atomic::Ordering::Relaxed),
+        sent
+    );
+    let from_server = proxy
+        .bytes
+        .from_server
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        from_server >= received && from_server - received < 1000,
+        "{from_server} vs {received}"
+    );
+}

@@ -1,6 +1,6 @@
 //! Finding the template a command names, or the built-in one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::exit::Failed;
 use crate::template::Template;
@@ -26,7 +26,7 @@ pub fn load(json: Option<&Path>, xml: Option<&Path>) -> Result<(Template, String
 }
 
 /// Loads a template by its file name: XML when it ends in `.xml`, JSON otherwise.
-pub fn load_by_extension(path: &PathBuf) -> Result<Template, Failed> {
+pub fn load_by_extension(path: &Path) -> Result<Template, Failed> {
     let is_xml = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("xml"));

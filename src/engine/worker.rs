@@ -395,7 +395,7 @@ impl Worker {
 
 /// The new revision from a create, update or delete answer.
 fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
-    if !matches!(answer.status, 200 | 201 | 202) {
+    if !matches!(answer.status, 200..=202) {
         return Err(Failure::Status(answer.status));
     }
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)

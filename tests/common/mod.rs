@@ -2,6 +2,8 @@
 //! a small HTTP client to look at the database afterwards.
 #![allow(dead_code)]
 
+pub mod counting_proxy;
+
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
