@@ -4,6 +4,7 @@
 //! kebab-case spelling (`--num-connections 100`). An Iron Cushion command line with the
 //! program name replaced by `sofabench` runs as it is: without a subcommand, `run` is meant.
 
+mod duration;
 mod generate;
 mod run;
 mod templates;
@@ -31,6 +32,8 @@ pub struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the run's flags does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the benchmark: bulk insert, then create/read/update/delete in random order.
@@ -111,14 +114,47 @@ pub struct RunArgs {
     )]
     num_bulk_insert_operations: u64,
 
-    /// CRUD operations per connection (0 skips the CRUD step).
+    /// CRUD operations per connection (0 skips the CRUD step). Default 1000, unless
+    /// --duration or --total-operations bounds the step.
     #[arg(
         long = "num_crud_operations",
         visible_alias = "num-crud-operations",
-        value_name = "N",
-        default_value_t = 1000
+        value_name = "N"
     )]
-    num_crud_operations: u64,
+    num_crud_operations: Option<u64>,
+
+    /// CRUD operations of all connections together, shared evenly (e.g. Aerospike's
+    /// operations x iterations).
+    #[arg(
+        long = "total-operations",
+        visible_alias = "total_operations",
+        value_name = "N"
+    )]
+    total_operations: Option<u64>,
+
+    /// Bound the CRUD step by time: 30s, 30m, 30h. With a count too, whichever comes first.
+    #[arg(long, visible_alias = "time", value_name = "TIME", value_parser = duration::parse)]
+    duration: Option<std::time::Duration>,
+
+    /// Open load model: this many CRUD operations per second in total, spread evenly over
+    /// the connections on a fixed schedule; latency counts from each operation's scheduled
+    /// start, so a stalled server shows in the percentiles.
+    #[arg(long, value_name = "OPS_PER_SEC", value_parser = positive_rate)]
+    rate: Option<f64>,
+
+    /// Under --rate, an operation that starts later than scheduled by more than this is
+    /// counted as late.
+    #[arg(long = "late-threshold", value_name = "TIME", value_parser = duration::parse, default_value = "10ms")]
+    late_threshold: std::time::Duration,
+
+    /// Per-request timeout (e.g. 2s): a request not answered in time counts as a timeout,
+    /// its connection is reopened, and the run goes on. Default: none.
+    #[arg(long, value_name = "TIME", value_parser = duration::parse)]
+    timeout: Option<std::time::Duration>,
+
+    /// How often a live line is printed.
+    #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
+    interval: std::time::Duration,
 
     /// Weight of creates among the CRUD operations.
     #[arg(
@@ -172,9 +208,18 @@ pub struct RunArgs {
     #[arg(long = "id-prefix", value_name = "TEXT")]
     id_prefix: Option<String>,
 
-    /// No progress bar.
+    /// No progress bar and no live lines.
     #[arg(long, short)]
     quiet: bool,
+}
+
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate.is_finite() => Ok(rate),
+        _ => Err(format!(
+            "{text:?} is not a rate; give operations per second above 0, e.g. --rate 500"
+        )),
+    }
 }
 
 /// Flags of `sofabench generate`.

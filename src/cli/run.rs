@@ -7,20 +7,27 @@ use super::RunArgs;
 use super::templates;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
-use crate::engine::{Engine, RunSettings, Step, StepOutcome};
+use crate::engine::monitor::LiveOutput;
+use crate::engine::{Engine, RunSettings, Step, StepOutcome, Stop};
 use crate::exit::{Failed, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
 use crate::target::Target;
 use crate::template::DocumentWriter;
-use crate::workload::{CrudWeights, DocumentIds, Plan, ids};
+use crate::workload::{CrudBound, CrudWeights, DocumentIds, Plan, ids};
 
 fn plan_from(args: &RunArgs) -> Plan {
     Plan {
         connections: args.num_connections,
         documents_per_bulk_insert: args.num_documents_per_bulk_insert,
         bulk_inserts_per_connection: args.num_bulk_insert_operations,
-        crud_operations_per_connection: args.num_crud_operations,
+        crud: CrudBound {
+            per_connection: args
+                .num_crud_operations
+                .or((args.duration.is_none() && args.total_operations.is_none()).then_some(1000)),
+            total: args.total_operations,
+            duration: args.duration,
+        },
         weights: CrudWeights {
             create: args.create_weight,
             read: args.read_weight,
@@ -70,8 +77,17 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         writer: Arc::new(DocumentWriter::new(template, seed)),
         seed,
         ids: DocumentIds::new(&prefix),
-        timeout: None,
+        timeout: args.timeout,
+        rate: args.rate,
+        late_threshold: args.late_threshold,
+        interval: args.interval.max(std::time::Duration::from_millis(100)),
         show_progress: !args.quiet,
+        live: if args.quiet {
+            LiveOutput::Silent
+        } else {
+            LiveOutput::Lines
+        },
+        stop: Stop::default(),
     };
     runtime.block_on(run(settings, &template_name, &args))
 }
@@ -85,14 +101,28 @@ fn print(text: &str) {
 fn describe(settings: &RunSettings, template_name: &str) -> String {
     let p = &settings.plan;
     let w = p.weights;
+    let mut bounds = Vec::new();
+    if let Some(n) = p.crud.per_connection {
+        bounds.push(format!("{} CRUD operations per connection", grouped(n)));
+    }
+    if let Some(n) = p.crud.total {
+        bounds.push(format!("{} CRUD operations in total", grouped(n)));
+    }
+    if let Some(d) = p.crud.duration {
+        bounds.push(format!("CRUD for {:?}", d));
+    }
+    let mut crud = bounds.join(" or ");
+    if let Some(rate) = settings.rate {
+        crud.push_str(&format!(" at {rate} operations/s (open model)"));
+    }
     format!(
-        "sofabench {}: {}\n  {} connections; bulk insert {} x {} documents per connection; {} CRUD operations per connection (weights create/read/update/delete {}/{}/{}/{})\n  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
+        "sofabench {}: {}\n  {} connections; bulk insert {} x {} documents per connection; {} (weights create/read/update/delete {}/{}/{}/{})\n  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
         env!("CARGO_PKG_VERSION"),
         settings.target.describe(),
         grouped(p.connections),
         grouped(p.bulk_inserts_per_connection),
         grouped(p.documents_per_bulk_insert),
-        grouped(p.crud_operations_per_connection),
+        crud,
         w.create,
         w.read,
         w.update,
@@ -142,7 +172,7 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
     let mut outcomes: Vec<StepOutcome> = Vec::new();
     for (step, wanted) in [
         (Step::BulkInsert, plan.bulk_inserts_per_connection > 0),
-        (Step::Crud, plan.crud_operations_per_connection > 0),
+        (Step::Crud, plan.has_crud_step()),
     ] {
         if !wanted {
             continue;

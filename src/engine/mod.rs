@@ -1,22 +1,26 @@
 //! Runs the steps of a benchmark: one tokio task per connection, all started together,
 //! the step's wall-clock time taken from the first start to the last finish.
 
+pub mod monitor;
 mod progress;
+pub mod stop;
 mod worker;
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::driver::{Client, Endpoint};
-use crate::metrics::ConnectionMetrics;
+use crate::metrics::{ConnectionMetrics, IntervalRow};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, OperationOrder, Plan};
 
+use monitor::{LiveOutput, Monitor};
 use progress::Progress;
-use worker::{Shared, Worker};
+pub use stop::Stop;
+use worker::{CrudWork, Pacing, Shared, Worker};
 
 /// The two steps of Iron Cushion's run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +48,12 @@ pub struct StepOutcome {
     pub connections: Vec<ConnectionMetrics>,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
+    /// The step's intervals, as the live lines showed them.
+    pub intervals: Vec<IntervalRow>,
+    /// The operations per second the step aimed at (open model).
+    pub target_rate: Option<f64>,
+    /// True when the run was stopped (Ctrl-C) during this step.
+    pub interrupted: bool,
 }
 
 /// Everything the engine needs for a run.
@@ -54,7 +64,14 @@ pub struct RunSettings {
     pub seed: u64,
     pub ids: DocumentIds,
     pub timeout: Option<Duration>,
+    /// Operations per second for the CRUD step, all connections together (open model).
+    pub rate: Option<f64>,
+    pub late_threshold: Duration,
+    /// How often a live line is printed.
+    pub interval: Duration,
     pub show_progress: bool,
+    pub live: LiveOutput,
+    pub stop: Stop,
 }
 
 /// The engine: workers with open connections, ready for the steps.
@@ -62,6 +79,7 @@ pub struct Engine {
     settings: RunSettings,
     workers: Vec<Worker>,
     progress: Arc<AtomicU64>,
+    plan: Arc<Plan>,
 }
 
 impl Engine {
@@ -85,6 +103,8 @@ impl Engine {
             ids: settings.ids.clone(),
             database_path: settings.target.database_path(),
             progress: progress.clone(),
+            stop: settings.stop.clone(),
+            late_threshold: settings.late_threshold,
         });
         let pick_streams = seed::derive(settings.seed, seed::label::CONNECTION);
         let mut opening = Vec::new();
@@ -116,38 +136,78 @@ impl Engine {
             }
         }
         Ok(Engine {
+            plan: Arc::new(settings.plan.clone()),
             settings,
             workers,
             progress,
         })
     }
 
-    /// The operation order of connection `index` in the CRUD step.
-    fn crud_order(&self, index: u64) -> OperationOrder {
-        let plan = &self.settings.plan;
+    /// The CRUD work of connection `index`: its operation order, and when to send.
+    fn crud_work(&self, index: u64, started: Instant) -> CrudWork {
+        let plan = &self.plan;
         let order_streams = seed::derive(self.settings.seed, seed::label::CONNECTION);
         let rng = seed::rng(seed::derive(seed::derive(order_streams, index), 0));
-        OperationOrder::new(
-            plan.crud_counts(),
-            plan.bulk_documents_per_connection(),
-            rng,
-        )
+        let known = plan.bulk_documents_per_connection();
+        let order = match plan.crud_counts(index) {
+            Some(counts) => OperationOrder::new(counts, known, rng),
+            None => OperationOrder::by_weights(plan.weights, known, rng),
+        };
+        // Under a rate, each connection sends at rate / connections, the connections
+        // staggered evenly within one period so the requests come evenly spaced.
+        let pacing = match self.settings.rate {
+            None => Pacing::Closed,
+            Some(rate) => {
+                let every = Duration::from_secs_f64(plan.connections as f64 / rate);
+                let offset = every.mul_f64(index as f64 / plan.connections as f64);
+                Pacing::Open {
+                    first: started + offset,
+                    every,
+                }
+            }
+        };
+        CrudWork {
+            order,
+            plan: plan.clone(),
+            deadline: plan.crud.duration.map(|d| started + d),
+            pacing,
+        }
     }
 
     /// Runs one step on every connection at once.
     pub async fn run(&mut self, step: Step) -> StepOutcome {
-        let plan = self.settings.plan.clone();
-        let per_connection = match step {
-            Step::BulkInsert => plan.bulk_inserts_per_connection,
-            Step::Crud => plan.crud_operations_per_connection,
+        let plan = self.plan.clone();
+        let total = match step {
+            Step::BulkInsert => Some(plan.bulk_inserts_per_connection * plan.connections),
+            Step::Crud => plan.total_crud_operations(),
+        };
+        let duration = match step {
+            Step::BulkInsert => None,
+            Step::Crud => plan.crud.duration,
+        };
+        let target_rate = match step {
+            Step::BulkInsert => None,
+            Step::Crud => self.settings.rate,
         };
         self.progress.store(0, std::sync::atomic::Ordering::Relaxed);
-        let _progress = Progress::start(
+        let progress = Progress::start(
             step.label(),
-            per_connection * plan.connections,
+            total,
+            duration,
             self.progress.clone(),
             self.settings.show_progress,
         );
+        let recorders = self.workers.iter().map(|w| w.interval.clone()).collect();
+        for worker in &self.workers {
+            *worker.interval.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
+        }
+        let monitor = Arc::new(Mutex::new(Monitor::new(
+            recorders,
+            self.settings.live,
+            progress.bar(),
+            target_rate,
+        )));
+        let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
         let mut tasks = Vec::with_capacity(self.workers.len());
         for mut worker in std::mem::take(&mut self.workers) {
@@ -165,10 +225,9 @@ impl Engine {
                     })
                 }
                 Step::Crud => {
-                    let order = self.crud_order(index);
-                    let first = plan.first_create_number(index);
+                    let work = self.crud_work(index, started);
                     tokio::spawn(async move {
-                        let (metrics, abort) = worker.crud(order, first).await;
+                        let (metrics, abort) = worker.crud(work).await;
                         (worker, metrics, abort)
                     })
                 }
@@ -183,11 +242,22 @@ impl Engine {
             connections.push(metrics);
             aborted.extend(abort);
         }
+        let wall = started.elapsed();
+        sampler.abort();
+        drop(progress);
+        let intervals = {
+            let mut monitor = monitor.lock().unwrap_or_else(|p| p.into_inner());
+            monitor.sample();
+            std::mem::take(&mut monitor.rows)
+        };
         StepOutcome {
             step,
-            wall: started.elapsed(),
+            wall,
             connections,
             aborted,
+            intervals,
+            target_rate,
+            interrupted: self.settings.stop.stop.is_raised(),
         }
     }
 

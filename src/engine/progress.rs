@@ -14,30 +14,57 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts showing `done` out of `total` operations; draws nothing when `visible` is
-    /// false or standard error is not a terminal.
-    pub fn start(label: &str, total: u64, done: Arc<AtomicU64>, visible: bool) -> Progress {
+    /// Starts showing `done` operations: of `total` with an ETA when the step is counted,
+    /// the elapsed part of `duration` when only time bounds it. Draws nothing when
+    /// `visible` is false or standard error is not a terminal.
+    pub fn start(
+        label: &str,
+        total: Option<u64>,
+        duration: Option<Duration>,
+        done: Arc<AtomicU64>,
+        visible: bool,
+    ) -> Progress {
         let target = if visible {
             ProgressDrawTarget::stderr_with_hz(10)
         } else {
             ProgressDrawTarget::hidden()
         };
-        let bar = ProgressBar::with_draw_target(Some(total), target);
+        let by_time = total.is_none() && duration.is_some();
+        let length = if by_time {
+            duration.map(|d| d.as_millis() as u64)
+        } else {
+            total
+        };
+        let bar = ProgressBar::with_draw_target(length, target);
+        let template = if by_time {
+            "{prefix:>11} [{elapsed_precise}] {wide_bar} {msg}"
+        } else {
+            "{prefix:>11} [{elapsed_precise}] {wide_bar} {pos}/{len} ops  {per_sec}  eta {eta}"
+        };
         bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>11} [{elapsed_precise}] {wide_bar} {pos}/{len} ops  {per_sec}  eta {eta}",
-            )
-            .expect("the progress template is valid"),
+            ProgressStyle::with_template(template).expect("the progress template is valid"),
         );
         bar.set_prefix(label.to_string());
         let ticking = bar.clone();
+        let started = std::time::Instant::now();
         let ticker = tokio::spawn(async move {
             loop {
-                ticking.set_position(done.load(Ordering::Relaxed));
+                let ops = done.load(Ordering::Relaxed);
+                if by_time {
+                    ticking.set_position(started.elapsed().as_millis() as u64);
+                    ticking.set_message(format!("{ops} ops"));
+                } else {
+                    ticking.set_position(ops);
+                }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         });
         Progress { bar, ticker }
+    }
+
+    /// The bar, for printing lines above it.
+    pub fn bar(&self) -> ProgressBar {
+        self.bar.clone()
     }
 }
 

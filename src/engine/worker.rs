@@ -5,17 +5,18 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::Method;
 
+use super::stop::Stop;
 use crate::driver::responses::{self, BulkItem};
 use crate::driver::{Call, Client, Exchange, TransportError};
-use crate::metrics::{ConnectionMetrics, Failure};
+use crate::metrics::{ConnectionMetrics, Failure, SharedInterval};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder};
+use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder, Plan};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -28,6 +29,26 @@ pub struct Shared {
     pub database_path: String,
     /// Operations finished by all workers in the current step, for the progress display.
     pub progress: Arc<AtomicU64>,
+    pub stop: Stop,
+    /// Starting later than the schedule by more than this makes an operation late.
+    pub late_threshold: Duration,
+}
+
+/// When a connection sends its operations.
+#[derive(Clone, Copy, Debug)]
+pub enum Pacing {
+    /// The next operation as soon as the previous one finished.
+    Closed,
+    /// Operation `k` is meant to start at `first + k * every`; latency counts from then.
+    Open { first: Instant, every: Duration },
+}
+
+/// The CRUD step of one connection.
+pub struct CrudWork {
+    pub order: OperationOrder,
+    pub plan: Arc<Plan>,
+    pub deadline: Option<Instant>,
+    pub pacing: Pacing,
 }
 
 pub struct Worker {
@@ -35,12 +56,22 @@ pub struct Worker {
     pub client: Client,
     pub pool: DocumentPool,
     shared: Arc<Shared>,
+    /// What the current interval saw, taken over by the monitor.
+    pub interval: SharedInterval,
     /// Chooses which live document a read, update or delete touches.
     pick_rng: Rng,
     body: Vec<u8>,
     path: String,
     id: String,
     rev: String,
+}
+
+/// When an operation began (its local processing starts) and when the schedule meant it
+/// to start (open model only).
+#[derive(Clone, Copy)]
+struct Start {
+    begin: Instant,
+    intended: Option<Instant>,
 }
 
 /// How an exchange ended, for the operation's bookkeeping.
@@ -57,6 +88,7 @@ impl Worker {
             client,
             pool: DocumentPool::default(),
             shared,
+            interval: SharedInterval::default(),
             pick_rng,
             body: Vec::new(),
             path: String::new(),
@@ -80,7 +112,18 @@ impl Worker {
             path: &self.path,
             body,
         };
-        match self.client.send(&call).await {
+        let abandon = self.shared.stop.abandon.clone();
+        let sent_or_abandoned = tokio::select! {
+            result = self.client.send(&call) => Some(result),
+            () = abandon.raised() => None,
+        };
+        let Some(result) = sent_or_abandoned else {
+            return Err(format!(
+                "connection {} gave up a request in flight when interrupted",
+                self.index
+            ));
+        };
+        match result {
             Ok(answer) => {
                 metrics.send_ns += answer.timing.send;
                 metrics.receive_ns += answer.timing.receive;
@@ -90,11 +133,14 @@ impl Worker {
                 Ok(Answer::Received(answer))
             }
             Err(error) => {
-                let failure = match error {
-                    TransportError::Timeout => Failure::Timeout,
-                    _ => Failure::Transport,
+                let timeout = matches!(error, TransportError::Timeout);
+                let failure = if timeout {
+                    Failure::Timeout
+                } else {
+                    Failure::Transport
                 };
                 metrics.operation(operation).fail(failure);
+                self.record_interval(|i| i.failed(operation, timeout));
                 if error.is_unreachable() {
                     Err(format!(
                         "connection {} lost {}: {error}",
@@ -106,6 +152,10 @@ impl Worker {
                 }
             }
         }
+    }
+
+    fn record_interval(&self, record: impl FnOnce(&mut crate::metrics::IntervalMetrics)) {
+        record(&mut self.interval.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     fn set_document_path(&mut self, number: u64) {
@@ -134,6 +184,9 @@ impl Worker {
         self.path.push_str("/_bulk_docs");
         let mut abort = None;
         for batch in 0..count {
+            if self.shared.stop.stop.is_raised() {
+                break;
+            }
             let begin = Instant::now();
             let numbers = first + batch * size..first + (batch + 1) * size;
             self.body.clear();
@@ -184,20 +237,31 @@ impl Worker {
         numbers: std::ops::Range<u64>,
     ) {
         let bulk = metrics.operation(Operation::BulkInsert);
-        if !(200..300).contains(&answer.status) {
-            bulk.fail(Failure::Status(answer.status));
-            return;
-        }
-        let Some(items) = responses::bulk_items(&answer.body) else {
-            bulk.fail(Failure::BadAnswer);
-            return;
-        };
-        if items.len() as u64 != numbers.end - numbers.start {
-            bulk.fail(Failure::BadAnswer);
+        bulk.statuses.add(answer.status, 1);
+        let service = answer.timing.service_time();
+        let items = if (200..300).contains(&answer.status) {
+            responses::bulk_items(&answer.body).ok_or(Failure::BadAnswer)
         } else {
-            bulk.succeeded += 1;
-            bulk.record_latency(answer.timing.service_time());
-        }
+            Err(Failure::Status(answer.status))
+        };
+        let items = match items {
+            Ok(items) if items.len() as u64 == numbers.end - numbers.start => items,
+            Ok(_) | Err(Failure::BadAnswer) => {
+                bulk.fail(Failure::BadAnswer);
+                self.record_interval(|i| i.failed(Operation::BulkInsert, false));
+                return;
+            }
+            Err(failure) => {
+                bulk.fail(failure);
+                self.record_interval(|i| i.failed(Operation::BulkInsert, false));
+                return;
+            }
+        };
+        bulk.succeeded += 1;
+        bulk.record_latency(service);
+        crate::metrics::connection::record_micros(&mut bulk.response, service);
+        self.record_interval(|i| i.succeeded(Operation::BulkInsert, service));
+        let bulk = metrics.operation(Operation::BulkInsert);
         for (number, item) in numbers.zip(items) {
             match item {
                 BulkItem::Stored(rev) => {
@@ -209,27 +273,46 @@ impl Worker {
         }
     }
 
-    /// The CRUD step: the operations `order` yields; creates number their documents from
-    /// `first_created`.
-    pub async fn crud(
-        &mut self,
-        order: OperationOrder,
-        first_created: u64,
-    ) -> (ConnectionMetrics, Option<Abort>) {
+    /// The CRUD step: the operations `work.order` yields, until they run out, the
+    /// deadline passes, or the run is stopped.
+    pub async fn crud(&mut self, work: CrudWork) -> (ConnectionMetrics, Option<Abort>) {
         let mut metrics = ConnectionMetrics::default();
         let started = Instant::now();
-        let mut next_created = first_created;
+        let mut created = 0;
         let mut abort = None;
-        for operation in order {
+        let stop = self.shared.stop.stop.clone();
+        for (k, operation) in work.order.enumerate() {
+            let intended = match work.pacing {
+                Pacing::Closed => None,
+                Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
+            };
+            let not_before = intended.unwrap_or_else(Instant::now);
+            if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d) {
+                break;
+            }
+            if let Some(at) = intended.filter(|&at| at > Instant::now()) {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at.into()) => {}
+                    () = stop.raised() => break,
+                }
+            }
             let begin = Instant::now();
+            if let Some(at) = intended
+                && begin.duration_since(at) > self.shared.late_threshold
+            {
+                metrics.late += 1;
+                self.record_interval(|i| i.late += 1);
+            }
+            let start = Start { begin, intended };
             let outcome = match operation {
                 Operation::Create => {
-                    next_created += 1;
-                    self.create(&mut metrics, next_created - 1, begin).await
+                    created += 1;
+                    let number = work.plan.created_number(self.index, created - 1);
+                    self.create(&mut metrics, number, start).await
                 }
-                Operation::Read => self.read(&mut metrics, begin).await,
-                Operation::Update => self.update(&mut metrics, begin).await,
-                Operation::Delete => self.delete(&mut metrics, begin).await,
+                Operation::Read => self.read(&mut metrics, start).await,
+                Operation::Update => self.update(&mut metrics, start).await,
+                Operation::Delete => self.delete(&mut metrics, start).await,
                 Operation::BulkInsert => Ok(()),
             };
             self.shared.progress.fetch_add(1, Ordering::Relaxed);
@@ -250,21 +333,31 @@ impl Worker {
         operation: Operation,
         method: Method,
         body: Option<Bytes>,
-        begin: Instant,
+        start: Start,
         on_answer: impl FnOnce(&mut Worker, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
     ) -> Result<(), Abort> {
+        let Start { begin, intended } = start;
         let ready = Instant::now();
         let answer = self.exchange(metrics, operation, method, body).await?;
         let answered = Instant::now();
         if let Answer::Received(answer) = answer {
+            metrics.operation(operation).statuses.add(answer.status, 1);
             match on_answer(self, metrics, &answer) {
                 Ok(()) => {
+                    let response = answered
+                        .duration_since(intended.unwrap_or(ready))
+                        .as_nanos() as u64;
                     let op = metrics.operation(operation);
                     op.succeeded += 1;
                     op.documents += 1;
                     op.record_latency(answer.timing.service_time());
+                    crate::metrics::connection::record_micros(&mut op.response, response);
+                    self.record_interval(|i| i.succeeded(operation, response));
                 }
-                Err(failure) => metrics.operation(operation).fail(failure),
+                Err(failure) => {
+                    metrics.operation(operation).fail(failure);
+                    self.record_interval(|i| i.failed(operation, false));
+                }
             }
         }
         metrics.local_ns +=
@@ -276,7 +369,7 @@ impl Worker {
         &mut self,
         metrics: &mut ConnectionMetrics,
         number: u64,
-        begin: Instant,
+        start: Start,
     ) -> Result<(), Abort> {
         self.set_document_path(number);
         self.body.clear();
@@ -289,7 +382,7 @@ impl Worker {
             Operation::Create,
             Method::PUT,
             Some(body),
-            begin,
+            start,
             |w, _, answer| {
                 let rev = written(answer)?;
                 w.pool.add(number, rev);
@@ -309,7 +402,7 @@ impl Worker {
         slot
     }
 
-    async fn read(&mut self, metrics: &mut ConnectionMetrics, begin: Instant) -> Result<(), Abort> {
+    async fn read(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
         let Some(slot) = self.pick(metrics, Operation::Read) else {
             return Ok(());
         };
@@ -318,7 +411,7 @@ impl Worker {
             Operation::Read,
             Method::GET,
             None,
-            begin,
+            start,
             |w, _, answer| {
                 if answer.status != 200 {
                     return Err(Failure::Status(answer.status));
@@ -331,11 +424,7 @@ impl Worker {
         .await
     }
 
-    async fn update(
-        &mut self,
-        metrics: &mut ConnectionMetrics,
-        begin: Instant,
-    ) -> Result<(), Abort> {
+    async fn update(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
         let Some(slot) = self.pick(metrics, Operation::Update) else {
             return Ok(());
         };
@@ -357,7 +446,7 @@ impl Worker {
             Operation::Update,
             Method::PUT,
             Some(body),
-            begin,
+            start,
             |w, _, answer| {
                 let rev = written(answer)?;
                 w.pool.set_rev(slot, rev);
@@ -367,11 +456,7 @@ impl Worker {
         .await
     }
 
-    async fn delete(
-        &mut self,
-        metrics: &mut ConnectionMetrics,
-        begin: Instant,
-    ) -> Result<(), Abort> {
+    async fn delete(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
         let Some(slot) = self.pick(metrics, Operation::Delete) else {
             return Ok(());
         };
@@ -382,7 +467,7 @@ impl Worker {
             Operation::Delete,
             Method::DELETE,
             None,
-            begin,
+            start,
             |w, _, answer| {
                 written(answer)?;
                 w.pool.remove(slot);

@@ -17,8 +17,15 @@ pub struct OperationMetrics {
     /// Documents stored (bulk insert: per document; others: per operation).
     pub documents: u64,
     pub failures: FailureCounts,
-    /// Service time of operations that got an answer, in microseconds.
+    /// Service time of successful operations (first byte of the request out to the last
+    /// byte of the answer in), in microseconds.
     pub latency: Histogram<u64>,
+    /// Response time of successful operations, from the moment the schedule meant them to
+    /// start (open model) or from sending (closed model), in microseconds. Under a rate,
+    /// this is the figure that shows a stalled server.
+    pub response: Histogram<u64>,
+    /// Every answer's HTTP status.
+    pub statuses: StatusCounts,
     /// Nanoseconds spent waiting for the server's answer to begin (Iron Cushion's
     /// `remoteProcessing`, per operation kind).
     pub remote_ns: u64,
@@ -30,17 +37,57 @@ impl Default for OperationMetrics {
             succeeded: 0,
             documents: 0,
             failures: FailureCounts::default(),
-            latency: Histogram::new(LATENCY_SIGNIFICANT_DIGITS)
-                .expect("3 significant digits is a valid histogram precision"),
+            latency: new_histogram(),
+            response: new_histogram(),
+            statuses: StatusCounts::default(),
             remote_ns: 0,
         }
     }
 }
 
+/// An auto-resizing histogram of microseconds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new(LATENCY_SIGNIFICANT_DIGITS)
+        .expect("3 significant digits is a valid histogram precision")
+}
+
+/// Records nanoseconds as microseconds; auto-resizing histograms accept any value, and
+/// anything under 1 µs counts as 1 µs.
+pub fn record_micros(histogram: &mut Histogram<u64>, nanoseconds: u64) {
+    let _ = histogram.record((nanoseconds / 1_000).max(1));
+}
+
+/// Counts of HTTP statuses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusCounts {
+    counts: Vec<(u16, u64)>,
+}
+
+impl StatusCounts {
+    pub fn add(&mut self, status: u16, n: u64) {
+        match self.counts.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, count)) => *count += n,
+            None => self.counts.push((status, n)),
+        }
+    }
+
+    pub fn merge(&mut self, other: &StatusCounts) {
+        for (status, n) in &other.counts {
+            self.add(*status, *n);
+        }
+    }
+
+    /// The counts, by status.
+    pub fn sorted(&self) -> Vec<(u16, u64)> {
+        let mut sorted = self.counts.clone();
+        sorted.sort();
+        sorted
+    }
+}
+
 impl OperationMetrics {
     pub fn record_latency(&mut self, nanoseconds: u64) {
-        // Auto-resizing histograms accept any value; 0 µs is kept as the lowest bucket.
-        let _ = self.latency.record((nanoseconds / 1_000).max(1));
+        record_micros(&mut self.latency, nanoseconds);
     }
 
     pub fn fail(&mut self, failure: Failure) {
@@ -52,6 +99,8 @@ impl OperationMetrics {
         self.documents += other.documents;
         self.failures.merge(&other.failures);
         let _ = self.latency.add(&other.latency);
+        let _ = self.response.add(&other.response);
+        self.statuses.merge(&other.statuses);
         self.remote_ns += other.remote_ns;
     }
 }
@@ -72,6 +121,9 @@ pub struct ConnectionMetrics {
     pub json_received: u64,
     /// How long the connection took for its share of the step, nanoseconds.
     pub elapsed_ns: u64,
+    /// Operations that started later than the schedule meant by more than the threshold
+    /// (open model only): the client could not keep up.
+    pub late: u64,
 }
 
 impl ConnectionMetrics {

@@ -2,8 +2,10 @@
 
 pub mod connection;
 pub mod errors;
+pub mod interval;
 pub mod spread;
 
-pub use connection::{ConnectionMetrics, OperationMetrics};
+pub use connection::{ConnectionMetrics, OperationMetrics, StatusCounts};
 pub use errors::{Failure, FailureCounts};
+pub use interval::{IntervalMetrics, IntervalRow, SharedInterval};
 pub use spread::Spread;

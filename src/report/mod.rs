@@ -2,6 +2,7 @@
 
 pub mod ironcushion;
 pub mod latency;
+pub mod live;
 pub mod numbers;
 
 use crate::engine::StepOutcome;

@@ -10,5 +10,5 @@ pub mod pool;
 pub use ids::DocumentIds;
 pub use operation::Operation;
 pub use order::OperationOrder;
-pub use plan::{CrudCounts, CrudWeights, Plan};
+pub use plan::{CrudBound, CrudCounts, CrudWeights, Plan};
 pub use pool::DocumentPool;

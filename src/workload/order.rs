@@ -7,16 +7,21 @@
 //! nothing is in the way), but never one that would leave the rest impossible. The
 //! order depends only on the counts, the documents the connection starts with, and the
 //! seed — never on the server's answers — so a seed reproduces it exactly.
+//!
+//! A step bounded only by time has no counts: its operations are drawn by the weights,
+//! reads, updates and deletes only while the connection knows a document.
 
 use rand::RngExt;
 
 use super::operation::Operation;
-use super::plan::CrudCounts;
+use super::plan::{CrudCounts, CrudWeights};
 use crate::seed::Rng;
 
 /// Yields a connection's CRUD operations in their random order.
 pub struct OperationOrder {
     remaining: CrudCounts,
+    /// False when the order never ends (`remaining` then holds the weights).
+    counted: bool,
     /// Documents the connection will know at this point, if every operation succeeds.
     known: u64,
     rng: Rng,
@@ -26,6 +31,23 @@ impl OperationOrder {
     pub fn new(counts: CrudCounts, known_documents: u64, rng: Rng) -> OperationOrder {
         OperationOrder {
             remaining: counts,
+            counted: true,
+            known: known_documents,
+            rng,
+        }
+    }
+
+    /// An endless order, drawn by the weights.
+    pub fn by_weights(weights: CrudWeights, known_documents: u64, rng: Rng) -> OperationOrder {
+        let as_counts = CrudCounts {
+            create: weights.create,
+            read: weights.read,
+            update: weights.update,
+            delete: weights.delete,
+        };
+        OperationOrder {
+            remaining: as_counts,
+            counted: false,
             known: known_documents,
             rng,
         }
@@ -44,6 +66,9 @@ impl OperationOrder {
         }
         if operation.needs_document() && self.known == 0 {
             return false;
+        }
+        if !self.counted {
+            return true;
         }
         let mut rest = self.remaining;
         rest.take(operation);
@@ -80,7 +105,9 @@ impl Iterator for OperationOrder {
             }
             draw -= weight;
         }
-        self.remaining.take(chosen);
+        if self.counted {
+            self.remaining.take(chosen);
+        }
         match chosen {
             Operation::Create => self.known += 1,
             Operation::Delete => self.known -= 1,
@@ -147,6 +174,33 @@ mod tests {
         let c = counts(250, 250, 250, 250);
         assert_eq!(order(c, 100, 7), order(c, 100, 7));
         assert_ne!(order(c, 100, 7), order(c, 100, 8));
+    }
+
+    #[test]
+    fn endless_orders_follow_the_weights_and_never_delete_what_is_not_there() {
+        let weights = CrudWeights {
+            create: 1,
+            read: 0,
+            update: 1,
+            delete: 2,
+        };
+        let ops: Vec<Operation> = OperationOrder::by_weights(weights, 0, seed::rng(3))
+            .take(10_000)
+            .collect();
+        let mut known = 0i64;
+        for op in &ops {
+            match op {
+                Operation::Create => known += 1,
+                Operation::Delete => known -= 1,
+                _ => {}
+            }
+            assert!(known >= 0);
+        }
+        let creates = ops.iter().filter(|&&o| o == Operation::Create).count();
+        assert!(
+            creates > 3000,
+            "creates are drawn whenever nothing else is possible: {creates}"
+        );
     }
 
     #[test]

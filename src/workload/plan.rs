@@ -1,6 +1,8 @@
 //! Iron Cushion's two-step workload: how much each connection does, and the rules that
 //! make it possible at all.
 
+use std::time::Duration;
+
 use super::operation::Operation;
 
 /// The relative weights of the four CRUD operations (`--create_weight` …).
@@ -58,13 +60,22 @@ impl CrudCounts {
     }
 }
 
+/// What ends the CRUD step: a count per connection, a total count shared by the
+/// connections, a duration, or several of them (whichever comes first).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrudBound {
+    pub per_connection: Option<u64>,
+    pub total: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
 /// The whole of an Iron Cushion run, with its counts per connection as its flags define them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     pub connections: u64,
     pub documents_per_bulk_insert: u64,
     pub bulk_inserts_per_connection: u64,
-    pub crud_operations_per_connection: u64,
+    pub crud: CrudBound,
     pub weights: CrudWeights,
 }
 
@@ -79,13 +90,46 @@ impl Plan {
         self.bulk_documents_per_connection() * self.connections
     }
 
-    /// Splits a connection's CRUD operations by the weights: each operation gets its exact
-    /// share rounded down, and the few left over go to the largest remainders (ties to the
-    /// earlier operation), so the counts always add up to `--num_crud_operations`.
-    pub fn crud_counts(&self) -> CrudCounts {
+    /// True unless a bound of 0 operations skips the CRUD step.
+    pub fn has_crud_step(&self) -> bool {
+        let b = self.crud;
+        b.per_connection != Some(0)
+            && b.total != Some(0)
+            && (b.per_connection.is_some() || b.total.is_some() || b.duration.is_some())
+    }
+
+    /// CRUD operations of connection `c`, or `None` when only time bounds the step. A
+    /// total count is shared evenly, the first connections taking one more when it does
+    /// not divide.
+    pub fn crud_operations(&self, connection: u64) -> Option<u64> {
+        let share = self.crud.total.map(|total| {
+            let n = self.connections.max(1);
+            total / n + u64::from(connection < total % n)
+        });
+        match (self.crud.per_connection, share) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// CRUD operations of all connections, when counted.
+    pub fn total_crud_operations(&self) -> Option<u64> {
+        let n = self.connections;
+        match (
+            self.crud_operations(0),
+            self.crud_operations(n.saturating_sub(1)),
+        ) {
+            (Some(first), Some(last)) if first == last => Some(first * n),
+            _ => (0..n).map(|c| self.crud_operations(c)).sum(),
+        }
+    }
+
+    /// Splits `n` operations by the weights: each operation gets its exact share rounded
+    /// down, and the few left over go to the largest remainders (ties to the earlier
+    /// operation), so the counts always add up to `n`.
+    pub fn split(&self, n: u64) -> CrudCounts {
         let weights = self.weights.as_array();
         let total_weight = self.weights.total();
-        let n = self.crud_operations_per_connection;
         if total_weight == 0 || n == 0 {
             return CrudCounts::default();
         }
@@ -112,6 +156,11 @@ impl Plan {
         }
     }
 
+    /// The CRUD operations of connection `c` by kind, when counted.
+    pub fn crud_counts(&self, connection: u64) -> Option<CrudCounts> {
+        self.crud_operations(connection).map(|n| self.split(n))
+    }
+
     /// Number of the first document connection `c` bulk inserts. Document numbers are
     /// unique over the whole run: bulk documents first, connection by connection, then the
     /// documents created in the CRUD step.
@@ -119,9 +168,10 @@ impl Plan {
         connection * self.bulk_documents_per_connection()
     }
 
-    /// Number of the first document connection `c` creates in the CRUD step.
-    pub fn first_create_number(&self, connection: u64) -> u64 {
-        self.bulk_documents() + connection * self.crud_counts().create
+    /// Number of the `j`-th document connection `c` creates in the CRUD step: the
+    /// connections take turns, so no count needs to be known in advance.
+    pub fn created_number(&self, connection: u64, j: u64) -> u64 {
+        self.bulk_documents() + j * self.connections + connection
     }
 
     /// Checks Iron Cushion's rules, and the few more that keep a run from asking for the
@@ -138,11 +188,10 @@ impl Plan {
                 self.bulk_inserts_per_connection
             ));
         }
-        if self.crud_operations_per_connection > 0 && w.total() == 0 {
-            problems.push(format!(
-                "--num_crud_operations={} but all four weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step",
-                self.crud_operations_per_connection
-            ));
+        if self.has_crud_step() && w.total() == 0 {
+            problems.push(
+                "the CRUD step has operations to do but all four weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step".to_string(),
+            );
         }
         if w.create + w.read < w.delete {
             problems.push(format!(
@@ -156,16 +205,34 @@ impl Plan {
                 w.update
             ));
         }
-        let counts = self.crud_counts();
-        let available = self.bulk_documents() + counts.create * self.connections;
-        let deletes = counts.delete * self.connections;
-        if deletes > available {
+        let counted = (0..self.connections).try_fold(CrudCounts::default(), |sum, c| {
+            self.crud_counts(c).map(|n| CrudCounts {
+                create: sum.create + n.create,
+                read: sum.read + n.read,
+                update: sum.update + n.update,
+                delete: sum.delete + n.delete,
+            })
+        });
+        // A run bounded only by time has no counts: it reads, updates and deletes while
+        // documents remain.
+        let counts = counted.unwrap_or(CrudCounts {
+            create: w.create,
+            read: w.read,
+            update: w.update,
+            delete: 0,
+        });
+        let available = self.bulk_documents() + counts.create;
+        if counts.delete > available {
             problems.push(format!(
-                "the CRUD step would delete {deletes} documents but only {available} exist ({} bulk inserted + {} created); bulk insert more documents (--num_bulk_insert_operations, --num_documents_per_bulk_insert), increase --create_weight, or decrease --delete_weight",
+                "the CRUD step would delete {} documents but only {available} exist ({} bulk inserted + {} created); bulk insert more documents (--num_bulk_insert_operations, --num_documents_per_bulk_insert), increase --create_weight, or decrease --delete_weight",
+                counts.delete,
                 self.bulk_documents(),
-                counts.create * self.connections
+                counts.create
             ));
-        } else if available == 0 && counts.read + counts.update > 0 {
+        } else if self.has_crud_step()
+            && available == 0
+            && counts.read + counts.update + counts.delete > 0
+        {
             problems.push(
                 "the CRUD step reads or updates documents but none exist (no bulk inserts, --create_weight=0); bulk insert documents first or give --create_weight a value above 0"
                     .to_string(),
@@ -188,7 +255,10 @@ mod tests {
             connections: 2,
             documents_per_bulk_insert: bulk.0,
             bulk_inserts_per_connection: bulk.1,
-            crud_operations_per_connection: crud,
+            crud: CrudBound {
+                per_connection: Some(crud),
+                ..CrudBound::default()
+            },
             weights: CrudWeights {
                 create: w[0],
                 read: w[1],
@@ -200,7 +270,9 @@ mod tests {
 
     #[test]
     fn readme_example_splits_exactly() {
-        let counts = plan((1000, 20), 10_000, [2, 3, 2, 1]).crud_counts();
+        let counts = plan((1000, 20), 10_000, [2, 3, 2, 1])
+            .crud_counts(0)
+            .unwrap();
         assert_eq!(
             counts,
             CrudCounts {
@@ -215,7 +287,7 @@ mod tests {
     #[test]
     fn leftovers_go_to_largest_remainders_and_counts_add_up() {
         for n in 0..50 {
-            let counts = plan((1, 1), n, [1, 1, 1, 0]).crud_counts();
+            let counts = plan((1, 1), n, [1, 1, 1, 0]).split(n);
             assert_eq!(counts.total(), n);
             assert_eq!(counts.delete, 0);
             assert!(counts.create >= counts.read && counts.read >= counts.update);
@@ -258,7 +330,39 @@ mod tests {
     fn document_numbers_never_overlap() {
         let p = plan((10, 3), 100, [2, 2, 3, 3]);
         assert_eq!(p.first_bulk_number(1), 30);
-        assert_eq!(p.first_create_number(0), 60);
-        assert_eq!(p.first_create_number(1), 60 + p.crud_counts().create);
+        assert_eq!(p.created_number(0, 0), 60);
+        assert_eq!(p.created_number(1, 0), 61);
+        assert_eq!(p.created_number(0, 1), 62);
+    }
+
+    #[test]
+    fn a_total_is_shared_and_time_alone_leaves_counts_open() {
+        let mut p = plan((10, 1), 100, [1, 1, 1, 0]);
+        p.connections = 3;
+        p.crud = CrudBound {
+            per_connection: None,
+            total: Some(10),
+            duration: None,
+        };
+        assert_eq!(
+            (0..3)
+                .map(|c| p.crud_operations(c).unwrap())
+                .collect::<Vec<_>>(),
+            [4, 3, 3]
+        );
+        assert_eq!(p.total_crud_operations(), Some(10));
+        p.crud.per_connection = Some(2);
+        assert_eq!(p.total_crud_operations(), Some(6), "whichever comes first");
+        p.crud = CrudBound {
+            per_connection: None,
+            total: None,
+            duration: Some(Duration::from_secs(1)),
+        };
+        assert!(p.has_crud_step());
+        assert_eq!(p.crud_counts(0), None);
+        assert!(p.validate().is_ok());
+        p.bulk_inserts_per_connection = 0;
+        p.weights.create = 0;
+        assert!(p.validate().unwrap_err()[0].contains("none exist"));
     }
 }

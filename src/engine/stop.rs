@@ -1,0 +1,49 @@
+//! Stopping a run from outside: Ctrl-C, SIGTERM, or a test.
+//!
+//! Two signals: *stop* ends sending (each connection finishes the request it has in
+//! flight), *abandon* gives up on requests still in flight after a grace period.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::watch;
+
+/// A one-way switch that connections check between operations and can wait on.
+#[derive(Clone, Debug)]
+pub struct Signal {
+    flag: Arc<AtomicBool>,
+    sender: Arc<watch::Sender<bool>>,
+}
+
+impl Default for Signal {
+    fn default() -> Signal {
+        Signal {
+            flag: Arc::new(AtomicBool::new(false)),
+            sender: Arc::new(watch::channel(false).0),
+        }
+    }
+}
+
+impl Signal {
+    pub fn raise(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+        self.sender.send_replace(true);
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Resolves once the signal is raised.
+    pub async fn raised(&self) {
+        let mut receiver = self.sender.subscribe();
+        let _ = receiver.wait_for(|raised| *raised).await;
+    }
+}
+
+/// The two signals of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    pub stop: Signal,
+    pub abandon: Signal,
+}
