@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 pub const RUN_FAILED: u8 = 1;
 pub const BAD_INPUT: u8 = 2;
+pub const INTERRUPTED: u8 = 130;
 
 /// A reason to stop, with what to tell the user.
 #[derive(Debug)]

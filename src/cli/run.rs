@@ -9,7 +9,7 @@ use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
 use crate::engine::monitor::LiveOutput;
 use crate::engine::{Engine, RunSettings, Step, StepOutcome, Stop};
-use crate::exit::{Failed, RUN_FAILED};
+use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
 use crate::target::Target;
@@ -168,6 +168,8 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
     print(&database_line(&settings.target, &prepared));
 
     let plan = settings.plan.clone();
+    let stop = settings.stop.clone();
+    listen_for_interrupts(stop.clone());
     let mut engine = Engine::connect(settings).await.map_err(Failed::run)?;
     let mut outcomes: Vec<StepOutcome> = Vec::new();
     for (step, wanted) in [
@@ -179,9 +181,9 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
         }
         let outcome = engine.run(step).await;
         print(&report::step_text(&outcome));
-        let stop = !outcome.aborted.is_empty();
+        let ended_early = !outcome.aborted.is_empty() || outcome.interrupted;
         outcomes.push(outcome);
-        if stop {
+        if ended_early {
             break;
         }
     }
@@ -201,7 +203,39 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
             ));
         }
     }
+    if stop.stop.is_raised() {
+        eprintln!("sofabench: interrupted; the figures above cover what was done");
+        return Err(Failed::Quiet { code: INTERRUPTED });
+    }
     verdict(&outcomes)
+}
+
+/// How long requests in flight may finish after Ctrl-C before they are given up.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// On Ctrl-C or SIGTERM: stop sending and let requests in flight finish; on a second
+/// signal, or after [`GRACE`], give them up. The report still prints.
+fn listen_for_interrupts(stop: Stop) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut terminate) = signal(SignalKind::terminate()) else {
+        return;
+    };
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        stop.stop.raise();
+        eprintln!(
+            "\nsofabench: stopping: letting requests in flight finish (again to give up now)"
+        );
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+            () = tokio::time::sleep(GRACE) => {}
+        }
+        stop.abandon.raise();
+    });
 }
 
 fn admin_name(args: &RunArgs) -> &str {

@@ -25,17 +25,33 @@ fn ms(microseconds: f64) -> String {
     format!("{:.3}", microseconds / 1_000.0)
 }
 
-/// The table: per operation, successful count, failures, and service-time percentiles in
+/// Which latency a table shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latency {
+    /// From the request's first byte out to the answer's last byte in.
+    Service,
+    /// From the operation's scheduled start (open model) to the answer's last byte.
+    Response,
+}
+
+/// The table: per operation, successful count, failures, and latency percentiles in
 /// milliseconds (of successful operations).
-pub fn table(connections: &[ConnectionMetrics]) -> String {
+pub fn table(connections: &[ConnectionMetrics], which: Latency) -> String {
     let mut out = String::new();
+    let title = match which {
+        Latency::Service => "latency(ms)",
+        Latency::Response => "response(ms)",
+    };
     let _ = writeln!(
         out,
         "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "latency(ms)", "count", "errors", "mean", "p50", "p90", "p99", "p99.9", "max"
+        title, "count", "errors", "mean", "p50", "p90", "p99", "p99.9", "max"
     );
     for (op, metrics) in merged(connections) {
-        let h = &metrics.latency;
+        let h = match which {
+            Latency::Service => &metrics.latency,
+            Latency::Response => &metrics.response,
+        };
         let at = |q: f64| {
             if h.is_empty() {
                 "-".to_string()

@@ -4,6 +4,7 @@ pub mod ironcushion;
 pub mod latency;
 pub mod live;
 pub mod numbers;
+pub mod summary;
 
 use crate::engine::StepOutcome;
 
@@ -11,8 +12,21 @@ use crate::engine::StepOutcome;
 /// and why connections stopped early.
 pub fn step_text(outcome: &StepOutcome) -> String {
     let mut out = ironcushion::block(outcome);
-    out.push_str(&latency::table(&outcome.connections));
+    if outcome.interrupted {
+        out.push_str("  INTERRUPTED: the figures cover what was done before the stop\n");
+    }
+    out.push_str(&latency::table(
+        &outcome.connections,
+        latency::Latency::Service,
+    ));
+    if outcome.target_rate.is_some() {
+        out.push_str(&latency::table(
+            &outcome.connections,
+            latency::Latency::Response,
+        ));
+    }
     out.push_str(&latency::failures(&outcome.connections));
+    out.push_str(&summary::summary(outcome));
     let mut reasons = outcome.aborted.clone();
     reasons.sort();
     reasons.dedup();

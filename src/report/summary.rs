@@ -1,0 +1,168 @@
+//! The summary under a step's tables: the Aerospike benchmark's latency histogram in
+//! power-of-two millisecond buckets and its histogram of status codes, how a rate was
+//! met, and whether the client itself was the limit.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+
+use super::latency::merged;
+use super::numbers::grouped;
+use crate::engine::StepOutcome;
+use crate::engine::monitor::{SATURATED, cores};
+use crate::metrics::Failure;
+
+/// Shares of values in `<=1`, `>1`, `>2`, `>4`, … ms buckets, up to the largest non-empty
+/// one. The histogram holds microseconds.
+pub fn power_of_two_buckets(histogram: &Histogram<u64>) -> Vec<(String, f64)> {
+    let total = histogram.len();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut buckets = vec![("<=1".to_string(), histogram.count_between(0, 1_000))];
+    let mut low_ms = 1u64;
+    while histogram.max() > low_ms * 1_000 {
+        let count = histogram.count_between(low_ms * 1_000 + 1, low_ms * 2_000);
+        buckets.push((format!(">{low_ms}"), count));
+        low_ms *= 2;
+    }
+    // count_between works on the histogram's bucket resolution: give the rounding to
+    // the last bucket so the shares add up to 100%.
+    let counted: u64 = buckets.iter().map(|(_, c)| c).sum();
+    if let Some(last) = buckets.last_mut() {
+        last.1 = (last.1 + total).saturating_sub(counted);
+    }
+    buckets
+        .into_iter()
+        .map(|(name, count)| (name, 100.0 * count as f64 / total as f64))
+        .collect()
+}
+
+fn histogram_lines(outcome: &StepOutcome, out: &mut String) {
+    let ops = merged(&outcome.connections);
+    let rows: Vec<_> = ops
+        .iter()
+        .map(|(op, m)| (op, power_of_two_buckets(&m.response)))
+        .filter(|(_, b)| !b.is_empty())
+        .collect();
+    let Some(widest) = rows.iter().map(|(_, b)| b.len()).max() else {
+        return;
+    };
+    let _ = write!(out, "  {:<12}", "histogram");
+    for i in 0..widest {
+        let name = if i == 0 {
+            "<=1".to_string()
+        } else {
+            format!(">{}", 1u64 << (i - 1))
+        };
+        let _ = write!(out, " {name:>7}");
+    }
+    out.push('\n');
+    for (op, buckets) in rows {
+        let _ = write!(out, "  {:<12}", op.name());
+        for (_, share) in &buckets {
+            let _ = write!(out, " {:>6.1}%", share);
+        }
+        out.push('\n');
+    }
+}
+
+fn status_lines(outcome: &StepOutcome, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "  {:<12} (HTTP status, or what went wrong, x times)",
+        "statuses"
+    );
+    for (op, m) in merged(&outcome.connections) {
+        let mut parts: Vec<String> = m
+            .statuses
+            .sorted()
+            .into_iter()
+            .map(|(status, n)| format!("{status} x{}", grouped(n)))
+            .collect();
+        for failure in [Failure::Timeout, Failure::Transport] {
+            let n = m.failures.count(&failure);
+            if n > 0 {
+                parts.push(format!("{failure} x{}", grouped(n)));
+            }
+        }
+        if !parts.is_empty() {
+            let _ = writeln!(out, "  {:<12} {}", op.name(), parts.join(", "));
+        }
+    }
+}
+
+fn rate_lines(outcome: &StepOutcome, out: &mut String) {
+    let Some(target) = outcome.target_rate else {
+        return;
+    };
+    let started: u64 = outcome
+        .connections
+        .iter()
+        .map(|c| {
+            c.operations
+                .iter()
+                .map(|o| o.succeeded + o.failures.total())
+                .sum::<u64>()
+        })
+        .sum();
+    let late: u64 = outcome.connections.iter().map(|c| c.late).sum();
+    let delivered = started as f64 / outcome.wall.as_secs_f64().max(1e-9);
+    let _ = writeln!(
+        out,
+        "  rate: target {target:.1}/s, delivered {delivered:.1}/s; {} of {} operations started late",
+        grouped(late),
+        grouped(started)
+    );
+    if late > 0 || delivered < target * 0.98 {
+        let _ = writeln!(
+            out,
+            "  WARNING: the client could not keep to --rate {target}: every connection was busy when operations were due; add connections (--num_connections) or lower --rate"
+        );
+    }
+}
+
+fn saturation_line(outcome: &StepOutcome, out: &mut String) {
+    let busiest = outcome
+        .intervals
+        .iter()
+        .filter(|r| r.length > 0.5)
+        .map(|r| r.cpu)
+        .fold(0.0, f64::max);
+    if busiest >= SATURATED {
+        let _ = writeln!(
+            out,
+            "  WARNING: the client used {:.0}% of its {} cores in its busiest interval: the figures may describe the client, not the database",
+            busiest * 100.0,
+            cores()
+        );
+    }
+}
+
+/// The summary of one step.
+pub fn summary(outcome: &StepOutcome) -> String {
+    let mut out = String::new();
+    histogram_lines(outcome, &mut out);
+    status_lines(outcome, &mut out);
+    rate_lines(outcome, &mut out);
+    saturation_line(outcome, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_powers_of_two_milliseconds() {
+        let mut h = crate::metrics::connection::new_histogram();
+        for micros in [500, 800, 1_500, 3_000, 3_500, 7_000, 30_000, 30_000] {
+            h.record(micros).unwrap();
+        }
+        let buckets = power_of_two_buckets(&h);
+        let names: Vec<&str> = buckets.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["<=1", ">1", ">2", ">4", ">8", ">16"]);
+        let shares: Vec<f64> = buckets.iter().map(|(_, s)| *s).collect();
+        assert_eq!(shares, [25.0, 12.5, 25.0, 12.5, 0.0, 25.0]);
+    }
+}
