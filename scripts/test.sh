@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 install_pouchdb_server
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test --quiet
+cargo test --release --quiet

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod counting_proxy;
+pub mod delay_server;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -161,24 +162,18 @@ pub struct Run {
 }
 
 impl Run {
-    /// The `count` column of an operation's row in the latency table(s).
+    /// The `count` column of an operation's rows in the service-time latency tables.
     pub fn count(&self, operation: &str) -> u64 {
-        self.column(operation, 1)
+        latency_rows(&self.stdout, "latency(ms)", operation)
+            .iter()
+            .map(|r| r[0] as u64)
+            .sum()
     }
 
     pub fn errors(&self, operation: &str) -> u64 {
-        self.column(operation, 2)
-    }
-
-    fn column(&self, operation: &str, index: usize) -> u64 {
-        self.stdout
-            .lines()
-            .map(str::split_whitespace)
-            .filter_map(|mut words| {
-                (words.next() == Some(operation))
-                    .then(|| words.nth(index - 1).unwrap().replace(',', ""))
-            })
-            .map(|n| n.parse::<u64>().unwrap())
+        latency_rows(&self.stdout, "latency(ms)", operation)
+            .iter()
+            .map(|r| r[1] as u64)
             .sum()
     }
 
@@ -247,4 +242,43 @@ pub fn wait_for(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// The rows of an operation in every latency table titled `title` (`latency(ms)` for
+/// service time, `response(ms)`): [count, errors, mean, p50, p90, p99, p99.9, max].
+pub fn latency_rows(stdout: &str, title: &str, operation: &str) -> Vec<Vec<f64>> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in stdout.lines() {
+        let mut words = line.split_whitespace();
+        let first = words.next();
+        if first.is_some_and(|w| w.ends_with("(ms)")) {
+            in_table = first == Some(title);
+            continue;
+        }
+        // A table's rows are indented and end at the next line that is not a row.
+        let is_row = line.starts_with("  ") && line.split_whitespace().count() == 9;
+        if in_table && !is_row {
+            in_table = false;
+        }
+        if in_table && first == Some(operation) {
+            rows.push(
+                words
+                    .map(|w| w.replace(',', "").parse().unwrap_or(f64::NAN))
+                    .collect(),
+            );
+        }
+    }
+    rows
+}
+
+/// The single row of an operation under `title`.
+pub fn latency_row(stdout: &str, title: &str, operation: &str) -> Vec<f64> {
+    let rows = latency_rows(stdout, title, operation);
+    assert_eq!(
+        rows.len(),
+        1,
+        "one {operation} row under {title} expected:\n{stdout}"
+    );
+    rows.into_iter().next().unwrap()
 }

@@ -1,0 +1,167 @@
+//! A test-only server that speaks just enough of the CouchDB API for a run, answers every
+//! request after a fixed delay, and can stall: requests that arrive during a stall wait
+//! until it ends. No database gives such timing on demand, which is what latency tests
+//! need. It stores nothing: every write "succeeds" with a fresh revision.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct DelayServer {
+    pub url: String,
+    state: Arc<State>,
+}
+
+struct State {
+    delay: Duration,
+    stall_until: Mutex<Option<Instant>>,
+    requests: AtomicU64,
+}
+
+impl DelayServer {
+    pub fn start(delay: Duration) -> DelayServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(State {
+            delay,
+            stall_until: Mutex::new(None),
+            requests: AtomicU64::new(0),
+        });
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = shared.clone();
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        DelayServer { url, state }
+    }
+
+    /// From now on, requests wait until `length` has passed.
+    pub fn stall(&self, length: Duration) {
+        *self.state.stall_until.lock().unwrap() = Some(Instant::now() + length);
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.state.requests.load(Ordering::Relaxed)
+    }
+}
+
+fn serve(stream: TcpStream, state: &State) {
+    let _ = stream.set_nodelay(true);
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut revision = 0u64;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0usize;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            if header == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        state.requests.fetch_add(1, Ordering::Relaxed);
+        let arrived = Instant::now();
+        let stall_until = *state.stall_until.lock().unwrap();
+        let mut answer_at = arrived + state.delay;
+        if let Some(until) = stall_until.filter(|&u| u > arrived) {
+            answer_at = answer_at.max(until);
+        }
+        wait_until(answer_at);
+        revision += 1;
+        let (status, answer) = answer_for(&request_line, &body, revision);
+        let response = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        if writer.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// Sleeping overshoots by a tenth of a millisecond or more; the last stretch is spun so
+/// the delay is what the test says, and a measured excess belongs to the client.
+fn wait_until(at: Instant) {
+    const SPIN: Duration = Duration::from_micros(300);
+    let now = Instant::now();
+    if at > now + SPIN {
+        std::thread::sleep(at - now - SPIN);
+    }
+    while Instant::now() < at {
+        std::hint::spin_loop();
+    }
+}
+
+fn answer_for(request_line: &str, body: &[u8], revision: u64) -> (&'static str, String) {
+    let mut words = request_line.split_whitespace();
+    let method = words.next().unwrap_or("");
+    let path = words.next().unwrap_or("/");
+    let path = path.split('?').next().unwrap_or(path);
+    let segments: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let rev = |generation: u64| format!("{generation}-{revision:032x}");
+    match (method, segments.as_slice()) {
+        ("GET", []) => (
+            "200 OK",
+            r#"{"couchdb":"Welcome","version":"test"}"#.to_string(),
+        ),
+        ("GET", [_db]) => (
+            "404 Not Found",
+            r#"{"error":"not_found","reason":"Database does not exist."}"#.to_string(),
+        ),
+        ("PUT", [_db]) => ("201 Created", r#"{"ok":true}"#.to_string()),
+        ("DELETE", [_db]) => ("200 OK", r#"{"ok":true}"#.to_string()),
+        ("POST", [_db, "_bulk_docs"]) => {
+            let docs: serde_json::Value = serde_json::from_slice(body).unwrap();
+            let items: Vec<String> = docs["docs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| format!(r#"{{"ok":true,"id":{},"rev":"{}"}}"#, d["_id"], rev(1)))
+                .collect();
+            ("201 Created", format!("[{}]", items.join(",")))
+        }
+        ("GET", [_db, id]) => ("200 OK", format!(r#"{{"_id":"{id}","_rev":"{}"}}"#, rev(1))),
+        ("PUT", [_db, id]) => {
+            let doc: serde_json::Value = serde_json::from_slice(body).unwrap();
+            let generation = doc["_rev"]
+                .as_str()
+                .and_then(|r| r.split('-').next()?.parse::<u64>().ok())
+                .unwrap_or(0);
+            (
+                "201 Created",
+                format!(
+                    r#"{{"ok":true,"id":"{id}","rev":"{}"}}"#,
+                    rev(generation + 1)
+                ),
+            )
+        }
+        ("DELETE", [_db, id]) => (
+            "200 OK",
+            format!(r#"{{"ok":true,"id":"{id}","rev":"{}"}}"#, rev(2)),
+        ),
+        _ => ("400 Bad Request", r#"{"error":"bad_request"}"#.to_string()),
+    }
+}
