@@ -528,3 +528,79 @@ fn json_byte_totals_equal_the_bodies_on_the_wire() {
         "{from_server} vs {received}"
     );
 }
+
+#[test]
+fn a_config_file_sets_flags_and_the_command_line_wins() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bench.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "database_address = '{}'\ndatabase_name = 'fromfile'\nnum_connections = 3\nnum_documents_per_bulk_insert = 7\nnum_bulk_insert_operations = 2\nnum_crud_operations = 0\nquiet = true\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let config_arg = format!("--config={}", config.display());
+    let run = sofabench(&["run", &config_arg, "--num_connections=2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        doc_count(&server.db("fromfile")),
+        2 * 2 * 7,
+        "the flag's 2 connections, not the file's 3"
+    );
+
+    let json = dir.path().join("config.json");
+    std::fs::write(&json, r#"{"num_conections": 4}"#).unwrap();
+    let run = sofabench(&["run", &format!("--config={}", json.display())]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unknown key \"num_conections\"")
+            && run.stderr.contains("num_connections"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn credentials_from_the_environment_stay_out_of_output() {
+    let server = PouchServer::start_with_config(
+        r#"{"log":{"file":"/dev/null","level":"none"},"admins":{"envuser":"env-s3cret"}}"#,
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_sofabench"))
+        .args([
+            "run",
+            &format!("--database_address={}", server.url),
+            "--database_name=envauth",
+            "--quiet",
+            "--num_connections=1",
+            "--num_bulk_insert_operations=1",
+            "--num_documents_per_bulk_insert=5",
+            "--num_crud_operations=5",
+        ])
+        .env("SOFABENCH_USER", "envuser")
+        .env("SOFABENCH_PASSWORD", "env-s3cret")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("envuser")
+            && !stdout.contains("env-s3cret")
+            && !stderr.contains("env-s3cret")
+    );
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_sofabench"))
+        .args(["run", "--help"])
+        .env("SOFABENCH_PASSWORD", "env-s3cret")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("SOFABENCH_PASSWORD") && !help.contains("env-s3cret"),
+        "{help}"
+    );
+}

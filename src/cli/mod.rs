@@ -4,6 +4,7 @@
 //! kebab-case spelling (`--num-connections 100`). An Iron Cushion command line with the
 //! program name replaced by `sofabench` runs as it is: without a subcommand, `run` is meant.
 
+mod config;
 mod duration;
 mod generate;
 mod run;
@@ -211,6 +212,24 @@ pub struct RunArgs {
     /// No progress bar and no live lines.
     #[arg(long, short)]
     quiet: bool,
+
+    /// Read flags from a TOML or JSON file (keys are flag names); flags given here win.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// User name, when the address carries none.
+    #[arg(long, env = "SOFABENCH_USER", value_name = "NAME")]
+    user: Option<String>,
+
+    /// Password, when the address carries none. Prefer the SOFABENCH_PASSWORD variable:
+    /// it stays out of shell history and process lists.
+    #[arg(
+        long,
+        env = "SOFABENCH_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    password: Option<String>,
 }
 
 fn positive_rate(text: &str) -> Result<f64, String> {
@@ -251,7 +270,8 @@ fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
 
 /// Parses the command line and does what it says.
 pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
-    let cli = match Cli::try_parse_from(with_default_subcommand(args)) {
+    let args = config::expand(with_default_subcommand(args))?;
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => return Err(Failed::from_clap(error)),
     };

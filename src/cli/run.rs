@@ -12,7 +12,7 @@ use crate::engine::{Engine, RunSettings, Step, StepOutcome, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
-use crate::target::Target;
+use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
 use crate::workload::{CrudBound, CrudWeights, DocumentIds, Plan, ids};
 
@@ -49,8 +49,16 @@ fn existing_policy(args: &RunArgs) -> ExistingDatabase {
 
 pub fn execute(args: RunArgs) -> Result<(), Failed> {
     // Everything the user gave is checked before anything is sent.
-    let target =
+    let mut target =
         Target::parse(&args.database_address, &args.database_name).map_err(Failed::bad_input)?;
+    if target.credentials.is_none()
+        && let Some(user) = &args.user
+    {
+        target.credentials = Some(Credentials {
+            user: user.clone(),
+            password: args.password.clone().unwrap_or_default(),
+        });
+    }
     let plan = plan_from(&args);
     plan.validate()
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;

@@ -1,0 +1,229 @@
+//! `--config FILE`: every flag of `run` can come from a file instead, TOML or JSON (as the
+//! Aerospike benchmark's `config.json`). Keys are the flags' names without dashes, in
+//! either spelling (`num_connections` or `num-connections`). Flags on the command line
+//! override the file: its entries are placed before them, and a later flag wins.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use clap::CommandFactory;
+
+use super::Cli;
+use crate::exit::Failed;
+
+/// Where `--config` is, if anywhere: its value, and the range of arguments it takes.
+fn find_config(args: &[OsString]) -> Option<(OsString, std::ops::Range<usize>)> {
+    for (i, arg) in args.iter().enumerate() {
+        let text = arg.to_string_lossy();
+        if text == "--config" {
+            return args.get(i + 1).map(|v| (v.clone(), i..i + 2));
+        }
+        if let Some(value) = text.strip_prefix("--config=") {
+            return Some((OsString::from(value), i..i + 1));
+        }
+    }
+    None
+}
+
+/// The long names (and aliases) `run` accepts, with whether each takes a value.
+fn run_flags() -> Vec<(String, bool)> {
+    let command = Cli::command();
+    let Some(run) = command.find_subcommand("run") else {
+        return Vec::new();
+    };
+    run.get_arguments()
+        .filter(|a| a.get_id() != "config")
+        .flat_map(|a| {
+            let takes_value = a.get_action().takes_values();
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().into_iter().flatten())
+                .map(move |name| (name.to_string(), takes_value))
+        })
+        .collect()
+}
+
+/// One entry of the file as a command-line argument, or `None` for a `false` switch.
+fn as_argument(
+    key: &str,
+    value: &toml::Value,
+    takes_value: bool,
+    file: &str,
+) -> Result<Option<String>, Failed> {
+    let text = match value {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(x) => x.to_string(),
+        toml::Value::Boolean(b) if !takes_value => return Ok(b.then(|| format!("--{key}"))),
+        toml::Value::Array(items) if takes_value => items
+            .iter()
+            .map(|v| match v {
+                toml::Value::String(s) => Ok(s.clone()),
+                other => Ok(other.to_string()),
+            })
+            .collect::<Result<Vec<_>, Failed>>()?
+            .join(","),
+        other => {
+            let wanted = if takes_value {
+                "a value"
+            } else {
+                "true or false"
+            };
+            return Err(Failed::bad_input(format!(
+                "{file}: key {key:?} has {} {other}; give it {wanted}",
+                other.type_str()
+            )));
+        }
+    };
+    if !takes_value {
+        return Err(Failed::bad_input(format!(
+            "{file}: key {key:?} is a switch; give it true or false"
+        )));
+    }
+    Ok(Some(format!("--{key}={text}")))
+}
+
+fn read_file(path: &Path) -> Result<toml::Table, Failed> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failed::bad_input(format!(
+            "cannot read the config file {file}: {e}; check --config"
+        ))
+    })?;
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Failed::bad_input(format!(
+                "{file}:{}:{}: not valid JSON: {e}; fix the file",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        let toml_value: toml::Value = serde_json::from_value(json).map_err(|e| {
+            Failed::bad_input(format!(
+                "{file}: {e}; the file must be one JSON object of flag names and values (no nulls)"
+            ))
+        })?;
+        match toml_value {
+            toml::Value::Table(table) => Ok(table),
+            _ => Err(Failed::bad_input(format!(
+                "{file}: the file must be one JSON object of flag names and values"
+            ))),
+        }
+    } else {
+        text.parse::<toml::Table>().map_err(|e| {
+            Failed::bad_input(format!(
+                "{file}: not valid TOML: {}; fix the file",
+                e.to_string().trim()
+            ))
+        })
+    }
+}
+
+/// Replaces `--config FILE` in `args` by the file's entries as flags.
+pub fn expand(args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
+    let Some((path, range)) = find_config(&args) else {
+        return Ok(args);
+    };
+    let path = Path::new(&path);
+    let file = path.display().to_string();
+    let table = read_file(path)?;
+    let flags = run_flags();
+    let mut from_file = Vec::new();
+    for (key, value) in &table {
+        let Some((name, takes_value)) = flags.iter().find(|(name, _)| name == key) else {
+            let closest = flags
+                .iter()
+                .map(|(name, _)| (strsim::levenshtein(name, key), name))
+                .min();
+            let hint = closest.map_or(String::new(), |(_, name)| {
+                format!("; did you mean {name:?}?")
+            });
+            return Err(Failed::bad_input(format!(
+                "{file}: unknown key {key:?}{hint}"
+            )));
+        };
+        if let Some(argument) = as_argument(name, value, *takes_value, &file)? {
+            from_file.push(OsString::from(argument));
+        }
+    }
+    let mut expanded: Vec<OsString> = args[..range.start].to_vec();
+    expanded.extend(from_file);
+    expanded.extend_from_slice(&args[range.end..]);
+    Ok(expanded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand_with(file_name: &str, content: &str, args: &[&str]) -> Result<Vec<String>, String> {
+        let dir = std::env::temp_dir().join(format!(
+            "sofabench-config-test-{}-{file_name}",
+            std::process::id()
+        ));
+        std::fs::write(&dir, content).unwrap();
+        let mut all: Vec<OsString> = vec![
+            "sofabench".into(),
+            "run".into(),
+            "--config".into(),
+            dir.clone().into(),
+        ];
+        all.extend(args.iter().map(OsString::from));
+        let result = expand(all)
+            .map(|v| {
+                v.into_iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .map_err(|e| e.to_string());
+        let _ = std::fs::remove_file(dir);
+        result
+    }
+
+    #[test]
+    fn toml_and_json_entries_become_flags_before_the_command_line() {
+        let args = expand_with(
+            "a.toml",
+            "num_connections = 4\ndatabase-address = ['http://a:1', 'http://b:2']\nreuse = true\ncleanup = false\nduration = '30s'\n",
+            &["--num_connections=8"],
+        )
+        .unwrap();
+        let mut from_file = args[2..6].to_vec();
+        from_file.sort();
+        assert_eq!(
+            from_file,
+            [
+                "--database-address=http://a:1,http://b:2",
+                "--duration=30s",
+                "--num_connections=4",
+                "--reuse",
+            ]
+        );
+        assert_eq!(args[..2], ["sofabench", "run"]);
+        assert_eq!(
+            args[6..],
+            ["--num_connections=8"],
+            "the command line comes last and wins"
+        );
+        let args = expand_with("b.json", r#"{"rate": 50.5, "quiet": true}"#, &[]).unwrap();
+        assert_eq!(args[2..], ["--rate=50.5", "--quiet"]);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_closest_valid_one() {
+        let err = expand_with("c.toml", "num_conections = 4\n", &[]).unwrap_err();
+        assert!(
+            err.contains("unknown key \"num_conections\"") && err.contains("\"num_connections\""),
+            "{err}"
+        );
+        let err = expand_with("d.toml", "reuse = 3\n", &[]).unwrap_err();
+        assert!(err.contains("true or false"), "{err}");
+        let err = expand_with("e.toml", "num_connections = \n", &[]).unwrap_err();
+        assert!(err.contains("not valid TOML"), "{err}");
+        let err = expand_with("f.json", "[1]", &[]).unwrap_err();
+        assert!(err.contains("one JSON object"), "{err}");
+    }
+}
