@@ -11,6 +11,7 @@ pub mod engine;
 pub mod exit;
 pub mod metrics;
 pub mod report;
+pub mod results;
 pub mod seed;
 pub mod target;
 pub mod template;

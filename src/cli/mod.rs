@@ -149,9 +149,9 @@ pub struct RunArgs {
     late_threshold: std::time::Duration,
 
     /// Per-request timeout (e.g. 2s): a request not answered in time counts as a timeout,
-    /// its connection is reopened, and the run goes on. Default: none.
-    #[arg(long, value_name = "TIME", value_parser = duration::parse)]
-    timeout: Option<std::time::Duration>,
+    /// its connection is reopened, and the run goes on. 0 waits forever.
+    #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "30s")]
+    timeout: std::time::Duration,
 
     /// How often a live line is printed.
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]

@@ -12,6 +12,7 @@ use crate::engine::{Engine, RunSettings, Step, StepOutcome, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
+use crate::results;
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
 use crate::workload::{CrudBound, CrudWeights, DocumentIds, Plan, ids};
@@ -85,7 +86,8 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         writer: Arc::new(DocumentWriter::new(template, seed)),
         seed,
         ids: DocumentIds::new(&prefix),
-        timeout: args.timeout,
+        // A server that never answers must not hang the run.
+        timeout: Some(args.timeout).filter(|t| !t.is_zero()),
         rate: args.rate,
         late_threshold: args.late_threshold,
         interval: args.interval.max(std::time::Duration::from_millis(100)),
@@ -188,7 +190,8 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
             continue;
         }
         let outcome = engine.run(step).await;
-        print(&report::step_text(&outcome));
+        let phase = results::build::phase(step.phase_name(), &outcome);
+        print(&report::phase_text(&phase, outcome.interrupted));
         let ended_early = !outcome.aborted.is_empty() || outcome.interrupted;
         outcomes.push(outcome);
         if ended_early {

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -137,13 +138,20 @@ impl Connection {
         work: impl Future<Output = Result<T, hyper::Error>>,
     ) -> Result<T, TransportError> {
         tokio::pin!(work);
-        tokio::select! {
+        let ended = tokio::select! {
             biased;
-            done = &mut work => done.map_err(TransportError::Broken),
-            ended = &mut self.io => match ended {
-                Err(error) => Err(TransportError::Broken(error)),
-                Ok(()) => Err(TransportError::Closed),
-            },
+            done = &mut work => return done.map_err(TransportError::Broken),
+            ended = &mut self.io => ended,
+        };
+        // The connection may have delivered the answer and then seen the server close
+        // the socket in the same poll: the answer still counts.
+        let last_look = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+        if let Poll::Ready(done) = last_look {
+            return done.map_err(TransportError::Broken);
+        }
+        match ended {
+            Err(error) => Err(TransportError::Broken(error)),
+            Ok(()) => Err(TransportError::Closed),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::metrics::{ConnectionMetrics, IntervalRow};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, OperationOrder, Plan};
+use crate::workload::{DocumentIds, Operation, OperationOrder, Plan};
 
 use monitor::{LiveOutput, Monitor};
 use progress::Progress;
@@ -36,12 +36,24 @@ impl Step {
             Step::Crud => "crud",
         }
     }
+
+    /// The step's name as a phase in results.
+    pub fn phase_name(self) -> &'static str {
+        match self {
+            Step::BulkInsert => "bulk_insert",
+            Step::Crud => "crud",
+        }
+    }
 }
 
 /// What one step measured.
 #[derive(Debug)]
 pub struct StepOutcome {
     pub step: Step,
+    /// The operations the step's mix includes.
+    pub operations: Vec<Operation>,
+    /// Wall-clock time of the step's start.
+    pub started_at: std::time::SystemTime,
     /// From the step's start to its slowest connection's finish (Iron Cushion's `timeTaken`).
     pub wall: Duration,
     /// One entry per connection.
@@ -209,6 +221,7 @@ impl Engine {
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
+        let started_at = std::time::SystemTime::now();
         let mut tasks = Vec::with_capacity(self.workers.len());
         for mut worker in std::mem::take(&mut self.workers) {
             let index = worker.index;
@@ -250,8 +263,14 @@ impl Engine {
             monitor.sample();
             std::mem::take(&mut monitor.rows)
         };
+        let operations = match step {
+            Step::BulkInsert => vec![Operation::BulkInsert],
+            Step::Crud => Operation::CRUD.to_vec(),
+        };
         StepOutcome {
             step,
+            operations,
+            started_at,
             wall,
             connections,
             aborted,

@@ -1,52 +1,19 @@
 //! Iron Cushion's result blocks, with its field names and meanings.
 //!
 //! Times are per connection, spread as `{min, max, median, sd}` over connections, printed
-//! in seconds with microsecond resolution. A rate divides the documents of the whole step
-//! by the *mean* per-connection time of the field, i.e. by the time the connections spent
-//! in parallel; that is how Iron Cushion's own figures come out (its example: 2,000,000
-//! documents, remoteProcessing median 203.8 s, rate 10,003 docs/sec).
+//! in seconds with microsecond resolution. A rate divides the documents of the whole
+//! phase by the *mean* per-connection time of the field, i.e. by the time the connections
+//! spent in parallel; that is how Iron Cushion's own figures come out (its example:
+//! 2,000,000 documents, remoteProcessing median 203.8 s, rate 10,003 docs/sec).
 
 use std::fmt::Write as _;
 
 use super::numbers::{grouped, grouped_decimal};
-use crate::engine::{Step, StepOutcome};
-use crate::metrics::{ConnectionMetrics, Spread};
+use crate::results::build::remote_field;
+use crate::results::{PhaseResult, Spread};
 use crate::workload::Operation;
 
-const NANOS_PER_SEC: f64 = 1e9;
-
-fn seconds(nanoseconds: u64) -> f64 {
-    nanoseconds as f64 / NANOS_PER_SEC
-}
-
-fn spread_of(
-    connections: &[ConnectionMetrics],
-    field: impl Fn(&ConnectionMetrics) -> u64,
-) -> Spread {
-    let values: Vec<f64> = connections.iter().map(|c| seconds(field(c))).collect();
-    Spread::of(&values)
-}
-
-fn mean_seconds(
-    connections: &[ConnectionMetrics],
-    field: impl Fn(&ConnectionMetrics) -> u64,
-) -> f64 {
-    if connections.is_empty() {
-        return 0.0;
-    }
-    connections.iter().map(|c| seconds(field(c))).sum::<f64>() / connections.len() as f64
-}
-
-/// Documents per second of parallel time; 0 when nothing was done.
-fn rate(documents: u64, mean_seconds: f64) -> f64 {
-    if documents == 0 || mean_seconds <= 0.0 {
-        0.0
-    } else {
-        documents as f64 / mean_seconds
-    }
-}
-
-fn write_spread(out: &mut String, name: &str, spread: Spread) {
+fn write_spread(out: &mut String, name: &str, spread: &Spread) {
     let _ = writeln!(
         out,
         "  {name}={{min={:.6} secs, max={:.6} secs, median={:.6} secs, sd={:.6} secs}}",
@@ -54,76 +21,47 @@ fn write_spread(out: &mut String, name: &str, spread: Spread) {
     );
 }
 
-fn remote_name(operation: Operation) -> &'static str {
-    match operation {
-        Operation::Create => "remoteCreateProcessing",
-        Operation::Read => "remoteReadProcessing",
-        Operation::Update => "remoteUpdateProcessing",
-        Operation::Delete => "remoteDeleteProcessing",
-        Operation::BulkInsert => "remoteProcessing",
+/// The block's title: Iron Cushion's for its two steps, the phase's name otherwise.
+fn title(phase: &PhaseResult) -> String {
+    match phase.name.as_str() {
+        "bulk_insert" => "BULK INSERT BENCHMARK RESULTS:".to_string(),
+        "crud" => "CRUD BENCHMARK RESULTS:".to_string(),
+        name => format!("PHASE {name} RESULTS:"),
     }
 }
 
-/// The block for one step, as Iron Cushion prints it.
-pub fn block(outcome: &StepOutcome) -> String {
-    let c = &outcome.connections;
+/// The block for one phase, as Iron Cushion prints it.
+pub fn block(phase: &PhaseResult) -> String {
+    let f = &phase.iron_cushion;
     let mut out = String::new();
-    let title = match outcome.step {
-        Step::BulkInsert => "BULK INSERT BENCHMARK RESULTS:",
-        Step::Crud => "CRUD BENCHMARK RESULTS:",
-    };
-    let _ = writeln!(out, "{title}");
-    let _ = writeln!(out, "  timeTaken={:.6} secs", outcome.wall.as_secs_f64());
-    let sent: u64 = c.iter().map(|m| m.json_sent).sum();
-    let received: u64 = c.iter().map(|m| m.json_received).sum();
-    let _ = writeln!(out, "  totalJsonBytesSent={} bytes", grouped(sent));
-    let _ = writeln!(out, "  totalJsonBytesReceived={} bytes", grouped(received));
-    write_spread(&mut out, "localProcessing", spread_of(c, |m| m.local_ns));
-    write_spread(&mut out, "sendData", spread_of(c, |m| m.send_ns));
-    match outcome.step {
-        Step::BulkInsert => {
-            write_spread(
-                &mut out,
-                "remoteProcessing",
-                spread_of(c, |m| m.remote_ns()),
-            );
-            write_spread(&mut out, "receiveData", spread_of(c, |m| m.receive_ns));
-            let documents: u64 = c
-                .iter()
-                .map(|m| m.of(Operation::BulkInsert).documents)
-                .sum();
-            let remote = mean_seconds(c, |m| m.remote_ns());
-            let local = mean_seconds(c, |m| m.send_ns + m.remote_ns() + m.receive_ns);
-            let _ = writeln!(
-                out,
-                "  remoteProcessingRate={} docs/sec",
-                grouped_decimal(rate(documents, remote), 3)
-            );
-            let _ = writeln!(
-                out,
-                "  localInsertRate={} docs/sec",
-                grouped_decimal(rate(documents, local), 3)
-            );
-        }
-        Step::Crud => {
-            for op in Operation::CRUD {
-                write_spread(
-                    &mut out,
-                    remote_name(op),
-                    spread_of(c, |m| m.of(op).remote_ns),
-                );
-            }
-            write_spread(&mut out, "receiveData", spread_of(c, |m| m.receive_ns));
-            for op in Operation::CRUD {
-                let documents: u64 = c.iter().map(|m| m.of(op).documents).sum();
-                let remote = mean_seconds(c, |m| m.of(op).remote_ns);
-                let _ = writeln!(
-                    out,
-                    "  {}Rate={} docs/sec",
-                    remote_name(op),
-                    grouped_decimal(rate(documents, remote), 3)
-                );
-            }
+    let _ = writeln!(out, "{}", title(phase));
+    let _ = writeln!(out, "  timeTaken={:.6} secs", f.time_taken);
+    let _ = writeln!(
+        out,
+        "  totalJsonBytesSent={} bytes",
+        grouped(f.total_json_bytes_sent)
+    );
+    let _ = writeln!(
+        out,
+        "  totalJsonBytesReceived={} bytes",
+        grouped(f.total_json_bytes_received)
+    );
+    write_spread(&mut out, "localProcessing", &f.local_processing);
+    write_spread(&mut out, "sendData", &f.send_data);
+    let fields: Vec<&str> = Operation::ALL
+        .into_iter()
+        .map(remote_field)
+        .filter(|name| f.remote_processing.contains_key(*name))
+        .collect();
+    for name in &fields {
+        write_spread(&mut out, name, &f.remote_processing[*name]);
+    }
+    write_spread(&mut out, "receiveData", &f.receive_data);
+    let mut rates: Vec<String> = fields.iter().map(|name| format!("{name}Rate")).collect();
+    rates.insert(rates.len().min(1), "localInsertRate".to_string());
+    for name in rates {
+        if let Some(value) = f.rates.get(&name) {
+            let _ = writeln!(out, "  {name}={} docs/sec", grouped_decimal(*value, 3));
         }
     }
     out

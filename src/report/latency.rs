@@ -1,29 +1,9 @@
-//! The latency table under each result block, from the merged HdrHistograms.
+//! The latency table under each result block.
 
 use std::fmt::Write as _;
 
 use super::numbers::grouped;
-use crate::metrics::{ConnectionMetrics, OperationMetrics};
-use crate::workload::Operation;
-
-/// The operations of a step merged over its connections, in [`Operation::ALL`] order,
-/// leaving out kinds the step never attempted.
-pub fn merged(connections: &[ConnectionMetrics]) -> Vec<(Operation, OperationMetrics)> {
-    Operation::ALL
-        .into_iter()
-        .filter_map(|op| {
-            let mut total = OperationMetrics::default();
-            for c in connections {
-                total.merge(c.of(op));
-            }
-            (total.succeeded + total.failures.total() > 0).then_some((op, total))
-        })
-        .collect()
-}
-
-fn ms(microseconds: f64) -> String {
-    format!("{:.3}", microseconds / 1_000.0)
-}
+use crate::results::{Latency as Figures, PhaseResult};
 
 /// Which latency a table shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +16,7 @@ pub enum Latency {
 
 /// The table: per operation, successful count, failures, and latency percentiles in
 /// milliseconds (of successful operations).
-pub fn table(connections: &[ConnectionMetrics], which: Latency) -> String {
+pub fn table(phase: &PhaseResult, which: Latency) -> String {
     let mut out = String::new();
     let title = match which {
         Latency::Service => "latency(ms)",
@@ -47,58 +27,49 @@ pub fn table(connections: &[ConnectionMetrics], which: Latency) -> String {
         "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         title, "count", "errors", "mean", "p50", "p90", "p99", "p99.9", "max"
     );
-    for (op, metrics) in merged(connections) {
-        let h = match which {
-            Latency::Service => &metrics.latency,
-            Latency::Response => &metrics.response,
+    for op in &phase.operations {
+        let l: &Figures = match which {
+            Latency::Service => &op.latency,
+            Latency::Response => &op.response,
         };
-        let at = |q: f64| {
-            if h.is_empty() {
+        let show = |v: f64| {
+            if l.count == 0 {
                 "-".to_string()
             } else {
-                ms(h.value_at_quantile(q) as f64)
+                format!("{v:.3}")
             }
-        };
-        let mean = if h.is_empty() {
-            "-".to_string()
-        } else {
-            ms(h.mean())
-        };
-        let max = if h.is_empty() {
-            "-".to_string()
-        } else {
-            ms(h.max() as f64)
         };
         let _ = writeln!(
             out,
             "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            op.name(),
-            grouped(metrics.succeeded),
-            grouped(metrics.failures.total()),
-            mean,
-            at(0.5),
-            at(0.9),
-            at(0.99),
-            at(0.999),
-            max
+            op.operation,
+            grouped(op.succeeded),
+            grouped(op.failed),
+            show(l.mean_ms),
+            show(l.p50_ms),
+            show(l.p90_ms),
+            show(l.p99_ms),
+            show(l.p999_ms),
+            show(l.max_ms)
         );
     }
     out
 }
 
-/// One line per operation that had failures, by kind: `read: 404 x2, timeout x1`.
-pub fn failures(connections: &[ConnectionMetrics]) -> String {
+/// One line per operation that had failures, by kind: `failed read: 404 x2, timeout x1`.
+pub fn failures(phase: &PhaseResult) -> String {
     let mut out = String::new();
-    for (op, metrics) in merged(connections) {
-        let sorted = metrics.failures.sorted();
-        if sorted.is_empty() {
+    for op in &phase.operations {
+        if op.failures.is_empty() {
             continue;
         }
+        let mut sorted: Vec<(&String, &u64)> = op.failures.iter().collect();
+        sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let parts: Vec<String> = sorted
             .iter()
-            .map(|(failure, n)| format!("{failure} x{}", grouped(*n)))
+            .map(|(failure, n)| format!("{failure} x{}", grouped(**n)))
             .collect();
-        let _ = writeln!(out, "  failed {}: {}", op.name(), parts.join(", "));
+        let _ = writeln!(out, "  failed {}: {}", op.operation, parts.join(", "));
     }
     out
 }

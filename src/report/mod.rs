@@ -6,28 +6,22 @@ pub mod live;
 pub mod numbers;
 pub mod summary;
 
-use crate::engine::StepOutcome;
+use crate::results::PhaseResult;
 
-/// Everything printed for one step: Iron Cushion's block, the latency table, failures,
-/// and why connections stopped early.
-pub fn step_text(outcome: &StepOutcome) -> String {
-    let mut out = ironcushion::block(outcome);
-    if outcome.interrupted {
+/// Everything printed for one phase: Iron Cushion's block, the latency tables, failures,
+/// the summary, and why connections stopped early.
+pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
+    let mut out = ironcushion::block(phase);
+    if interrupted {
         out.push_str("  INTERRUPTED: the figures cover what was done before the stop\n");
     }
-    out.push_str(&latency::table(
-        &outcome.connections,
-        latency::Latency::Service,
-    ));
-    if outcome.target_rate.is_some() {
-        out.push_str(&latency::table(
-            &outcome.connections,
-            latency::Latency::Response,
-        ));
+    out.push_str(&latency::table(phase, latency::Latency::Service));
+    if phase.target_rate.is_some() {
+        out.push_str(&latency::table(phase, latency::Latency::Response));
     }
-    out.push_str(&latency::failures(&outcome.connections));
-    out.push_str(&summary::summary(outcome));
-    let mut reasons = outcome.aborted.clone();
+    out.push_str(&latency::failures(phase));
+    out.push_str(&summary::summary(phase));
+    let mut reasons = phase.aborted.clone();
     reasons.sort();
     reasons.dedup();
     for reason in reasons.iter().take(3) {

@@ -6,11 +6,9 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use super::latency::merged;
 use super::numbers::grouped;
-use crate::engine::StepOutcome;
 use crate::engine::monitor::{SATURATED, cores};
-use crate::metrics::Failure;
+use crate::results::{PhaseResult, histogram};
 
 /// Shares of values in `<=1`, `>1`, `>2`, `>4`, … ms buckets, up to the largest non-empty
 /// one. The histogram holds microseconds.
@@ -38,11 +36,14 @@ pub fn power_of_two_buckets(histogram: &Histogram<u64>) -> Vec<(String, f64)> {
         .collect()
 }
 
-fn histogram_lines(outcome: &StepOutcome, out: &mut String) {
-    let ops = merged(&outcome.connections);
-    let rows: Vec<_> = ops
+fn histogram_lines(phase: &PhaseResult, out: &mut String) {
+    let rows: Vec<_> = phase
+        .operations
         .iter()
-        .map(|(op, m)| (op, power_of_two_buckets(&m.response)))
+        .filter_map(|op| {
+            let h = histogram::decode(&op.response.histogram).ok()?;
+            Some((op.operation.as_str(), power_of_two_buckets(&h)))
+        })
         .filter(|(_, b)| !b.is_empty())
         .collect();
     let Some(widest) = rows.iter().map(|(_, b)| b.len()).max() else {
@@ -59,7 +60,7 @@ fn histogram_lines(outcome: &StepOutcome, out: &mut String) {
     }
     out.push('\n');
     for (op, buckets) in rows {
-        let _ = write!(out, "  {:<12}", op.name());
+        let _ = write!(out, "  {:<12}", op);
         for (_, share) in &buckets {
             let _ = write!(out, " {:>6.1}%", share);
         }
@@ -67,54 +68,46 @@ fn histogram_lines(outcome: &StepOutcome, out: &mut String) {
     }
 }
 
-fn status_lines(outcome: &StepOutcome, out: &mut String) {
+fn status_lines(phase: &PhaseResult, out: &mut String) {
     let _ = writeln!(
         out,
         "  {:<12} (HTTP status, or what went wrong, x times)",
         "statuses"
     );
-    for (op, m) in merged(&outcome.connections) {
-        let mut parts: Vec<String> = m
+    for op in &phase.operations {
+        let mut parts: Vec<String> = op
             .statuses
-            .sorted()
-            .into_iter()
-            .map(|(status, n)| format!("{status} x{}", grouped(n)))
+            .iter()
+            .map(|(status, n)| format!("{status} x{}", grouped(*n)))
             .collect();
-        for failure in [Failure::Timeout, Failure::Transport] {
-            let n = m.failures.count(&failure);
-            if n > 0 {
-                parts.push(format!("{failure} x{}", grouped(n)));
+        for failure in ["timeout", "transport"] {
+            if let Some(n) = op.failures.get(failure) {
+                parts.push(format!("{failure} x{}", grouped(*n)));
             }
         }
         if !parts.is_empty() {
-            let _ = writeln!(out, "  {:<12} {}", op.name(), parts.join(", "));
+            let _ = writeln!(out, "  {:<12} {}", op.operation, parts.join(", "));
         }
     }
 }
 
-fn rate_lines(outcome: &StepOutcome, out: &mut String) {
-    let Some(target) = outcome.target_rate else {
+fn rate_lines(phase: &PhaseResult, out: &mut String) {
+    let Some(target) = phase.target_rate else {
         return;
     };
-    let started: u64 = outcome
-        .connections
+    let started: u64 = phase
+        .operations
         .iter()
-        .map(|c| {
-            c.operations
-                .iter()
-                .map(|o| o.succeeded + o.failures.total())
-                .sum::<u64>()
-        })
+        .map(|o| o.succeeded + o.failed)
         .sum();
-    let late: u64 = outcome.connections.iter().map(|c| c.late).sum();
-    let delivered = started as f64 / outcome.wall.as_secs_f64().max(1e-9);
+    let delivered = started as f64 / phase.wall_seconds.max(1e-9);
     let _ = writeln!(
         out,
         "  rate: target {target:.1}/s, delivered {delivered:.1}/s; {} of {} operations started late",
-        grouped(late),
+        grouped(phase.late),
         grouped(started)
     );
-    if late > 0 || delivered < target * 0.98 {
+    if phase.late > 0 || delivered < target * 0.98 {
         let _ = writeln!(
             out,
             "  WARNING: the client could not keep to --rate {target}: every connection was busy when operations were due; add connections (--num_connections) or lower --rate"
@@ -122,11 +115,11 @@ fn rate_lines(outcome: &StepOutcome, out: &mut String) {
     }
 }
 
-fn saturation_line(outcome: &StepOutcome, out: &mut String) {
-    let busiest = outcome
+fn saturation_line(phase: &PhaseResult, out: &mut String) {
+    let busiest = phase
         .intervals
         .iter()
-        .filter(|r| r.length > 0.5)
+        .filter(|r| r.length_seconds > 0.5)
         .map(|r| r.cpu)
         .fold(0.0, f64::max);
     if busiest >= SATURATED {
@@ -139,16 +132,15 @@ fn saturation_line(outcome: &StepOutcome, out: &mut String) {
     }
 }
 
-/// The summary of one step.
-pub fn summary(outcome: &StepOutcome) -> String {
+/// The summary of one phase.
+pub fn summary(phase: &PhaseResult) -> String {
     let mut out = String::new();
-    histogram_lines(outcome, &mut out);
-    status_lines(outcome, &mut out);
-    rate_lines(outcome, &mut out);
-    saturation_line(outcome, &mut out);
+    histogram_lines(phase, &mut out);
+    status_lines(phase, &mut out);
+    rate_lines(phase, &mut out);
+    saturation_line(phase, &mut out);
     out
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

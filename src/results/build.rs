@@ -1,0 +1,239 @@
+//! Turning what the engine measured into a [`PhaseResult`].
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hdrhistogram::Histogram;
+
+use super::{
+    IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult, Spread,
+    histogram,
+};
+use crate::engine::StepOutcome;
+use crate::metrics::{self, ConnectionMetrics, IntervalRow, OperationMetrics};
+use crate::workload::Operation;
+
+const NANOS_PER_SEC: f64 = 1e9;
+
+pub fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn seconds(nanoseconds: u64) -> f64 {
+    nanoseconds as f64 / NANOS_PER_SEC
+}
+
+fn spread_of(
+    connections: &[ConnectionMetrics],
+    field: impl Fn(&ConnectionMetrics) -> u64,
+) -> Spread {
+    let values: Vec<f64> = connections.iter().map(|c| seconds(field(c))).collect();
+    let s = metrics::Spread::of(&values);
+    Spread {
+        min: s.min,
+        max: s.max,
+        median: s.median,
+        sd: s.sd,
+    }
+}
+
+fn mean_seconds(
+    connections: &[ConnectionMetrics],
+    field: impl Fn(&ConnectionMetrics) -> u64,
+) -> f64 {
+    if connections.is_empty() {
+        return 0.0;
+    }
+    connections.iter().map(|c| seconds(field(c))).sum::<f64>() / connections.len() as f64
+}
+
+/// Documents per second of parallel time: documents of the whole phase divided by the
+/// mean per-connection time (the arithmetic behind Iron Cushion's figures); 0 when
+/// nothing was done.
+fn rate(documents: u64, mean_seconds: f64) -> f64 {
+    if documents == 0 || mean_seconds <= 0.0 {
+        0.0
+    } else {
+        documents as f64 / mean_seconds
+    }
+}
+
+/// Iron Cushion's name for the remote processing time of an operation.
+pub fn remote_field(operation: Operation) -> &'static str {
+    match operation {
+        Operation::BulkInsert => "remoteProcessing",
+        Operation::Create => "remoteCreateProcessing",
+        Operation::Read => "remoteReadProcessing",
+        Operation::Update => "remoteUpdateProcessing",
+        Operation::Delete => "remoteDeleteProcessing",
+    }
+}
+
+fn iron_cushion(outcome: &StepOutcome, attempted: &[Operation]) -> IronCushion {
+    let c = &outcome.connections;
+    let mut remote_processing = BTreeMap::new();
+    let mut rates = BTreeMap::new();
+    for &op in attempted {
+        remote_processing.insert(
+            remote_field(op).to_string(),
+            spread_of(c, |m| m.of(op).remote_ns),
+        );
+        let documents: u64 = c.iter().map(|m| m.of(op).documents).sum();
+        rates.insert(
+            format!("{}Rate", remote_field(op)),
+            rate(documents, mean_seconds(c, |m| m.of(op).remote_ns)),
+        );
+    }
+    if attempted.contains(&Operation::BulkInsert) {
+        let documents: u64 = c
+            .iter()
+            .map(|m| m.of(Operation::BulkInsert).documents)
+            .sum();
+        let local = mean_seconds(c, |m| m.send_ns + m.remote_ns() + m.receive_ns);
+        rates.insert("localInsertRate".to_string(), rate(documents, local));
+    }
+    IronCushion {
+        time_taken: outcome.wall.as_secs_f64(),
+        total_json_bytes_sent: c.iter().map(|m| m.json_sent).sum(),
+        total_json_bytes_received: c.iter().map(|m| m.json_received).sum(),
+        local_processing: spread_of(c, |m| m.local_ns),
+        send_data: spread_of(c, |m| m.send_ns),
+        remote_processing,
+        receive_data: spread_of(c, |m| m.receive_ns),
+        rates,
+    }
+}
+
+fn ms(microseconds: f64) -> f64 {
+    microseconds / 1_000.0
+}
+
+pub fn latency(h: &Histogram<u64>) -> Latency {
+    let at = |q: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            ms(h.value_at_quantile(q) as f64)
+        }
+    };
+    Latency {
+        count: h.len(),
+        mean_ms: if h.is_empty() { 0.0 } else { ms(h.mean()) },
+        p50_ms: at(0.5),
+        p90_ms: at(0.9),
+        p99_ms: at(0.99),
+        p999_ms: at(0.999),
+        max_ms: if h.is_empty() {
+            0.0
+        } else {
+            ms(h.max() as f64)
+        },
+        histogram: histogram::encode(h),
+    }
+}
+
+fn operation(op: Operation, m: &OperationMetrics, wall_seconds: f64) -> OperationResult {
+    OperationResult {
+        operation: op.name().to_string(),
+        succeeded: m.succeeded,
+        failed: m.failures.total(),
+        documents: m.documents,
+        throughput: if wall_seconds > 0.0 {
+            m.succeeded as f64 / wall_seconds
+        } else {
+            0.0
+        },
+        failures: m
+            .failures
+            .sorted()
+            .into_iter()
+            .map(|(f, n)| (f.to_string(), n))
+            .collect(),
+        statuses: m
+            .statuses
+            .sorted()
+            .into_iter()
+            .map(|(s, n)| (s.to_string(), n))
+            .collect(),
+        latency: latency(&m.latency),
+        response: latency(&m.response),
+    }
+}
+
+fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
+    let end = phase_start + std::time::Duration::from_secs_f64(row.elapsed);
+    let operations = Operation::ALL
+        .into_iter()
+        .filter_map(|op| {
+            let m = &row.metrics.operations[op.index()];
+            (m.succeeded + m.failed > 0).then(|| {
+                let at = |q: f64| {
+                    if m.response.is_empty() {
+                        0.0
+                    } else {
+                        ms(m.response.value_at_quantile(q) as f64)
+                    }
+                };
+                IntervalOperation {
+                    operation: op.name().to_string(),
+                    succeeded: m.succeeded,
+                    failed: m.failed,
+                    timeouts: m.timeouts,
+                    throughput: if row.length > 0.0 {
+                        m.succeeded as f64 / row.length
+                    } else {
+                        0.0
+                    },
+                    p50_ms: at(0.5),
+                    p99_ms: at(0.99),
+                    histogram: histogram::encode(&m.response),
+                }
+            })
+        })
+        .collect();
+    IntervalResult {
+        end_ms: unix_ms(end),
+        elapsed_seconds: row.elapsed,
+        length_seconds: row.length,
+        cpu: row.cpu,
+        late: row.metrics.late,
+        operations,
+    }
+}
+
+/// The result of one phase.
+pub fn phase(name: &str, outcome: &StepOutcome) -> PhaseResult {
+    let wall_seconds = outcome.wall.as_secs_f64();
+    let mut merged: Vec<(Operation, OperationMetrics)> = Vec::new();
+    for op in Operation::ALL {
+        let mut total = OperationMetrics::default();
+        for c in &outcome.connections {
+            total.merge(c.of(op));
+        }
+        if total.succeeded + total.failures.total() > 0 {
+            merged.push((op, total));
+        }
+    }
+    // Iron Cushion lists every operation of the step's mix, attempted or not.
+    let attempted = &outcome.operations;
+    PhaseResult {
+        name: name.to_string(),
+        started_at_ms: unix_ms(outcome.started_at),
+        wall_seconds,
+        connections: outcome.connections.len() as u64,
+        target_rate: outcome.target_rate,
+        late: outcome.connections.iter().map(|c| c.late).sum(),
+        operations: merged
+            .iter()
+            .map(|(op, m)| operation(*op, m, wall_seconds))
+            .collect(),
+        iron_cushion: iron_cushion(outcome, attempted),
+        intervals: outcome
+            .intervals
+            .iter()
+            .map(|r| interval(r, outcome.started_at))
+            .collect(),
+        aborted: outcome.aborted.clone(),
+    }
+}

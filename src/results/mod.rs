@@ -1,0 +1,183 @@
+//! The result of a run as a file: a versioned JSON document that every report format,
+//! `compare`, `merge` and the thresholds read. `docs/RESULTS.md` documents the schema.
+//!
+//! Latency histograms are kept in HdrHistogram's compressed form (see [`histogram`]),
+//! so results of many nodes merge exactly; the percentiles beside them are for readers.
+
+pub mod build;
+pub mod histogram;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The schema's name and version; a reader refuses other major versions.
+pub const SCHEMA: &str = "sofabench-result/1";
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    pub tool: Tool,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub ended_at: String,
+    /// True when the run was stopped (Ctrl-C) before it finished.
+    pub interrupted: bool,
+    /// The run's settings, by flag name, without any password.
+    pub config: BTreeMap<String, serde_json::Value>,
+    /// The nodes (machines) whose measurements this result holds: one entry for a plain
+    /// run, several after `merge`.
+    pub nodes: Vec<NodeInfo>,
+    pub phases: Vec<PhaseResult>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NodeInfo {
+    pub index: u64,
+    pub count: u64,
+    pub host: String,
+}
+
+/// One phase (Iron Cushion's steps are the phases `bulk_insert` and `crud`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PhaseResult {
+    pub name: String,
+    /// Unix time of the phase's start, milliseconds.
+    pub started_at_ms: u64,
+    /// Wall-clock time of the phase (Iron Cushion's `timeTaken`), seconds.
+    pub wall_seconds: f64,
+    pub connections: u64,
+    /// Operations per second aimed at (open model), if any.
+    pub target_rate: Option<f64>,
+    /// Operations that started late by more than the threshold (open model).
+    pub late: u64,
+    pub operations: Vec<OperationResult>,
+    pub iron_cushion: IronCushion,
+    /// One entry per live interval.
+    pub intervals: Vec<IntervalResult>,
+    /// Why connections stopped early, if any did.
+    pub aborted: Vec<String>,
+}
+
+/// Iron Cushion's fields of a phase, with its names; times in seconds, spreads over
+/// connections.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct IronCushion {
+    pub time_taken: f64,
+    pub total_json_bytes_sent: u64,
+    pub total_json_bytes_received: u64,
+    pub local_processing: Spread,
+    pub send_data: Spread,
+    /// `remoteProcessing` (bulk insert) or `remoteCreateProcessing` … by field name.
+    pub remote_processing: BTreeMap<String, Spread>,
+    pub receive_data: Spread,
+    /// `remoteProcessingRate`, `localInsertRate`, `remoteCreateProcessingRate` … in docs/s.
+    pub rates: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Spread {
+    pub min: f64,
+    pub max: f64,
+    pub median: f64,
+    pub sd: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OperationResult {
+    /// `bulk_insert`, `create`, `read`, `update` or `delete`.
+    pub operation: String,
+    pub succeeded: u64,
+    pub failed: u64,
+    /// Documents stored or operated on (a bulk insert counts its documents).
+    pub documents: u64,
+    /// Successful operations per second of the phase's wall-clock time.
+    pub throughput: f64,
+    /// Failures by kind: an HTTP status (`"404"`), `doc:<error>`, `timeout`, `transport`,
+    /// `bad_answer`, `no_document`.
+    pub failures: BTreeMap<String, u64>,
+    /// Every answer's HTTP status, with counts.
+    pub statuses: BTreeMap<String, u64>,
+    /// Service time of successful operations.
+    pub latency: Latency,
+    /// Response time of successful operations (from the scheduled start under a rate).
+    pub response: Latency,
+}
+
+/// Percentiles in milliseconds, and the histogram (microseconds) they come from.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    /// HdrHistogram V2 deflate, base64; values in microseconds.
+    pub histogram: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IntervalResult {
+    /// Unix time of the interval's end, milliseconds.
+    pub end_ms: u64,
+    /// Seconds from the phase's start to the interval's end.
+    pub elapsed_seconds: f64,
+    pub length_seconds: f64,
+    /// The client's CPU use, as a share of its cores.
+    pub cpu: f64,
+    pub late: u64,
+    pub operations: Vec<IntervalOperation>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IntervalOperation {
+    pub operation: String,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub timeouts: u64,
+    /// Successful operations per second in the interval.
+    pub throughput: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Response times, HdrHistogram V2 deflate, base64, microseconds.
+    pub histogram: String,
+}
+
+impl RunResult {
+    /// Reads a result file, checking its schema.
+    pub fn read(path: &std::path::Path) -> Result<RunResult, String> {
+        let file = path.display();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {file}: {e}; check the path"))?;
+        let result: RunResult = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{file}:{}:{}: not a sofabench result ({e}); give a file written by --json or --out",
+                e.line(),
+                e.column()
+            )
+        })?;
+        if result.schema.split('/').next() != SCHEMA.split('/').next()
+            || result.schema.split('/').nth(1) != SCHEMA.split('/').nth(1)
+        {
+            return Err(format!(
+                "{file}: schema {:?} is not {SCHEMA:?}; use the sofabench version that wrote it",
+                result.schema
+            ));
+        }
+        Ok(result)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("results serialize")
+    }
+}
