@@ -7,6 +7,7 @@
 mod config;
 mod duration;
 mod generate;
+mod output;
 mod run;
 mod templates;
 
@@ -212,6 +213,18 @@ pub struct RunArgs {
     /// No progress bar and no live lines.
     #[arg(long, short)]
     quiet: bool,
+
+    /// Write every result file into this folder (result.json, …).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    /// Write the result as JSON (the versioned schema of docs/RESULTS.md).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Replace result files that already exist.
+    #[arg(long)]
+    overwrite: bool,
 
     /// Read flags from a TOML or JSON file (keys are flag names); flags given here win.
     #[arg(long, value_name = "FILE")]

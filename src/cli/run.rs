@@ -1,9 +1,14 @@
 //! `sofabench run`: Iron Cushion's bulk insert step, then its CRUD step.
 
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::time::SystemTime;
+
+use serde_json::json;
 use std::sync::Arc;
 
 use super::RunArgs;
+use super::output::OutputFiles;
 use super::templates;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
@@ -13,6 +18,7 @@ use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
 use crate::results;
+use crate::results::NodeInfo;
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
 use crate::workload::{CrudBound, CrudWeights, DocumentIds, Plan, ids};
@@ -70,6 +76,8 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
     if let Some(prefix) = &args.id_prefix {
         ids::validate_prefix(prefix).map_err(Failed::bad_input)?;
     }
+    let outputs = OutputFiles::new(args.out.as_deref(), args.json.as_deref());
+    outputs.check(args.overwrite)?;
     let seed = args.seed.unwrap_or_else(rand::random);
     let prefix = args
         .id_prefix
@@ -99,7 +107,8 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         },
         stop: Stop::default(),
     };
-    runtime.block_on(run(settings, &template_name, &args))
+    let config = config_record(&args, &settings, &template_name);
+    runtime.block_on(run(settings, &template_name, &args, config, &outputs))
 }
 
 fn print(text: &str) {
@@ -144,7 +153,69 @@ fn describe(settings: &RunSettings, template_name: &str) -> String {
     )
 }
 
-async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Result<(), Failed> {
+/// The run's settings as the result file records them: no password.
+fn config_record(
+    args: &RunArgs,
+    settings: &RunSettings,
+    template_name: &str,
+) -> BTreeMap<String, serde_json::Value> {
+    let p = &settings.plan;
+    let nodes: Vec<String> = settings
+        .target
+        .nodes
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let mut config = BTreeMap::new();
+    let mut set = |key: &str, value: serde_json::Value| {
+        config.insert(key.to_string(), value);
+    };
+    set("database_address", json!(nodes.join(",")));
+    set("database_name", json!(settings.target.database));
+    set(
+        "user",
+        json!(settings.target.credentials.as_ref().map(|c| c.user.clone())),
+    );
+    set("num_connections", json!(p.connections));
+    set("template", json!(template_name));
+    set("seed", json!(settings.seed));
+    set(
+        "num_documents_per_bulk_insert",
+        json!(p.documents_per_bulk_insert),
+    );
+    set(
+        "num_bulk_insert_operations",
+        json!(p.bulk_inserts_per_connection),
+    );
+    set("num_crud_operations", json!(p.crud.per_connection));
+    set("total_operations", json!(p.crud.total));
+    set(
+        "duration_seconds",
+        json!(p.crud.duration.map(|d| d.as_secs_f64())),
+    );
+    set("create_weight", json!(p.weights.create));
+    set("read_weight", json!(p.weights.read));
+    set("update_weight", json!(p.weights.update));
+    set("delete_weight", json!(p.weights.delete));
+    set("rate", json!(settings.rate));
+    set(
+        "timeout_seconds",
+        json!(settings.timeout.map(|d| d.as_secs_f64())),
+    );
+    set("id_prefix", json!(settings.ids.prefix()));
+    set("reuse", json!(args.reuse));
+    set("recreate", json!(args.recreate));
+    config
+}
+
+async fn run(
+    settings: RunSettings,
+    template_name: &str,
+    args: &RunArgs,
+    config: BTreeMap<String, serde_json::Value>,
+    outputs: &OutputFiles,
+) -> Result<(), Failed> {
+    let run_started = SystemTime::now();
     let endpoints: Vec<Arc<Endpoint>> = settings
         .target
         .nodes
@@ -182,6 +253,7 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
     listen_for_interrupts(stop.clone());
     let mut engine = Engine::connect(settings).await.map_err(Failed::run)?;
     let mut outcomes: Vec<StepOutcome> = Vec::new();
+    let mut phases = Vec::new();
     for (step, wanted) in [
         (Step::BulkInsert, plan.bulk_inserts_per_connection > 0),
         (Step::Crud, plan.has_crud_step()),
@@ -192,6 +264,7 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
         let outcome = engine.run(step).await;
         let phase = results::build::phase(step.phase_name(), &outcome);
         print(&report::phase_text(&phase, outcome.interrupted));
+        phases.push(phase);
         let ended_early = !outcome.aborted.is_empty() || outcome.interrupted;
         outcomes.push(outcome);
         if ended_early {
@@ -213,6 +286,22 @@ async fn run(settings: RunSettings, template_name: &str, args: &RunArgs) -> Resu
                 admin_name(args)
             ));
         }
+    }
+    let node = NodeInfo {
+        index: 0,
+        count: 1,
+        host: hostname(),
+    };
+    let result = results::build::run(
+        config,
+        run_started,
+        SystemTime::now(),
+        stop.stop.is_raised(),
+        node,
+        phases,
+    );
+    for path in outputs.write(&result)? {
+        print(&format!("wrote {}\n", path.display()));
     }
     if stop.stop.is_raised() {
         eprintln!("sofabench: interrupted; the figures above cover what was done");
@@ -247,6 +336,12 @@ fn listen_for_interrupts(stop: Stop) {
         }
         stop.abandon.raise();
     });
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn admin_name(args: &RunArgs) -> &str {

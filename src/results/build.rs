@@ -237,3 +237,32 @@ pub fn phase(name: &str, outcome: &StepOutcome) -> PhaseResult {
         aborted: outcome.aborted.clone(),
     }
 }
+
+/// A wall-clock time as RFC 3339, UTC, whole seconds.
+pub fn rfc3339(time: SystemTime) -> String {
+    crate::template::rfc3339((unix_ms(time) / 1_000) as i64)
+}
+
+/// The whole run's result.
+pub fn run(
+    config: BTreeMap<String, serde_json::Value>,
+    started: SystemTime,
+    ended: SystemTime,
+    interrupted: bool,
+    node: super::NodeInfo,
+    phases: Vec<PhaseResult>,
+) -> super::RunResult {
+    super::RunResult {
+        schema: super::SCHEMA.to_string(),
+        tool: super::Tool {
+            name: "sofabench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        started_at: rfc3339(started),
+        ended_at: rfc3339(ended),
+        interrupted,
+        config,
+        nodes: vec![node],
+        phases,
+    }
+}
