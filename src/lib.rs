@@ -12,6 +12,7 @@ pub mod exit;
 pub mod metrics;
 pub mod report;
 pub mod results;
+pub mod scenario;
 pub mod seed;
 pub mod target;
 pub mod template;

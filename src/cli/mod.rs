@@ -6,6 +6,8 @@
 
 mod config;
 mod duration;
+
+pub use duration::parse as parse_duration;
 mod generate;
 mod output;
 mod run;
@@ -42,6 +44,8 @@ enum Command {
     Run(RunArgs),
     /// Print documents generated from a template, one JSON document per line.
     Generate(GenerateArgs),
+    /// List the built-in scenarios, one line each.
+    Scenarios,
 }
 
 /// Flags of `sofabench run`. Defaults follow the example in Iron Cushion's README, scaled
@@ -214,6 +218,32 @@ pub struct RunArgs {
     #[arg(long, short)]
     quiet: bool,
 
+    /// Run a scenario: a built-in one by name (`sofabench scenarios` lists them) or a TOML
+    /// file of phases. Default: ironcushion, the two steps these flags describe.
+    #[arg(long, value_name = "NAME|FILE")]
+    scenario: Option<String>,
+
+    /// scaling: go on up to 1,000,000 operations.
+    #[arg(long)]
+    full: bool,
+
+    /// scaling: one plain run of this many writes (then --reads reads).
+    #[arg(long, value_name = "N")]
+    writes: Option<u64>,
+
+    /// scaling: reads after --writes.
+    #[arg(long, value_name = "N")]
+    reads: Option<u64>,
+
+    /// couchdb-report: the bulk sizes to compare.
+    #[arg(
+        long = "batch-sizes",
+        value_name = "N,N,…",
+        value_delimiter = ',',
+        default_value = "50,100,200"
+    )]
+    batch_sizes: Vec<u64>,
+
     /// Write every result file into this folder (result.json, …).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -291,6 +321,12 @@ pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
     match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Generate(args) => generate::execute(args),
+        Command::Scenarios => {
+            for (name, line) in crate::scenario::LIST {
+                println!("{name:<18} {line}");
+            }
+            Ok(())
+        }
     }
 }
 

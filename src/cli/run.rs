@@ -13,15 +13,16 @@ use super::templates;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
 use crate::engine::monitor::LiveOutput;
-use crate::engine::{Engine, RunSettings, Step, StepOutcome, Stop};
+use crate::engine::{Engine, PhaseOutcome, RunSettings, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
 use crate::results;
 use crate::results::NodeInfo;
+use crate::scenario::{self, BuiltinOptions, Defaults, Form, Scenario, forms};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
-use crate::workload::{CrudBound, CrudWeights, DocumentIds, Plan, ids};
+use crate::workload::{CrudBound, CrudWeights, DocumentIds, KeyChoice, Plan, ids};
 
 fn plan_from(args: &RunArgs) -> Plan {
     Plan {
@@ -36,6 +37,7 @@ fn plan_from(args: &RunArgs) -> Plan {
             duration: args.duration,
         },
         weights: CrudWeights {
+            bulk_insert: 0,
             create: args.create_weight,
             read: args.read_weight,
             update: args.update_weight,
@@ -67,8 +69,11 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         });
     }
     let plan = plan_from(&args);
-    plan.validate()
-        .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
+    let prefix = args
+        .id_prefix
+        .clone()
+        .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
+    let scenario = choose_scenario(&args, &plan, &target, &prefix)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
@@ -79,10 +84,6 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
     let outputs = OutputFiles::new(args.out.as_deref(), args.json.as_deref());
     outputs.check(args.overwrite)?;
     let seed = args.seed.unwrap_or_else(rand::random);
-    let prefix = args
-        .id_prefix
-        .clone()
-        .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -90,13 +91,11 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         .map_err(|e| Failed::run(format!("cannot start the runtime: {e}")))?;
     let settings = RunSettings {
         target,
-        plan,
         writer: Arc::new(DocumentWriter::new(template, seed)),
         seed,
         ids: DocumentIds::new(&prefix),
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
-        rate: args.rate,
         late_threshold: args.late_threshold,
         interval: args.interval.max(std::time::Duration::from_millis(100)),
         show_progress: !args.quiet,
@@ -107,8 +106,74 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         },
         stop: Stop::default(),
     };
-    let config = config_record(&args, &settings, &template_name);
-    runtime.block_on(run(settings, &template_name, &args, config, &outputs))
+    let config = config_record(&args, &settings, &plan, &scenario, &template_name);
+    runtime.block_on(run(
+        settings,
+        scenario,
+        &template_name,
+        &args,
+        config,
+        &outputs,
+    ))
+}
+
+/// The phases to run: a scenario file, a built-in scenario, or Iron Cushion's two steps
+/// from the flags. Everything is checked before anything is sent.
+fn choose_scenario(
+    args: &RunArgs,
+    plan: &Plan,
+    target: &Target,
+    prefix: &str,
+) -> Result<Scenario, Failed> {
+    let fail = |problems: Vec<String>| Failed::bad_input(problems.join("\nsofabench: error: "));
+    let name = args.scenario.as_deref().unwrap_or("ironcushion");
+    if name == "ironcushion" {
+        plan.validate().map_err(fail)?;
+        return Ok(Scenario {
+            name: "ironcushion".to_string(),
+            description: scenario::LIST[0].1.to_string(),
+            phases: plan.phases(args.rate),
+            form: Form::Standard,
+        });
+    }
+    let defaults = Defaults {
+        connections: args.num_connections,
+        batch_size: args.num_documents_per_bulk_insert,
+        duration: args.duration,
+        total: args.total_operations,
+        rate: args.rate,
+        keys: KeyChoice::Uniform,
+    };
+    let node = &target.nodes[0];
+    let options = BuiltinOptions {
+        full: args.full,
+        writes_reads: match (args.writes, args.reads) {
+            (None, None) => None,
+            (w, r) => Some((w.unwrap_or(0), r.unwrap_or(0))),
+        },
+        batch_sizes: args.batch_sizes.clone(),
+        // A replica of the run's own, never an existing database.
+        replica_url: format!(
+            "http://{}{}/{}-replica-{}",
+            node.host_header,
+            node.base_path,
+            crate::target::encode_path_segment(&target.database),
+            prefix.to_ascii_lowercase()
+        ),
+        weights: plan.weights,
+    };
+    if let Some(found) = scenario::builtin(name, &defaults, &options) {
+        return Ok(found);
+    }
+    let path = std::path::Path::new(name);
+    if !path.exists() {
+        let names: Vec<&str> = scenario::LIST.iter().map(|(n, _)| *n).collect();
+        return Err(Failed::bad_input(format!(
+            "--scenario {name:?} is neither a built-in scenario ({}) nor a file; `sofabench scenarios` lists the built-in ones",
+            names.join(", ")
+        )));
+    }
+    scenario::from_file(path, &defaults).map_err(fail)
 }
 
 fn print(text: &str) {
@@ -117,49 +182,35 @@ fn print(text: &str) {
     let _ = out.flush();
 }
 
-fn describe(settings: &RunSettings, template_name: &str) -> String {
-    let p = &settings.plan;
-    let w = p.weights;
-    let mut bounds = Vec::new();
-    if let Some(n) = p.crud.per_connection {
-        bounds.push(format!("{} CRUD operations per connection", grouped(n)));
-    }
-    if let Some(n) = p.crud.total {
-        bounds.push(format!("{} CRUD operations in total", grouped(n)));
-    }
-    if let Some(d) = p.crud.duration {
-        bounds.push(format!("CRUD for {:?}", d));
-    }
-    let mut crud = bounds.join(" or ");
-    if let Some(rate) = settings.rate {
-        crud.push_str(&format!(" at {rate} operations/s (open model)"));
-    }
-    format!(
-        "sofabench {}: {}\n  {} connections; bulk insert {} x {} documents per connection; {} (weights create/read/update/delete {}/{}/{}/{})\n  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
+fn describe(settings: &RunSettings, scenario: &Scenario, template_name: &str) -> String {
+    let mut text = format!(
+        "sofabench {}: {}\n  scenario: {} ({})\n",
         env!("CARGO_PKG_VERSION"),
         settings.target.describe(),
-        grouped(p.connections),
-        grouped(p.bulk_inserts_per_connection),
-        grouped(p.documents_per_bulk_insert),
-        crud,
-        w.create,
-        w.read,
-        w.update,
-        w.delete,
+        scenario.name,
+        scenario.description
+    );
+    for phase in &scenario.phases {
+        text.push_str(&format!("  phase {}\n", phase.describe()));
+    }
+    text.push_str(&format!(
+        "  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
         template_name,
         settings.seed,
         settings.seed,
-        settings.ids.prefix(),
-    )
+        settings.ids.prefix()
+    ));
+    text
 }
 
 /// The run's settings as the result file records them: no password.
 fn config_record(
     args: &RunArgs,
     settings: &RunSettings,
+    p: &Plan,
+    scenario: &Scenario,
     template_name: &str,
 ) -> BTreeMap<String, serde_json::Value> {
-    let p = &settings.plan;
     let nodes: Vec<String> = settings
         .target
         .nodes
@@ -197,7 +248,18 @@ fn config_record(
     set("read_weight", json!(p.weights.read));
     set("update_weight", json!(p.weights.update));
     set("delete_weight", json!(p.weights.delete));
-    set("rate", json!(settings.rate));
+    set("rate", json!(args.rate));
+    set("scenario", json!(scenario.name));
+    set(
+        "phases",
+        json!(
+            scenario
+                .phases
+                .iter()
+                .map(|ph| ph.describe())
+                .collect::<Vec<_>>()
+        ),
+    );
     set(
         "timeout_seconds",
         json!(settings.timeout.map(|d| d.as_secs_f64())),
@@ -210,6 +272,7 @@ fn config_record(
 
 async fn run(
     settings: RunSettings,
+    scenario: Scenario,
     template_name: &str,
     args: &RunArgs,
     config: BTreeMap<String, serde_json::Value>,
@@ -245,31 +308,39 @@ async fn run(
         .prepare(existing_policy(args))
         .await
         .map_err(setup_failed)?;
-    print(&describe(&settings, template_name));
+    print(&describe(&settings, &scenario, template_name));
     print(&database_line(&settings.target, &prepared));
 
-    let plan = settings.plan.clone();
     let stop = settings.stop.clone();
     listen_for_interrupts(stop.clone());
-    let mut engine = Engine::connect(settings).await.map_err(Failed::run)?;
-    let mut outcomes: Vec<StepOutcome> = Vec::new();
+    let mut engine = Engine::new(settings);
+    let most = scenario
+        .phases
+        .iter()
+        .map(|p| p.connections)
+        .max()
+        .unwrap_or(1);
+    engine.connect(most).await.map_err(Failed::run)?;
+    let mut outcomes: Vec<PhaseOutcome> = Vec::new();
     let mut phases = Vec::new();
-    for (step, wanted) in [
-        (Step::BulkInsert, plan.bulk_inserts_per_connection > 0),
-        (Step::Crud, plan.has_crud_step()),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let outcome = engine.run(step).await;
-        let phase = results::build::phase(step.phase_name(), &outcome);
-        print(&report::phase_text(&phase, outcome.interrupted));
-        phases.push(phase);
+    for phase in &scenario.phases {
+        let outcome = engine.run(phase).await.map_err(Failed::run)?;
+        let result = results::build::phase(&outcome);
+        print(&report::phase_text(&result, outcome.interrupted));
+        phases.push(result);
         let ended_early = !outcome.aborted.is_empty() || outcome.interrupted;
         outcomes.push(outcome);
         if ended_early {
             break;
         }
+    }
+    match scenario.form {
+        Form::Standard => {}
+        Form::Titan => print(&format!(
+            "TITAN LOADTEST LINES (phase, duration s, writes, write rate, reads, read rate, hits):\n{}",
+            forms::titan(&phases)
+        )),
+        Form::Scaling => print(&format!("SCALING TABLE:\n{}", forms::scaling(&phases))),
     }
     drop(engine);
 
@@ -361,7 +432,7 @@ fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {
 }
 
 /// The run failed when any operation failed or a step stopped early.
-fn verdict(outcomes: &[StepOutcome]) -> Result<(), Failed> {
+fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
     let failed: u64 = outcomes
         .iter()
         .flat_map(|o| o.connections.iter())

@@ -1,6 +1,11 @@
-//! Runs the steps of a benchmark: one tokio task per connection, all started together,
-//! the step's wall-clock time taken from the first start to the last finish.
+//! Runs the phases of a benchmark: one tokio task per connection, all started together,
+//! a phase's wall-clock time taken from the first start to the last finish.
+//!
+//! Between phases the engine keeps the connections and the documents each one knows. A
+//! phase with another number of connections gets the documents dealt out anew, so every
+//! document still has exactly one owner and no two connections ever race for it.
 
+mod actions;
 pub mod monitor;
 mod progress;
 pub mod stop;
@@ -8,76 +13,52 @@ mod worker;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::driver::{Client, Endpoint};
 use crate::metrics::{ConnectionMetrics, IntervalRow};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, Operation, OperationOrder, Plan};
+use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder, Phase};
 
+pub use actions::ActionReport;
 use monitor::{LiveOutput, Monitor};
 use progress::Progress;
 pub use stop::Stop;
-use worker::{CrudWork, Pacing, Shared, Worker};
+use worker::{Numbering, Pacing, PhaseWork, Shared, Worker};
 
-/// The two steps of Iron Cushion's run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    BulkInsert,
-    Crud,
-}
-
-impl Step {
-    pub fn label(self) -> &'static str {
-        match self {
-            Step::BulkInsert => "bulk insert",
-            Step::Crud => "crud",
-        }
-    }
-
-    /// The step's name as a phase in results.
-    pub fn phase_name(self) -> &'static str {
-        match self {
-            Step::BulkInsert => "bulk_insert",
-            Step::Crud => "crud",
-        }
-    }
-}
-
-/// What one step measured.
+/// What one phase measured.
 #[derive(Debug)]
-pub struct StepOutcome {
-    pub step: Step,
-    /// The operations the step's mix includes.
+pub struct PhaseOutcome {
+    pub name: String,
+    /// The operations the phase's mix includes.
     pub operations: Vec<Operation>,
-    /// Wall-clock time of the step's start.
-    pub started_at: std::time::SystemTime,
-    /// From the step's start to its slowest connection's finish (Iron Cushion's `timeTaken`).
+    /// Wall-clock time of the phase's start.
+    pub started_at: SystemTime,
+    /// From the phase's start to its slowest connection's finish (Iron Cushion's `timeTaken`).
     pub wall: Duration,
     /// One entry per connection.
     pub connections: Vec<ConnectionMetrics>,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
-    /// The step's intervals, as the live lines showed them.
+    /// The phase's intervals, as the live lines showed them.
     pub intervals: Vec<IntervalRow>,
-    /// The operations per second the step aimed at (open model).
+    /// The operations per second the phase aimed at (open model).
     pub target_rate: Option<f64>,
-    /// True when the run was stopped (Ctrl-C) during this step.
+    /// True when the run was stopped (Ctrl-C) during this phase.
     pub interrupted: bool,
+    /// What the phase's background action did, if it had one.
+    pub action: Option<ActionReport>,
 }
 
 /// Everything the engine needs for a run.
 pub struct RunSettings {
     pub target: Target,
-    pub plan: Plan,
     pub writer: Arc<DocumentWriter>,
     pub seed: u64,
     pub ids: DocumentIds,
     pub timeout: Option<Duration>,
-    /// Operations per second for the CRUD step, all connections together (open model).
-    pub rate: Option<f64>,
     pub late_threshold: Duration,
     /// How often a live line is printed.
     pub interval: Duration,
@@ -86,18 +67,22 @@ pub struct RunSettings {
     pub stop: Stop,
 }
 
-/// The engine: workers with open connections, ready for the steps.
+/// The engine: workers with open connections, ready for the phases.
 pub struct Engine {
     settings: RunSettings,
+    endpoints: Vec<Arc<Endpoint>>,
+    shared: Arc<Shared>,
     workers: Vec<Worker>,
     progress: Arc<AtomicU64>,
-    plan: Arc<Plan>,
+    /// Connections of the previous phase (whose documents are where they belong).
+    active: usize,
+    /// The first document number the next phase may use.
+    next_number: u64,
+    phases_run: u64,
 }
 
 impl Engine {
-    /// Opens every connection (spread evenly over the nodes) before any step starts, so
-    /// that no step pays for connecting.
-    pub async fn connect(settings: RunSettings) -> Result<Engine, String> {
+    pub fn new(settings: RunSettings) -> Engine {
         let endpoints: Vec<Arc<Endpoint>> = settings
             .target
             .nodes
@@ -118,144 +103,170 @@ impl Engine {
             stop: settings.stop.clone(),
             late_threshold: settings.late_threshold,
         });
-        let pick_streams = seed::derive(settings.seed, seed::label::CONNECTION);
+        Engine {
+            settings,
+            endpoints,
+            shared,
+            workers: Vec::new(),
+            progress,
+            active: 0,
+            next_number: 0,
+            phases_run: 0,
+        }
+    }
+
+    /// Opens connections (spread evenly over the nodes) until there are `count`, before
+    /// any phase needs them, so that no phase pays for connecting.
+    pub async fn connect(&mut self, count: u64) -> Result<(), String> {
+        let pick_streams = seed::derive(self.settings.seed, seed::label::CONNECTION);
         let mut opening = Vec::new();
-        for index in 0..settings.plan.connections {
-            let endpoint = endpoints[index as usize % endpoints.len()].clone();
-            let mut client = Client::new(endpoint, settings.timeout);
-            // Document picks use a stream apart from the operation order's.
+        for index in self.workers.len() as u64..count {
+            let endpoint = self.endpoints[index as usize % self.endpoints.len()].clone();
+            let mut client = Client::new(endpoint, self.settings.timeout);
+            // Document picks use a stream apart from the operation orders'.
             let pick_rng = seed::rng(seed::derive(seed::derive(pick_streams, index), 1));
-            let worker_shared = shared.clone();
+            let shared = self.shared.clone();
             opening.push(tokio::spawn(async move {
                 client
                     .open()
                     .await
                     .map_err(|e| format!("{}: {e}", client.endpoint().node))?;
-                Ok::<Worker, String>(Worker::new(index, client, worker_shared, pick_rng))
+                Ok::<Worker, String>(Worker::new(index, client, shared, pick_rng))
             }));
         }
-        let mut workers = Vec::with_capacity(opening.len());
         for task in opening {
             match task.await {
-                Ok(Ok(worker)) => workers.push(worker),
+                Ok(Ok(worker)) => self.workers.push(worker),
                 Ok(Err(message)) => {
                     return Err(format!(
                         "cannot open connection {}: {message}; check --database_address, or lower --num_connections if the server limits connections",
-                        workers.len()
+                        self.workers.len()
                     ));
                 }
                 Err(join) => return Err(format!("a connection task failed: {join}")),
             }
         }
-        Ok(Engine {
-            plan: Arc::new(settings.plan.clone()),
-            settings,
-            workers,
-            progress,
-        })
+        Ok(())
     }
 
-    /// The CRUD work of connection `index`: its operation order, and when to send.
-    fn crud_work(&self, index: u64, started: Instant) -> CrudWork {
-        let plan = &self.plan;
+    /// Deals every known document out to the first `count` connections, round robin.
+    fn deal_documents(&mut self, count: usize) {
+        let mut all = Vec::new();
+        for worker in &mut self.workers {
+            all.push(std::mem::take(&mut worker.pool));
+        }
+        let total: usize = all.iter().map(DocumentPool::len).sum();
+        for worker in self.workers.iter_mut().take(count) {
+            worker.pool = DocumentPool::with_capacity(total / count + 1);
+        }
+        let mut next = 0;
+        for pool in all {
+            for document in pool.into_documents() {
+                self.workers[next].pool.add(document.number, document.rev);
+                next = (next + 1) % count;
+            }
+        }
+    }
+
+    /// The work of connection `index` in `phase`.
+    fn work(&self, phase: &Phase, index: u64, known: u64, started: Instant) -> PhaseWork {
         let order_streams = seed::derive(self.settings.seed, seed::label::CONNECTION);
-        let rng = seed::rng(seed::derive(seed::derive(order_streams, index), 0));
-        let known = plan.bulk_documents_per_connection();
-        let order = match plan.crud_counts(index) {
+        let stream = seed::derive(
+            seed::derive(order_streams, index),
+            2 * (self.phases_run + 1),
+        );
+        let rng = seed::rng(stream);
+        let order = match phase.counts_of(index) {
             Some(counts) => OperationOrder::new(counts, known, rng),
-            None => OperationOrder::by_weights(plan.weights, known, rng),
-        };
+            None => OperationOrder::by_weights(phase.mix, known, rng),
+        }
+        .with_batch(phase.batch_size);
         // Under a rate, each connection sends at rate / connections, the connections
         // staggered evenly within one period so the requests come evenly spaced.
-        let pacing = match self.settings.rate {
+        let pacing = match phase.rate {
             None => Pacing::Closed,
             Some(rate) => {
-                let every = Duration::from_secs_f64(plan.connections as f64 / rate);
-                let offset = every.mul_f64(index as f64 / plan.connections as f64);
+                let every = Duration::from_secs_f64(phase.connections as f64 / rate);
+                let offset = every.mul_f64(index as f64 / phase.connections as f64);
                 Pacing::Open {
                     first: started + offset,
                     every,
                 }
             }
         };
-        CrudWork {
+        PhaseWork {
             order,
-            plan: plan.clone(),
-            deadline: plan.crud.duration.map(|d| started + d),
+            numbering: Numbering {
+                base: self.next_number,
+                stride: phase.connections,
+            },
+            batch_size: phase.batch_size,
+            keys: phase.keys,
+            deadline: phase.bound.duration.map(|d| started + d),
             pacing,
         }
     }
 
-    /// Runs one step on every connection at once.
-    pub async fn run(&mut self, step: Step) -> StepOutcome {
-        let plan = self.plan.clone();
-        let total = match step {
-            Step::BulkInsert => Some(plan.bulk_inserts_per_connection * plan.connections),
-            Step::Crud => plan.total_crud_operations(),
-        };
-        let duration = match step {
-            Step::BulkInsert => None,
-            Step::Crud => plan.crud.duration,
-        };
-        let target_rate = match step {
-            Step::BulkInsert => None,
-            Step::Crud => self.settings.rate,
-        };
+    /// Runs one phase on its connections at once.
+    pub async fn run(&mut self, phase: &Phase) -> Result<PhaseOutcome, String> {
+        self.connect(phase.connections).await?;
+        let count = phase.connections as usize;
+        if count != self.active {
+            self.deal_documents(count);
+            self.active = count;
+        }
         self.progress.store(0, std::sync::atomic::Ordering::Relaxed);
         let progress = Progress::start(
-            step.label(),
-            total,
-            duration,
+            &phase.name,
+            phase.total_operations(),
+            phase.bound.duration,
             self.progress.clone(),
             self.settings.show_progress,
         );
-        let recorders = self.workers.iter().map(|w| w.interval.clone()).collect();
-        for worker in &self.workers {
+        let recorders = self.workers[..count]
+            .iter()
+            .map(|w| w.interval.clone())
+            .collect();
+        for worker in &self.workers[..count] {
             *worker.interval.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
         }
         let monitor = Arc::new(Mutex::new(Monitor::new(
             recorders,
             self.settings.live,
             progress.bar(),
-            target_rate,
+            phase.rate,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
-        let started_at = std::time::SystemTime::now();
-        let mut tasks = Vec::with_capacity(self.workers.len());
+        let started_at = SystemTime::now();
+        let action = phase
+            .action
+            .clone()
+            .map(|a| actions::spawn(a, &self.settings.target, self.endpoints[0].clone(), started));
+        let mut tasks = Vec::with_capacity(count);
+        let mut idle = self.workers.split_off(count);
         for mut worker in std::mem::take(&mut self.workers) {
-            let index = worker.index;
-            let task = match step {
-                Step::BulkInsert => {
-                    let first = plan.first_bulk_number(index);
-                    let (count, size) = (
-                        plan.bulk_inserts_per_connection,
-                        plan.documents_per_bulk_insert,
-                    );
-                    tokio::spawn(async move {
-                        let (metrics, abort) = worker.bulk_insert(first, count, size).await;
-                        (worker, metrics, abort)
-                    })
-                }
-                Step::Crud => {
-                    let work = self.crud_work(index, started);
-                    tokio::spawn(async move {
-                        let (metrics, abort) = worker.crud(work).await;
-                        (worker, metrics, abort)
-                    })
-                }
-            };
-            tasks.push(task);
+            let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
+            tasks.push(tokio::spawn(async move {
+                let (metrics, numbers_used, abort) = worker.run(work).await;
+                (worker, metrics, numbers_used, abort)
+            }));
         }
-        let mut connections = Vec::with_capacity(tasks.len());
+        let mut connections = Vec::with_capacity(count);
         let mut aborted = Vec::new();
+        let mut most_numbers = 0;
         for task in tasks {
-            let (worker, metrics, abort) = task.await.expect("connection tasks do not panic");
+            let (worker, metrics, numbers_used, abort) =
+                task.await.expect("connection tasks do not panic");
             self.workers.push(worker);
             connections.push(metrics);
+            most_numbers = most_numbers.max(numbers_used);
             aborted.extend(abort);
         }
+        self.workers.append(&mut idle);
         let wall = started.elapsed();
+        self.next_number += most_numbers * phase.connections;
+        self.phases_run += 1;
         sampler.abort();
         drop(progress);
         let intervals = {
@@ -263,24 +274,28 @@ impl Engine {
             monitor.sample();
             std::mem::take(&mut monitor.rows)
         };
-        let operations = match step {
-            Step::BulkInsert => vec![Operation::BulkInsert],
-            Step::Crud => Operation::CRUD.to_vec(),
+        let action = match action {
+            Some(task) => Some(
+                task.await
+                    .unwrap_or_else(|e| ActionReport::failed(format!("{e}"))),
+            ),
+            None => None,
         };
-        StepOutcome {
-            step,
-            operations,
+        Ok(PhaseOutcome {
+            name: phase.name.clone(),
+            operations: phase.operations(),
             started_at,
             wall,
             connections,
             aborted,
             intervals,
-            target_rate,
+            target_rate: phase.rate,
             interrupted: self.settings.stop.stop.is_raised(),
-        }
+            action,
+        })
     }
 
-    /// Documents every connection still knows as live (for checks and reports).
+    /// Documents every connection knows as live.
     pub fn live_documents(&self) -> u64 {
         self.workers.iter().map(|w| w.pool.len() as u64).sum()
     }

@@ -16,7 +16,7 @@ use crate::driver::{Call, Client, Exchange, TransportError};
 use crate::metrics::{ConnectionMetrics, Failure, SharedInterval};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder, Plan};
+use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -43,10 +43,20 @@ pub enum Pacing {
     Open { first: Instant, every: Duration },
 }
 
-/// The CRUD step of one connection.
-pub struct CrudWork {
+/// How a connection numbers the documents it stores in a phase: its `j`-th new document
+/// is `base + j * stride + index`, so connections take turns and never collide.
+#[derive(Clone, Copy, Debug)]
+pub struct Numbering {
+    pub base: u64,
+    pub stride: u64,
+}
+
+/// One connection's share of a phase.
+pub struct PhaseWork {
     pub order: OperationOrder,
-    pub plan: Arc<Plan>,
+    pub numbering: Numbering,
+    pub batch_size: u64,
+    pub keys: KeyChoice,
     pub deadline: Option<Instant>,
     pub pacing: Pacing,
 }
@@ -60,6 +70,8 @@ pub struct Worker {
     pub interval: SharedInterval,
     /// Chooses which live document a read, update or delete touches.
     pick_rng: Rng,
+    /// How the current phase chooses documents.
+    keys: KeyChoice,
     body: Vec<u8>,
     path: String,
     id: String,
@@ -90,6 +102,7 @@ impl Worker {
             shared,
             interval: SharedInterval::default(),
             pick_rng,
+            keys: KeyChoice::Uniform,
             body: Vec::new(),
             path: String::new(),
             id: String::new(),
@@ -170,71 +183,51 @@ impl Worker {
         Bytes::copy_from_slice(&self.body)
     }
 
-    /// The bulk insert step: `count` requests of `size` new documents, numbered from `first`.
-    pub async fn bulk_insert(
+    /// One bulk insert of the documents numbered `numbers`.
+    async fn bulk(
         &mut self,
-        first: u64,
-        count: u64,
-        size: u64,
-    ) -> (ConnectionMetrics, Option<Abort>) {
-        let mut metrics = ConnectionMetrics::default();
-        let started = Instant::now();
+        metrics: &mut ConnectionMetrics,
+        numbers: Vec<u64>,
+        start: Start,
+    ) -> Result<(), Abort> {
         self.path.clear();
         self.path.push_str(&self.shared.database_path);
         self.path.push_str("/_bulk_docs");
-        let mut abort = None;
-        for batch in 0..count {
-            if self.shared.stop.stop.is_raised() {
-                break;
+        self.body.clear();
+        self.body.extend_from_slice(b"{\"docs\":[");
+        for (i, &number) in numbers.iter().enumerate() {
+            if i > 0 {
+                self.body.push(b',');
             }
-            let begin = Instant::now();
-            let numbers = first + batch * size..first + (batch + 1) * size;
-            self.body.clear();
-            self.body.extend_from_slice(b"{\"docs\":[");
-            for number in numbers.clone() {
-                if number > numbers.start {
-                    self.body.push(b',');
-                }
-                self.shared.ids.write(number, &mut self.id);
-                self.shared
-                    .writer
-                    .write(&mut self.body, number, 1, Some(&self.id), None);
-            }
-            self.body.extend_from_slice(b"]}");
-            let body = self.body_bytes();
-            let ready = Instant::now();
-            let answer = self
-                .exchange(
-                    &mut metrics,
-                    Operation::BulkInsert,
-                    Method::POST,
-                    Some(body),
-                )
-                .await;
-            let answered = Instant::now();
-            match answer {
-                Err(reason) => {
-                    abort = Some(reason);
-                    break;
-                }
-                Ok(Answer::Lost) => {}
-                Ok(Answer::Received(answer)) => {
-                    self.record_bulk_answer(&mut metrics, &answer, numbers);
-                }
-            }
-            metrics.local_ns +=
-                (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
-            self.shared.progress.fetch_add(1, Ordering::Relaxed);
+            self.shared.ids.write(number, &mut self.id);
+            self.shared
+                .writer
+                .write(&mut self.body, number, 1, Some(&self.id), None);
         }
-        metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
-        (metrics, abort)
+        self.body.extend_from_slice(b"]}");
+        let body = self.body_bytes();
+        let ready = Instant::now();
+        let answer = self
+            .exchange(metrics, Operation::BulkInsert, Method::POST, Some(body))
+            .await?;
+        let answered = Instant::now();
+        if let Answer::Received(answer) = answer {
+            let response = answered
+                .duration_since(start.intended.unwrap_or(ready))
+                .as_nanos() as u64;
+            self.record_bulk_answer(metrics, &answer, &numbers, response);
+        }
+        metrics.local_ns +=
+            (ready - start.begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+        Ok(())
     }
 
     fn record_bulk_answer(
         &mut self,
         metrics: &mut ConnectionMetrics,
         answer: &Exchange,
-        numbers: std::ops::Range<u64>,
+        numbers: &[u64],
+        response: u64,
     ) {
         let bulk = metrics.operation(Operation::BulkInsert);
         bulk.statuses.add(answer.status, 1);
@@ -245,7 +238,7 @@ impl Worker {
             Err(Failure::Status(answer.status))
         };
         let items = match items {
-            Ok(items) if items.len() as u64 == numbers.end - numbers.start => items,
+            Ok(items) if items.len() == numbers.len() => items,
             Ok(_) | Err(Failure::BadAnswer) => {
                 bulk.fail(Failure::BadAnswer);
                 self.record_interval(|i| i.failed(Operation::BulkInsert, false));
@@ -259,10 +252,10 @@ impl Worker {
         };
         bulk.succeeded += 1;
         bulk.record_latency(service);
-        crate::metrics::connection::record_micros(&mut bulk.response, service);
-        self.record_interval(|i| i.succeeded(Operation::BulkInsert, service));
+        crate::metrics::connection::record_micros(&mut bulk.response, response);
+        self.record_interval(|i| i.succeeded(Operation::BulkInsert, response));
         let bulk = metrics.operation(Operation::BulkInsert);
-        for (number, item) in numbers.zip(items) {
+        for (&number, item) in numbers.iter().zip(items) {
             match item {
                 BulkItem::Stored(rev) => {
                     bulk.documents += 1;
@@ -273,12 +266,16 @@ impl Worker {
         }
     }
 
-    /// The CRUD step: the operations `work.order` yields, until they run out, the
-    /// deadline passes, or the run is stopped.
-    pub async fn crud(&mut self, work: CrudWork) -> (ConnectionMetrics, Option<Abort>) {
+    /// The connection's share of a phase: the operations `work.order` yields, until they
+    /// run out, the deadline passes, or the run is stopped. Returns the metrics, how many
+    /// document numbers the connection used, and why it stopped early, if it did.
+    pub async fn run(&mut self, work: PhaseWork) -> (ConnectionMetrics, u64, Option<Abort>) {
         let mut metrics = ConnectionMetrics::default();
         let started = Instant::now();
         let mut created = 0;
+        self.keys = work.keys;
+        let (numbering, index) = (work.numbering, self.index);
+        let number = move |j: u64| numbering.base + j * numbering.stride + index;
         let mut abort = None;
         let stop = self.shared.stop.stop.clone();
         for (k, operation) in work.order.enumerate() {
@@ -307,13 +304,16 @@ impl Worker {
             let outcome = match operation {
                 Operation::Create => {
                     created += 1;
-                    let number = work.plan.created_number(self.index, created - 1);
-                    self.create(&mut metrics, number, start).await
+                    self.create(&mut metrics, number(created - 1), start).await
                 }
                 Operation::Read => self.read(&mut metrics, start).await,
                 Operation::Update => self.update(&mut metrics, start).await,
                 Operation::Delete => self.delete(&mut metrics, start).await,
-                Operation::BulkInsert => Ok(()),
+                Operation::BulkInsert => {
+                    let numbers = (created..created + work.batch_size).map(number).collect();
+                    created += work.batch_size;
+                    self.bulk(&mut metrics, numbers, start).await
+                }
             };
             self.shared.progress.fetch_add(1, Ordering::Relaxed);
             if let Err(reason) = outcome {
@@ -322,7 +322,7 @@ impl Worker {
             }
         }
         metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
-        (metrics, abort)
+        (metrics, created, abort)
     }
 
     /// Sends the request prepared in `self.path` (and `body`), then lets `on_answer` judge
@@ -394,7 +394,7 @@ impl Worker {
 
     /// Picks a live document and points the path at it; `None` (counted) when there is none.
     fn pick(&mut self, metrics: &mut ConnectionMetrics, operation: Operation) -> Option<usize> {
-        let slot = self.pool.pick(&mut self.pick_rng);
+        let slot = self.pool.pick_by(&mut self.pick_rng, self.keys);
         match slot {
             Some(slot) => self.set_document_path(self.pool.get(slot).number),
             None => metrics.operation(operation).fail(Failure::NoDocument),

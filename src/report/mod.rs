@@ -21,6 +21,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     }
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase));
+    out.push_str(&summary::action(phase));
     let mut reasons = phase.aborted.clone();
     reasons.sort();
     reasons.dedup();

@@ -132,6 +132,77 @@ fn saturation_line(phase: &PhaseResult, out: &mut String) {
     }
 }
 
+/// Mean successful operations per second of the intervals that end within `range` of
+/// seconds from the phase's start.
+fn throughput_within(phase: &PhaseResult, range: std::ops::Range<f64>) -> Option<f64> {
+    let rows: Vec<_> = phase
+        .intervals
+        .iter()
+        .filter(|r| range.contains(&r.elapsed_seconds) && r.length_seconds > 0.0)
+        .collect();
+    let seconds: f64 = rows.iter().map(|r| r.length_seconds).sum();
+    let ops: u64 = rows
+        .iter()
+        .flat_map(|r| &r.operations)
+        .map(|o| o.succeeded)
+        .sum();
+    (seconds > 0.0).then(|| ops as f64 / seconds)
+}
+
+/// What the phase's background action did, and the throughput before, during and after.
+pub fn action(phase: &PhaseResult) -> String {
+    let Some(a) = &phase.action else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let (Some(start), finish) = (a.started_seconds, a.finished_seconds) else {
+        let _ = writeln!(
+            out,
+            "  action {}: did not start ({})",
+            a.kind,
+            a.error.clone().unwrap_or_default()
+        );
+        return out;
+    };
+    let end = finish.unwrap_or(phase.wall_seconds);
+    let _ = writeln!(
+        out,
+        "  action {}: started at {start:.2} s, took {:.2} s",
+        a.kind,
+        end - start
+    );
+    if let Some(error) = &a.error {
+        let _ = writeln!(out, "  action {} failed: {error}", a.kind);
+    }
+    if a.kind == "compact" {
+        match (a.size_before, a.size_after, &a.size_field) {
+            (Some(before), Some(after), Some(field)) => {
+                let _ = writeln!(
+                    out,
+                    "  database file size: {} bytes before, {} bytes after ({field})",
+                    grouped(before),
+                    grouped(after)
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "  database file size: the server reports neither sizes.file (CouchDB) nor disk_size (PouchDB Server)"
+                );
+            }
+        }
+    }
+    let show = |t: Option<f64>| t.map_or("-".to_string(), |v| format!("{v:.1}/s"));
+    let _ = writeln!(
+        out,
+        "  throughput before {}, during {}, after {}",
+        show(throughput_within(phase, 0.0..start)),
+        show(throughput_within(phase, start..end + 0.5)),
+        show(throughput_within(phase, end + 0.5..f64::MAX)),
+    );
+    out
+}
+
 /// The summary of one phase.
 pub fn summary(phase: &PhaseResult) -> String {
     let mut out = String::new();

@@ -9,7 +9,7 @@ use super::{
     IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult, Spread,
     histogram,
 };
-use crate::engine::StepOutcome;
+use crate::engine::PhaseOutcome;
 use crate::metrics::{self, ConnectionMetrics, IntervalRow, OperationMetrics};
 use crate::workload::Operation;
 
@@ -70,7 +70,7 @@ pub fn remote_field(operation: Operation) -> &'static str {
     }
 }
 
-fn iron_cushion(outcome: &StepOutcome, attempted: &[Operation]) -> IronCushion {
+fn iron_cushion(outcome: &PhaseOutcome, attempted: &[Operation]) -> IronCushion {
     let c = &outcome.connections;
     let mut remote_processing = BTreeMap::new();
     let mut rates = BTreeMap::new();
@@ -203,7 +203,7 @@ fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
 }
 
 /// The result of one phase.
-pub fn phase(name: &str, outcome: &StepOutcome) -> PhaseResult {
+pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
     let wall_seconds = outcome.wall.as_secs_f64();
     let mut merged: Vec<(Operation, OperationMetrics)> = Vec::new();
     for op in Operation::ALL {
@@ -218,7 +218,7 @@ pub fn phase(name: &str, outcome: &StepOutcome) -> PhaseResult {
     // Iron Cushion lists every operation of the step's mix, attempted or not.
     let attempted = &outcome.operations;
     PhaseResult {
-        name: name.to_string(),
+        name: outcome.name.clone(),
         started_at_ms: unix_ms(outcome.started_at),
         wall_seconds,
         connections: outcome.connections.len() as u64,
@@ -235,6 +235,15 @@ pub fn phase(name: &str, outcome: &StepOutcome) -> PhaseResult {
             .map(|r| interval(r, outcome.started_at))
             .collect(),
         aborted: outcome.aborted.clone(),
+        action: outcome.action.as_ref().map(|a| super::ActionResult {
+            kind: a.kind.clone(),
+            started_seconds: a.started,
+            finished_seconds: a.finished,
+            size_before: a.size_before,
+            size_after: a.size_after,
+            size_field: a.size_field.clone(),
+            error: a.error.clone(),
+        }),
     }
 }
 

@@ -64,6 +64,24 @@ pub struct PhaseResult {
     pub intervals: Vec<IntervalResult>,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
+    /// The phase's background action (compaction, replication), if it had one.
+    #[serde(default)]
+    pub action: Option<ActionResult>,
+}
+
+/// A background action of a phase; times in seconds from the phase's start.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ActionResult {
+    /// `compact`, `replicate` or `replicate (two-way)`.
+    pub kind: String,
+    pub started_seconds: Option<f64>,
+    pub finished_seconds: Option<f64>,
+    /// Database file size in bytes before and after, when the server reports it.
+    pub size_before: Option<u64>,
+    pub size_after: Option<u64>,
+    /// `sizes.file` (CouchDB) or `disk_size` (PouchDB Server).
+    pub size_field: Option<String>,
+    pub error: Option<String>,
 }
 
 /// Iron Cushion's fields of a phase, with its names; times in seconds, spreads over

@@ -4,11 +4,13 @@
 pub mod ids;
 pub mod operation;
 pub mod order;
+pub mod phase;
 pub mod plan;
 pub mod pool;
 
 pub use ids::DocumentIds;
 pub use operation::Operation;
 pub use order::OperationOrder;
+pub use phase::{Action, KeyChoice, Phase};
 pub use plan::{CrudBound, CrudCounts, CrudWeights, Plan};
 pub use pool::DocumentPool;

@@ -24,6 +24,8 @@ pub struct OperationOrder {
     counted: bool,
     /// Documents the connection will know at this point, if every operation succeeds.
     known: u64,
+    /// Documents one bulk insert adds.
+    batch: u64,
     rng: Rng,
 }
 
@@ -33,13 +35,21 @@ impl OperationOrder {
             remaining: counts,
             counted: true,
             known: known_documents,
+            batch: 0,
             rng,
         }
+    }
+
+    /// Sets how many documents a bulk insert adds (for mixes that include bulk inserts).
+    pub fn with_batch(mut self, batch: u64) -> OperationOrder {
+        self.batch = batch;
+        self
     }
 
     /// An endless order, drawn by the weights.
     pub fn by_weights(weights: CrudWeights, known_documents: u64, rng: Rng) -> OperationOrder {
         let as_counts = CrudCounts {
+            bulk_insert: weights.bulk_insert,
             create: weights.create,
             read: weights.read,
             update: weights.update,
@@ -49,15 +59,26 @@ impl OperationOrder {
             remaining: as_counts,
             counted: false,
             known: known_documents,
+            batch: 0,
             rng,
         }
     }
 
     /// True when the rest of the operations can run from a state, by doing creates first,
     /// then reads and updates, then deletes.
-    fn can_finish(known: u64, rest: &CrudCounts) -> bool {
-        let reachable = known + rest.create;
+    fn can_finish(known: u64, rest: &CrudCounts, batch: u64) -> bool {
+        let reachable = known + rest.create + rest.bulk_insert * batch;
         reachable >= rest.delete && (rest.read + rest.update == 0 || reachable >= 1)
+    }
+
+    /// Documents known after `operation` succeeds.
+    fn after(&self, operation: Operation) -> u64 {
+        match operation {
+            Operation::BulkInsert => self.known + self.batch,
+            Operation::Create => self.known + 1,
+            Operation::Delete => self.known - 1,
+            _ => self.known,
+        }
     }
 
     fn allowed(&self, operation: Operation) -> bool {
@@ -72,12 +93,8 @@ impl OperationOrder {
         }
         let mut rest = self.remaining;
         rest.take(operation);
-        let known = match operation {
-            Operation::Create => self.known + 1,
-            Operation::Delete => self.known - 1,
-            _ => self.known,
-        };
-        Self::can_finish(known, &rest)
+        let known = self.after(operation);
+        Self::can_finish(known, &rest, self.batch)
     }
 }
 
@@ -85,7 +102,7 @@ impl Iterator for OperationOrder {
     type Item = Operation;
 
     fn next(&mut self) -> Option<Operation> {
-        let weights = Operation::CRUD.map(|op| {
+        let weights = Operation::ALL.map(|op| {
             if self.allowed(op) {
                 self.remaining.get(op)
             } else {
@@ -98,7 +115,7 @@ impl Iterator for OperationOrder {
         }
         let mut draw = self.rng.random_range(0..total);
         let mut chosen = Operation::Create;
-        for (op, weight) in Operation::CRUD.into_iter().zip(weights) {
+        for (op, weight) in Operation::ALL.into_iter().zip(weights) {
             if draw < weight {
                 chosen = op;
                 break;
@@ -108,11 +125,7 @@ impl Iterator for OperationOrder {
         if self.counted {
             self.remaining.take(chosen);
         }
-        match chosen {
-            Operation::Create => self.known += 1,
-            Operation::Delete => self.known -= 1,
-            _ => {}
-        }
+        self.known = self.after(chosen);
         Some(chosen)
     }
 }
@@ -124,6 +137,7 @@ mod tests {
 
     fn counts(c: u64, r: u64, u: u64, d: u64) -> CrudCounts {
         CrudCounts {
+            bulk_insert: 0,
             create: c,
             read: r,
             update: u,
@@ -179,6 +193,7 @@ mod tests {
     #[test]
     fn endless_orders_follow_the_weights_and_never_delete_what_is_not_there() {
         let weights = CrudWeights {
+            bulk_insert: 0,
             create: 1,
             read: 0,
             update: 1,

@@ -4,10 +4,13 @@
 use std::time::Duration;
 
 use super::operation::Operation;
+use super::phase::{KeyChoice, Phase};
 
-/// The relative weights of the four CRUD operations (`--create_weight` …).
+/// The relative weights of the operations (`--create_weight` …; `bulk_insert` in scenario
+/// phases).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrudWeights {
+    pub bulk_insert: u64,
     pub create: u64,
     pub read: u64,
     pub update: u64,
@@ -16,17 +19,67 @@ pub struct CrudWeights {
 
 impl CrudWeights {
     pub fn total(&self) -> u64 {
-        self.create + self.read + self.update + self.delete
+        self.bulk_insert + self.create + self.read + self.update + self.delete
     }
 
-    fn as_array(&self) -> [u64; 4] {
-        [self.create, self.read, self.update, self.delete]
+    pub fn get(&self, operation: Operation) -> u64 {
+        match operation {
+            Operation::BulkInsert => self.bulk_insert,
+            Operation::Create => self.create,
+            Operation::Read => self.read,
+            Operation::Update => self.update,
+            Operation::Delete => self.delete,
+        }
+    }
+
+    fn as_array(&self) -> [u64; 5] {
+        [
+            self.bulk_insert,
+            self.create,
+            self.read,
+            self.update,
+            self.delete,
+        ]
+    }
+
+    /// Splits `n` operations by the weights: each operation gets its exact share rounded
+    /// down, and the few left over go to the largest remainders (ties to the earlier
+    /// operation), so the counts always add up to `n`.
+    pub fn split(&self, n: u64) -> CrudCounts {
+        let weights = self.as_array();
+        let total_weight = self.total();
+        if total_weight == 0 || n == 0 {
+            return CrudCounts::default();
+        }
+        let exact: Vec<u128> = weights.iter().map(|&w| n as u128 * w as u128).collect();
+        let mut counts: Vec<u64> = exact
+            .iter()
+            .map(|&e| (e / total_weight as u128) as u64)
+            .collect();
+        let mut left = n - counts.iter().sum::<u64>();
+        let mut by_remainder: Vec<usize> = (0..5).collect();
+        by_remainder.sort_by_key(|&i| std::cmp::Reverse(exact[i] % total_weight as u128));
+        for i in by_remainder {
+            if left == 0 {
+                break;
+            }
+            counts[i] += 1;
+            left -= 1;
+        }
+        CrudCounts {
+            bulk_insert: counts[0],
+            create: counts[1],
+            read: counts[2],
+            update: counts[3],
+            delete: counts[4],
+        }
     }
 }
 
-/// How many of each CRUD operation one connection performs.
+/// How many of each operation one connection performs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CrudCounts {
+    pub bulk_insert: u64,
     pub create: u64,
     pub read: u64,
     pub update: u64,
@@ -35,26 +88,26 @@ pub struct CrudCounts {
 
 impl CrudCounts {
     pub fn total(&self) -> u64 {
-        self.create + self.read + self.update + self.delete
+        self.bulk_insert + self.create + self.read + self.update + self.delete
     }
 
     pub fn get(&self, operation: Operation) -> u64 {
         match operation {
+            Operation::BulkInsert => self.bulk_insert,
             Operation::Create => self.create,
             Operation::Read => self.read,
             Operation::Update => self.update,
             Operation::Delete => self.delete,
-            Operation::BulkInsert => 0,
         }
     }
 
     pub fn take(&mut self, operation: Operation) {
         let slot = match operation {
+            Operation::BulkInsert => &mut self.bulk_insert,
             Operation::Create => &mut self.create,
             Operation::Read => &mut self.read,
             Operation::Update => &mut self.update,
             Operation::Delete => &mut self.delete,
-            Operation::BulkInsert => return,
         };
         *slot -= 1;
     }
@@ -124,36 +177,9 @@ impl Plan {
         }
     }
 
-    /// Splits `n` operations by the weights: each operation gets its exact share rounded
-    /// down, and the few left over go to the largest remainders (ties to the earlier
-    /// operation), so the counts always add up to `n`.
+    /// Splits `n` CRUD operations by the weights.
     pub fn split(&self, n: u64) -> CrudCounts {
-        let weights = self.weights.as_array();
-        let total_weight = self.weights.total();
-        if total_weight == 0 || n == 0 {
-            return CrudCounts::default();
-        }
-        let exact: Vec<u128> = weights.iter().map(|&w| n as u128 * w as u128).collect();
-        let mut counts: Vec<u64> = exact
-            .iter()
-            .map(|&e| (e / total_weight as u128) as u64)
-            .collect();
-        let mut left = n - counts.iter().sum::<u64>();
-        let mut by_remainder: Vec<usize> = (0..4).collect();
-        by_remainder.sort_by_key(|&i| std::cmp::Reverse(exact[i] % total_weight as u128));
-        for i in by_remainder {
-            if left == 0 {
-                break;
-            }
-            counts[i] += 1;
-            left -= 1;
-        }
-        CrudCounts {
-            create: counts[0],
-            read: counts[1],
-            update: counts[2],
-            delete: counts[3],
-        }
+        self.weights.split(n)
     }
 
     /// The CRUD operations of connection `c` by kind, when counted.
@@ -172,6 +198,41 @@ impl Plan {
     /// connections take turns, so no count needs to be known in advance.
     pub fn created_number(&self, connection: u64, j: u64) -> u64 {
         self.bulk_documents() + j * self.connections + connection
+    }
+
+    /// Iron Cushion's two steps as phases (`bulk_insert`, then `crud`), leaving out a step
+    /// with nothing to do. `rate` paces the CRUD step (open model).
+    pub fn phases(&self, rate: Option<f64>) -> Vec<Phase> {
+        let bulk = Phase {
+            name: "bulk_insert".to_string(),
+            mix: CrudWeights {
+                bulk_insert: 1,
+                ..CrudWeights::default()
+            },
+            bound: CrudBound {
+                per_connection: Some(self.bulk_inserts_per_connection),
+                ..CrudBound::default()
+            },
+            connections: self.connections,
+            batch_size: self.documents_per_bulk_insert,
+            rate: None,
+            keys: KeyChoice::Uniform,
+            action: None,
+        };
+        let crud = Phase {
+            name: "crud".to_string(),
+            mix: CrudWeights {
+                bulk_insert: 0,
+                ..self.weights
+            },
+            bound: self.crud,
+            connections: self.connections,
+            batch_size: self.documents_per_bulk_insert,
+            rate,
+            keys: KeyChoice::Uniform,
+            action: None,
+        };
+        [bulk, crud].into_iter().filter(Phase::has_work).collect()
     }
 
     /// Checks Iron Cushion's rules, and the few more that keep a run from asking for the
@@ -207,6 +268,7 @@ impl Plan {
         }
         let counted = (0..self.connections).try_fold(CrudCounts::default(), |sum, c| {
             self.crud_counts(c).map(|n| CrudCounts {
+                bulk_insert: 0,
                 create: sum.create + n.create,
                 read: sum.read + n.read,
                 update: sum.update + n.update,
@@ -216,6 +278,7 @@ impl Plan {
         // A run bounded only by time has no counts: it reads, updates and deletes while
         // documents remain.
         let counts = counted.unwrap_or(CrudCounts {
+            bulk_insert: 0,
             create: w.create,
             read: w.read,
             update: w.update,
@@ -260,6 +323,7 @@ mod tests {
                 ..CrudBound::default()
             },
             weights: CrudWeights {
+                bulk_insert: 0,
                 create: w[0],
                 read: w[1],
                 update: w[2],
@@ -276,6 +340,7 @@ mod tests {
         assert_eq!(
             counts,
             CrudCounts {
+                bulk_insert: 0,
                 create: 2500,
                 read: 3750,
                 update: 2500,

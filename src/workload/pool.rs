@@ -4,6 +4,9 @@
 //! connections ever race for one document, and the revision it holds is always current.
 
 use rand::RngExt;
+use rand_distr::{Distribution, Zipf};
+
+use super::phase::KeyChoice;
 
 use crate::driver::Rev;
 use crate::seed::Rng;
@@ -43,7 +46,34 @@ impl DocumentPool {
 
     /// A uniformly chosen live document's position, or `None` when there is none.
     pub fn pick(&self, rng: &mut Rng) -> Option<usize> {
-        (!self.documents.is_empty()).then(|| rng.random_range(0..self.documents.len()))
+        self.pick_by(rng, KeyChoice::Uniform)
+    }
+
+    /// A live document's position chosen by `keys`, or `None` when there is none. The
+    /// pool keeps documents roughly in the order they were stored (a delete moves the last
+    /// one into the gap), which is the order zipfian ranks and "latest" refer to.
+    pub fn pick_by(&self, rng: &mut Rng, keys: KeyChoice) -> Option<usize> {
+        let n = self.documents.len();
+        if n == 0 {
+            return None;
+        }
+        let rank = |constant: f64, rng: &mut Rng| -> usize {
+            // rand_distr's Zipf samples 1..=n by rejection-inversion in constant time.
+            match Zipf::new(n as f64, constant) {
+                Ok(zipf) => (zipf.sample(rng) as usize).clamp(1, n) - 1,
+                Err(_) => rng.random_range(0..n),
+            }
+        };
+        Some(match keys {
+            KeyChoice::Uniform => rng.random_range(0..n),
+            KeyChoice::Zipfian(constant) => rank(constant, rng),
+            KeyChoice::Latest => n - 1 - rank(0.99, rng),
+        })
+    }
+
+    /// The documents, for dealing them out to other connections.
+    pub fn into_documents(self) -> Vec<LiveDocument> {
+        self.documents
     }
 
     pub fn get(&self, slot: usize) -> &LiveDocument {
@@ -61,5 +91,45 @@ impl DocumentPool {
 
     pub fn iter(&self) -> impl Iterator<Item = &LiveDocument> {
         self.documents.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed;
+
+    fn pool(n: u64) -> DocumentPool {
+        let mut pool = DocumentPool::default();
+        for number in 0..n {
+            pool.add(number, Rev::parse("1-abc").unwrap());
+        }
+        pool
+    }
+
+    fn share_of_first_tenth(keys: KeyChoice) -> f64 {
+        let pool = pool(1000);
+        let mut rng = seed::rng(1);
+        let hits = (0..20_000)
+            .filter(|_| pool.pick_by(&mut rng, keys).unwrap() < 100)
+            .count();
+        hits as f64 / 20_000.0
+    }
+
+    #[test]
+    fn key_distributions_favour_what_they_say() {
+        let uniform = share_of_first_tenth(KeyChoice::Uniform);
+        assert!((0.08..0.12).contains(&uniform), "{uniform}");
+        let zipfian = share_of_first_tenth(KeyChoice::Zipfian(0.99));
+        assert!(
+            zipfian > 0.5,
+            "the earliest tenth gets most reads: {zipfian}"
+        );
+        let latest = share_of_first_tenth(KeyChoice::Latest);
+        assert!(latest < 0.1, "the oldest tenth gets few reads: {latest}");
+        assert_eq!(
+            DocumentPool::default().pick_by(&mut seed::rng(1), KeyChoice::Latest),
+            None
+        );
     }
 }

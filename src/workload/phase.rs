@@ -1,0 +1,132 @@
+//! A phase: a stretch of work with one operation mix and one stop condition. Iron
+//! Cushion's two steps are two phases; scenario files list as many as they like.
+
+use std::time::Duration;
+
+use super::operation::Operation;
+use super::plan::{CrudBound, CrudCounts, CrudWeights};
+
+/// How reads, updates and deletes choose among the documents a connection knows, as
+/// YCSB defines the distributions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyChoice {
+    /// Every document equally likely.
+    Uniform,
+    /// Popular documents much more likely: rank `r` with probability ∝ 1/r^constant
+    /// (YCSB's default constant is 0.99); the earliest documents are the most popular.
+    Zipfian(f64),
+    /// The newest documents most likely (zipfian over recency, constant 0.99).
+    Latest,
+}
+
+/// Something a phase starts on the server while its operations run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// `POST /db/_compact`, `at` after the phase starts.
+    Compact { at: Duration },
+    /// `POST /_replicate` from the database to `target` (a database URL), and back when
+    /// `two_way`, `at` after the phase starts.
+    Replicate {
+        at: Duration,
+        target: String,
+        two_way: bool,
+    },
+}
+
+/// One phase of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    /// Relative weights of the five operations.
+    pub mix: CrudWeights,
+    pub bound: CrudBound,
+    pub connections: u64,
+    /// Documents per bulk insert.
+    pub batch_size: u64,
+    /// Operations per second of all connections together (open model).
+    pub rate: Option<f64>,
+    pub keys: KeyChoice,
+    pub action: Option<Action>,
+}
+
+impl Phase {
+    /// The operations the mix includes, in [`Operation::ALL`] order.
+    pub fn operations(&self) -> Vec<Operation> {
+        Operation::ALL
+            .into_iter()
+            .filter(|&op| self.mix.get(op) > 0)
+            .collect()
+    }
+
+    /// Operations of connection `c`, or `None` when only time bounds the phase.
+    pub fn operations_of(&self, connection: u64) -> Option<u64> {
+        let share = self.bound.total.map(|total| {
+            let n = self.connections.max(1);
+            total / n + u64::from(connection < total % n)
+        });
+        match (self.bound.per_connection, share) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// All connections' operations, when counted.
+    pub fn total_operations(&self) -> Option<u64> {
+        (0..self.connections).map(|c| self.operations_of(c)).sum()
+    }
+
+    /// Connection `c`'s operations by kind, when counted.
+    pub fn counts_of(&self, connection: u64) -> Option<CrudCounts> {
+        self.operations_of(connection).map(|n| self.mix.split(n))
+    }
+
+    /// True unless a bound of 0 operations makes the phase empty.
+    pub fn has_work(&self) -> bool {
+        let b = self.bound;
+        self.connections > 0
+            && b.per_connection != Some(0)
+            && b.total != Some(0)
+            && (b.per_connection.is_some() || b.total.is_some() || b.duration.is_some())
+    }
+
+    /// How many new document numbers the phase may use per connection at most, when
+    /// counted (a bulk insert uses `batch_size`).
+    pub fn new_documents_of(&self, connection: u64) -> Option<u64> {
+        self.counts_of(connection)
+            .map(|c| c.create + c.bulk_insert * self.batch_size)
+    }
+
+    /// A sentence saying what the phase does, for the run's header.
+    pub fn describe(&self) -> String {
+        let mut bounds = Vec::new();
+        if let Some(n) = self.bound.per_connection {
+            bounds.push(format!("{n} operations per connection"));
+        }
+        if let Some(n) = self.bound.total {
+            bounds.push(format!("{n} operations in total"));
+        }
+        if let Some(d) = self.bound.duration {
+            bounds.push(format!("{d:?}"));
+        }
+        let mix: Vec<String> = self
+            .operations()
+            .iter()
+            .map(|op| format!("{op} {}", self.mix.get(*op)))
+            .collect();
+        let rate = self
+            .rate
+            .map_or(String::new(), |r| format!(" at {r} ops/s"));
+        let keys = match self.keys {
+            KeyChoice::Uniform => String::new(),
+            KeyChoice::Zipfian(c) => format!(", zipfian keys ({c})"),
+            KeyChoice::Latest => ", latest keys".to_string(),
+        };
+        format!(
+            "{}: {} connections, {} ({}){rate}{keys}",
+            self.name,
+            self.connections,
+            bounds.join(" or "),
+            mix.join(", ")
+        )
+    }
+}
