@@ -1,0 +1,220 @@
+//! Scenarios against a real PouchDB Server: files, sweeps, built-ins, background actions.
+
+mod common;
+
+use common::*;
+
+fn run_scenario(server: &PouchServer, db: &str, extra: &[&str]) -> Run {
+    let address = format!("--database_address={}", server.url);
+    let name = format!("--database_name={db}");
+    let mut args = vec![
+        "run",
+        address.as_str(),
+        name.as_str(),
+        "--quiet",
+        "--seed=3",
+    ];
+    args.extend_from_slice(extra);
+    sofabench(&args)
+}
+
+#[test]
+fn the_built_in_scenarios_are_listed() {
+    let run = sofabench(&["scenarios"]);
+    assert_eq!(run.code, 0);
+    for name in [
+        "ironcushion",
+        "read-ratio-sweep",
+        "scaling",
+        "couchdb-report",
+        "soak",
+    ] {
+        assert!(
+            run.stdout.lines().any(|l| l.starts_with(name)),
+            "{name}:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn a_scenario_file_runs_its_phases_and_sweeps() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(
+        &file,
+        r#"
+description = "load, then reads by a sweep of connections"
+[[phase]]
+name = "load"
+mix = { bulk_insert = 1 }
+batch_size = 25
+total = 8
+connections = 2
+[[phase]]
+name = "reads"
+mix = { read = 1 }
+total = 60
+keys = "zipfian"
+sweep = { connections = [1, 3] }
+"#,
+    )
+    .unwrap();
+    let run = run_scenario(&server, "scen", &["--scenario", file.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for title in [
+        "PHASE load RESULTS:",
+        "PHASE reads_1 RESULTS:",
+        "PHASE reads_3 RESULTS:",
+    ] {
+        assert!(run.stdout.contains(title), "{title}:\n{}", run.stdout);
+    }
+    assert_eq!(doc_count(&server.db("scen")), 200);
+    // Both read phases read 60 documents, all found, even the one whose 3 connections
+    // did not insert anything themselves.
+    let reads = latency_rows(&run.stdout, "latency(ms)", "read");
+    assert_eq!(reads.len(), 2);
+    assert!(
+        reads.iter().all(|r| r[0] == 60.0 && r[1] == 0.0),
+        "{reads:?}"
+    );
+}
+
+#[test]
+fn a_bad_scenario_file_is_refused_before_anything_is_sent() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(&file, "[[phase]]\nname = \"x\"\nmix = { raed = 1 }\ntotal = 5\n[[phase]]\nname = \"y\"\nmix = { read = 1 }\n").unwrap();
+    let run = run_scenario(&server, "badscen", &["--scenario", file.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("bad.toml: phase \"x\": mix: unknown operation \"raed\""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("bad.toml: phase \"y\": give operations"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(get(&server.db("badscen")).0, 404, "nothing was created");
+    let run = run_scenario(&server, "badscen", &["--scenario", "no-such-scenario"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("sofabench scenarios"), "{}", run.stderr);
+}
+
+#[test]
+fn read_ratio_sweep_prints_titan_lines() {
+    let server = PouchServer::start();
+    let run = run_scenario(
+        &server,
+        "titan",
+        &[
+            "--scenario=read-ratio-sweep",
+            "--num_connections=2",
+            "--total-operations=40",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let lines: Vec<Vec<&str>> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("RR_"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let names: Vec<&str> = lines.iter().map(|l| l[0]).collect();
+    assert_eq!(
+        names,
+        [
+            "RR_00", "RR_10", "RR_25", "RR_50", "RR_75", "RR_90", "RR_95"
+        ]
+    );
+    for line in &lines {
+        assert_eq!(line.len(), 7, "{line:?}");
+        let writes: u64 = line[2].replace(',', "").parse().unwrap();
+        let reads: u64 = line[4].replace(',', "").parse().unwrap();
+        let hits: u64 = line[6].replace(',', "").parse().unwrap();
+        assert_eq!(writes + reads, 40, "{line:?}");
+        assert_eq!(hits, reads, "every read finds its document: {line:?}");
+    }
+    assert_eq!(lines[0][4], "0");
+    assert_eq!(lines[3][2], "20");
+}
+
+#[test]
+fn scaling_prints_the_table_with_a_weighted_average() {
+    let server = PouchServer::start();
+    let run = run_scenario(
+        &server,
+        "scaling",
+        &[
+            "--scenario=scaling",
+            "--num_connections=2",
+            "--writes=30",
+            "--reads=20",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let table = run.stdout.split("SCALING TABLE:").nth(1).expect("a table");
+    assert!(
+        table.lines().any(|l| l.trim_start().starts_with("30 ")),
+        "{table}"
+    );
+    assert!(table.contains("Weighted"), "{table}");
+    assert_eq!(doc_count(&server.db("scaling")), 30);
+    assert_eq!(run.count("read"), 20);
+}
+
+#[test]
+fn couchdb_report_compacts_and_replicates() {
+    let server = PouchServer::start();
+    let run = run_scenario(
+        &server,
+        "report",
+        &[
+            "--scenario=couchdb-report",
+            "--total-operations=20",
+            "--duration=2s",
+            "--batch-sizes=10,20",
+            "--id-prefix=rep",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for phase in [
+        "put_single_1conn",
+        "bulk_10",
+        "bulk_20",
+        "read_1conn",
+        "read_10conn",
+        "bulk_50_while_compacting",
+        "bulk_50_replicating_one_way",
+        "bulk_50_replicating_two_way",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("PHASE {phase} RESULTS:")),
+            "{phase}:\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.contains("action compact: started at"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("database file size:"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("action replicate (two-way): started at"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("throughput before"), "{}", run.stdout);
+    assert!(!run.stdout.contains("failed:"), "{}", run.stdout);
+    // The replica is a database of the run's own, never an existing one.
+    let replica = server.db("report-replica-rep");
+    assert!(doc_count(&replica) > 0, "the replica received documents");
+}
