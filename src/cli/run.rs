@@ -13,7 +13,7 @@ use super::templates;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
 use crate::engine::monitor::LiveOutput;
-use crate::engine::{Engine, PhaseOutcome, RunSettings, Stop};
+use crate::engine::{Engine, NodeSlice, PhaseOutcome, RunSettings, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
@@ -105,6 +105,7 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
             LiveOutput::Lines
         },
         stop: Stop::default(),
+        node: NodeSlice::default(),
     };
     let config = config_record(&args, &settings, &plan, &scenario, &template_name);
     runtime.block_on(run(

@@ -65,7 +65,27 @@ pub struct RunSettings {
     pub show_progress: bool,
     pub live: LiveOutput,
     pub stop: Stop,
+    /// This node's slice when several machines share the run: the phases count all
+    /// nodes' connections, and this node drives its `index`-th share of them.
+    pub node: NodeSlice,
 }
+
+/// Which share of every phase's connections this node drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeSlice {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Default for NodeSlice {
+    fn default() -> NodeSlice {
+        NodeSlice { index: 0, count: 1 }
+    }
+}
+
+/// Document numbers of phase `p` start at `p * PHASE_NUMBER_SPAN`: every node knows where
+/// each phase's numbers start without talking to the others.
+const PHASE_NUMBER_SPAN: u64 = 1_000_000_000_000;
 
 /// The engine: workers with open connections, ready for the phases.
 pub struct Engine {
@@ -76,8 +96,6 @@ pub struct Engine {
     progress: Arc<AtomicU64>,
     /// Connections of the previous phase (whose documents are where they belong).
     active: usize,
-    /// The first document number the next phase may use.
-    next_number: u64,
     phases_run: u64,
 }
 
@@ -110,7 +128,6 @@ impl Engine {
             workers: Vec::new(),
             progress,
             active: 0,
-            next_number: 0,
             phases_run: 0,
         }
     }
@@ -197,7 +214,7 @@ impl Engine {
         PhaseWork {
             order,
             numbering: Numbering {
-                base: self.next_number,
+                base: self.phases_run * PHASE_NUMBER_SPAN,
                 stride: phase.connections,
             },
             batch_size: phase.batch_size,
@@ -209,8 +226,11 @@ impl Engine {
 
     /// Runs one phase on its connections at once.
     pub async fn run(&mut self, phase: &Phase) -> Result<PhaseOutcome, String> {
-        self.connect(phase.connections).await?;
-        let count = phase.connections as usize;
+        let node = self.settings.node;
+        let local = (phase.connections / node.count).max(1);
+        let first = node.index * local;
+        self.connect(local).await?;
+        let count = local as usize;
         if count != self.active {
             self.deal_documents(count);
             self.active = count;
@@ -245,27 +265,25 @@ impl Engine {
             .map(|a| actions::spawn(a, &self.settings.target, self.endpoints[0].clone(), started));
         let mut tasks = Vec::with_capacity(count);
         let mut idle = self.workers.split_off(count);
-        for mut worker in std::mem::take(&mut self.workers) {
+        for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
+            // The connection's place among all nodes' connections.
+            worker.index = first + i as u64;
             let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
             tasks.push(tokio::spawn(async move {
-                let (metrics, numbers_used, abort) = worker.run(work).await;
-                (worker, metrics, numbers_used, abort)
+                let (metrics, abort) = worker.run(work).await;
+                (worker, metrics, abort)
             }));
         }
         let mut connections = Vec::with_capacity(count);
         let mut aborted = Vec::new();
-        let mut most_numbers = 0;
         for task in tasks {
-            let (worker, metrics, numbers_used, abort) =
-                task.await.expect("connection tasks do not panic");
+            let (worker, metrics, abort) = task.await.expect("connection tasks do not panic");
             self.workers.push(worker);
             connections.push(metrics);
-            most_numbers = most_numbers.max(numbers_used);
             aborted.extend(abort);
         }
         self.workers.append(&mut idle);
         let wall = started.elapsed();
-        self.next_number += most_numbers * phase.connections;
         self.phases_run += 1;
         sampler.abort();
         drop(progress);
@@ -293,10 +311,5 @@ impl Engine {
             interrupted: self.settings.stop.stop.is_raised(),
             action,
         })
-    }
-
-    /// Documents every connection knows as live.
-    pub fn live_documents(&self) -> u64 {
-        self.workers.iter().map(|w| w.pool.len() as u64).sum()
     }
 }

@@ -267,9 +267,9 @@ impl Worker {
     }
 
     /// The connection's share of a phase: the operations `work.order` yields, until they
-    /// run out, the deadline passes, or the run is stopped. Returns the metrics, how many
-    /// document numbers the connection used, and why it stopped early, if it did.
-    pub async fn run(&mut self, work: PhaseWork) -> (ConnectionMetrics, u64, Option<Abort>) {
+    /// run out, the deadline passes, or the run is stopped. Returns the metrics and why it
+    /// stopped early, if it did.
+    pub async fn run(&mut self, work: PhaseWork) -> (ConnectionMetrics, Option<Abort>) {
         let mut metrics = ConnectionMetrics::default();
         let started = Instant::now();
         let mut created = 0;
@@ -322,7 +322,7 @@ impl Worker {
             }
         }
         metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
-        (metrics, created, abort)
+        (metrics, abort)
     }
 
     /// Sends the request prepared in `self.path` (and `body`), then lets `on_answer` judge

@@ -151,32 +151,6 @@ impl Plan {
             && (b.per_connection.is_some() || b.total.is_some() || b.duration.is_some())
     }
 
-    /// CRUD operations of connection `c`, or `None` when only time bounds the step. A
-    /// total count is shared evenly, the first connections taking one more when it does
-    /// not divide.
-    pub fn crud_operations(&self, connection: u64) -> Option<u64> {
-        let share = self.crud.total.map(|total| {
-            let n = self.connections.max(1);
-            total / n + u64::from(connection < total % n)
-        });
-        match (self.crud.per_connection, share) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// CRUD operations of all connections, when counted.
-    pub fn total_crud_operations(&self) -> Option<u64> {
-        let n = self.connections;
-        match (
-            self.crud_operations(0),
-            self.crud_operations(n.saturating_sub(1)),
-        ) {
-            (Some(first), Some(last)) if first == last => Some(first * n),
-            _ => (0..n).map(|c| self.crud_operations(c)).sum(),
-        }
-    }
-
     /// Splits `n` CRUD operations by the weights.
     pub fn split(&self, n: u64) -> CrudCounts {
         self.weights.split(n)
@@ -184,20 +158,7 @@ impl Plan {
 
     /// The CRUD operations of connection `c` by kind, when counted.
     pub fn crud_counts(&self, connection: u64) -> Option<CrudCounts> {
-        self.crud_operations(connection).map(|n| self.split(n))
-    }
-
-    /// Number of the first document connection `c` bulk inserts. Document numbers are
-    /// unique over the whole run: bulk documents first, connection by connection, then the
-    /// documents created in the CRUD step.
-    pub fn first_bulk_number(&self, connection: u64) -> u64 {
-        connection * self.bulk_documents_per_connection()
-    }
-
-    /// Number of the `j`-th document connection `c` creates in the CRUD step: the
-    /// connections take turns, so no count needs to be known in advance.
-    pub fn created_number(&self, connection: u64, j: u64) -> u64 {
-        self.bulk_documents() + j * self.connections + connection
+        self.crud_phase(None).counts_of(connection)
     }
 
     /// Iron Cushion's two steps as phases (`bulk_insert`, then `crud`), leaving out a step
@@ -219,7 +180,15 @@ impl Plan {
             keys: KeyChoice::Uniform,
             action: None,
         };
-        let crud = Phase {
+        [bulk, self.crud_phase(rate)]
+            .into_iter()
+            .filter(Phase::has_work)
+            .collect()
+    }
+
+    /// Iron Cushion's CRUD step as a phase.
+    fn crud_phase(&self, rate: Option<f64>) -> Phase {
+        Phase {
             name: "crud".to_string(),
             mix: CrudWeights {
                 bulk_insert: 0,
@@ -231,8 +200,7 @@ impl Plan {
             rate,
             keys: KeyChoice::Uniform,
             action: None,
-        };
-        [bulk, crud].into_iter().filter(Phase::has_work).collect()
+        }
     }
 
     /// Checks Iron Cushion's rules, and the few more that keep a run from asking for the
@@ -392,15 +360,6 @@ mod tests {
     }
 
     #[test]
-    fn document_numbers_never_overlap() {
-        let p = plan((10, 3), 100, [2, 2, 3, 3]);
-        assert_eq!(p.first_bulk_number(1), 30);
-        assert_eq!(p.created_number(0, 0), 60);
-        assert_eq!(p.created_number(1, 0), 61);
-        assert_eq!(p.created_number(0, 1), 62);
-    }
-
-    #[test]
     fn a_total_is_shared_and_time_alone_leaves_counts_open() {
         let mut p = plan((10, 1), 100, [1, 1, 1, 0]);
         p.connections = 3;
@@ -409,15 +368,14 @@ mod tests {
             total: Some(10),
             duration: None,
         };
-        assert_eq!(
+        let each = |p: &Plan| {
             (0..3)
-                .map(|c| p.crud_operations(c).unwrap())
-                .collect::<Vec<_>>(),
-            [4, 3, 3]
-        );
-        assert_eq!(p.total_crud_operations(), Some(10));
+                .map(|c| p.crud_counts(c).unwrap().total())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(each(&p), [4, 3, 3]);
         p.crud.per_connection = Some(2);
-        assert_eq!(p.total_crud_operations(), Some(6), "whichever comes first");
+        assert_eq!(each(&p), [2, 2, 2], "whichever comes first");
         p.crud = CrudBound {
             per_connection: None,
             total: None,

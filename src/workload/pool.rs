@@ -44,11 +44,6 @@ impl DocumentPool {
         self.documents.push(LiveDocument { number, rev });
     }
 
-    /// A uniformly chosen live document's position, or `None` when there is none.
-    pub fn pick(&self, rng: &mut Rng) -> Option<usize> {
-        self.pick_by(rng, KeyChoice::Uniform)
-    }
-
     /// A live document's position chosen by `keys`, or `None` when there is none. The
     /// pool keeps documents roughly in the order they were stored (a delete moves the last
     /// one into the gap), which is the order zipfian ranks and "latest" refer to.
