@@ -3,12 +3,13 @@
 //! The parts, each a folder: `template` (documents from a JSON or XML template),
 //! `workload` (what a run does), `driver` (the CouchDB HTTP API), `engine` (connections
 //! running the steps), `metrics` (what they measure), `report` (what users read) and
-//! `cli` (the command line).
+//! `cli` (the command line); `results` is the result file, `export` its other formats.
 
 pub mod cli;
 pub mod driver;
 pub mod engine;
 pub mod exit;
+pub mod export;
 pub mod metrics;
 pub mod report;
 pub mod results;

@@ -10,6 +10,7 @@ mod duration;
 pub use duration::parse as parse_duration;
 mod generate;
 mod output;
+mod report;
 mod run;
 mod templates;
 
@@ -46,6 +47,8 @@ enum Command {
     Generate(GenerateArgs),
     /// List the built-in scenarios, one line each.
     Scenarios,
+    /// Make any result format (HTML, CSV, HdrHistogram logs, text) from a result's JSON.
+    Report(ReportArgs),
 }
 
 /// Flags of `sofabench run`. Defaults follow the example in Iron Cushion's README, scaled
@@ -244,13 +247,22 @@ pub struct RunArgs {
     )]
     batch_sizes: Vec<u64>,
 
-    /// Write every result file into this folder (result.json, …).
+    /// Write every result file into this folder: result.json, result.csv, result.html
+    /// and result.<operation>.hlog per operation.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 
     /// Write the result as JSON (the versioned schema of docs/RESULTS.md).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+
+    /// Write the per-interval series as CSV, one row per interval and operation.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Write a self-contained HTML page with the tables and charts.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 
     /// Replace result files that already exist.
     #[arg(long)]
@@ -300,6 +312,34 @@ pub struct GenerateArgs {
     seed: u64,
 }
 
+/// Flags of `sofabench report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A result written by `run --json` or `--out`.
+    #[arg(value_name = "RESULT.json")]
+    result: PathBuf,
+
+    /// Write a self-contained HTML page with the tables and charts.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+
+    /// Write the per-interval series as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Write result.<operation>.hlog (HdrHistogram interval logs) into this folder.
+    #[arg(long = "hlog-dir", value_name = "DIR")]
+    hlog_dir: Option<PathBuf>,
+
+    /// Print the text report, as the run printed it (the default when no file is asked for).
+    #[arg(long)]
+    text: bool,
+
+    /// Replace files that already exist.
+    #[arg(long)]
+    overwrite: bool,
+}
+
 /// Iron Cushion had no subcommands: a command line that starts with a flag other than
 /// help or version means `run`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
@@ -327,6 +367,7 @@ pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
             }
             Ok(())
         }
+        Command::Report(args) => report::execute(args),
     }
 }
 
@@ -365,5 +406,18 @@ mod tests {
             .is_err()
         );
         assert!(parse("sofabench run --num_connections=-1").is_err());
+    }
+
+    #[test]
+    fn report_takes_a_result_and_formats() {
+        let cli = parse("sofabench report r.json --html r.html --hlog-dir logs --text").unwrap();
+        let Command::Report(report) = cli.command else {
+            panic!("report expected")
+        };
+        assert_eq!(report.result, PathBuf::from("r.json"));
+        assert_eq!(report.html, Some(PathBuf::from("r.html")));
+        assert_eq!(report.hlog_dir, Some(PathBuf::from("logs")));
+        assert!(report.text && report.csv.is_none() && !report.overwrite);
+        assert!(parse("sofabench report").is_err());
     }
 }

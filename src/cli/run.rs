@@ -81,7 +81,12 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
     if let Some(prefix) = &args.id_prefix {
         ids::validate_prefix(prefix).map_err(Failed::bad_input)?;
     }
-    let outputs = OutputFiles::new(args.out.as_deref(), args.json.as_deref());
+    let outputs = OutputFiles::new(
+        args.out.as_deref(),
+        args.json.as_deref(),
+        args.csv.as_deref(),
+        args.html.as_deref(),
+    );
     outputs.check(args.overwrite)?;
     let seed = args.seed.unwrap_or_else(rand::random);
 

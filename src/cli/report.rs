@@ -1,0 +1,35 @@
+//! `sofabench report RESULT.json`: any format made again from a result's JSON, so a run
+//! needs to keep only that file.
+
+use std::io::Write;
+
+use super::ReportArgs;
+use super::output::OutputFiles;
+use crate::exit::Failed;
+use crate::report::phase_text;
+use crate::results::RunResult;
+
+pub fn execute(args: ReportArgs) -> Result<(), Failed> {
+    let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
+    let outputs = OutputFiles {
+        json: None,
+        csv: args.csv,
+        html: args.html,
+        hlog_dir: args.hlog_dir,
+    };
+    outputs.check(args.overwrite)?;
+    let mut text = String::new();
+    if args.text || outputs.is_empty() {
+        let last = result.phases.len().saturating_sub(1);
+        for (index, phase) in result.phases.iter().enumerate() {
+            text.push_str(&phase_text(phase, result.interrupted && index == last));
+        }
+    }
+    for path in outputs.write(&result)? {
+        text.push_str(&format!("wrote {}\n", path.display()));
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Failed::output)
+}

@@ -1,0 +1,438 @@
+//! Result files in every format, from one small run against a real PouchDB Server: each is
+//! read back with the library that reads that format, `sofabench report` makes them again
+//! from the JSON, and the HTML page is rendered in headless Chromium.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use base64::Engine as _;
+use common::*;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use sofabench::results::{RunResult, histogram};
+
+const CSV_COLUMNS: [&str; 12] = [
+    "phase",
+    "end_ms",
+    "elapsed_seconds",
+    "operation",
+    "succeeded",
+    "failed",
+    "timeouts",
+    "throughput",
+    "p50_ms",
+    "p99_ms",
+    "cpu",
+    "late",
+];
+
+/// A folder of our own under Cargo's temporary folder for tests, made empty.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("export-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The `--out` folder of one small run with both phases, shared by the tests here.
+fn run_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let server = PouchServer::start();
+        let out = scratch("run").join("out");
+        let address = format!("--database_address={}", server.url);
+        let out_flag = format!("--out={}", out.display());
+        let run = sofabench(&[
+            "run",
+            &address,
+            "--database_name=export",
+            "--quiet",
+            "--seed=5",
+            "--json_document_schema_filename=examples/ironcushion.json",
+            "--num_connections=4",
+            "--num_documents_per_bulk_insert=50",
+            "--num_bulk_insert_operations=3",
+            "--num_crud_operations=150",
+            "--interval=100ms",
+            &out_flag,
+        ]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        out
+    })
+}
+
+fn result() -> RunResult {
+    RunResult::read(&run_dir().join("result.json")).unwrap()
+}
+
+fn hlog_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".hlog"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every histogram of an interval log, with its start (seconds after BaseTime).
+fn read_hlog(path: &Path) -> Vec<(f64, Histogram<u64>)> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut histograms = Vec::new();
+    let mut base_times = 0;
+    for entry in IntervalLogIterator::new(&bytes) {
+        match entry.unwrap_or_else(|e| panic!("{}: {e:?}", path.display())) {
+            LogEntry::Interval(interval) => {
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(interval.encoded_histogram())
+                    .unwrap();
+                let h: Histogram<u64> = Deserializer::new()
+                    .deserialize(&mut raw.as_slice())
+                    .unwrap();
+                // The max column is in milliseconds (MaxValueDivisor 1000).
+                assert!(
+                    (interval.max() - h.max() as f64 / 1000.0).abs() < 0.001,
+                    "{}",
+                    path.display()
+                );
+                histograms.push((interval.start_timestamp().as_secs_f64(), h));
+            }
+            LogEntry::BaseTime(_) => base_times += 1,
+            LogEntry::StartTime(_) => {}
+        }
+    }
+    assert_eq!(base_times, 1, "{}", path.display());
+    histograms
+}
+
+#[test]
+fn every_format_is_written_and_reads_back() {
+    let dir = run_dir();
+    let result = result();
+    assert_eq!(result.phases.len(), 2);
+    let names: Vec<&str> = result.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["bulk_insert", "crud"]);
+    assert!(result.phases.iter().all(|p| p.intervals.len() >= 2));
+
+    // CSV: the header, then one row per interval and operation of its phase.
+    let mut reader = csv::Reader::from_path(dir.join("result.csv")).unwrap();
+    assert_eq!(reader.headers().unwrap(), CSV_COLUMNS.as_slice());
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let mut expected = 0;
+    for phase in &result.phases {
+        let operations: Vec<&str> = phase
+            .operations
+            .iter()
+            .map(|o| o.operation.as_str())
+            .collect();
+        expected += phase.intervals.len() * operations.len();
+        for interval in &phase.intervals {
+            for name in &operations {
+                let row = rows
+                    .iter()
+                    .find(|r| {
+                        r[0] == phase.name && r[1] == interval.end_ms.to_string() && &r[3] == *name
+                    })
+                    .unwrap_or_else(|| panic!("no row for {} {name}", phase.name));
+                let op = interval.operations.iter().find(|o| o.operation == *name);
+                let succeeded = op.map_or(0, |o| o.succeeded);
+                assert_eq!(row[4].parse::<u64>().unwrap(), succeeded);
+                assert_eq!(row[5].parse::<u64>().unwrap(), op.map_or(0, |o| o.failed));
+                assert_eq!(row[11].parse::<u64>().unwrap(), interval.late);
+                if succeeded > 0 {
+                    let p99: f64 = row[9].parse().unwrap();
+                    assert!((p99 - op.unwrap().p99_ms).abs() < 0.001);
+                }
+            }
+        }
+    }
+    assert_eq!(rows.len(), expected);
+    let total: u64 = rows.iter().map(|r| r[4].parse::<u64>().unwrap()).sum();
+    let succeeded: u64 = result
+        .phases
+        .iter()
+        .flat_map(|p| &p.operations)
+        .map(|o| o.succeeded)
+        .sum();
+    assert_eq!(total, succeeded, "the intervals add up to the phases");
+
+    // One interval log per operation, each interval's histogram as the JSON has it.
+    assert_eq!(
+        hlog_names(dir),
+        [
+            "result.bulk_insert.hlog",
+            "result.create.hlog",
+            "result.delete.hlog",
+            "result.read.hlog",
+            "result.update.hlog"
+        ]
+    );
+    for phase in &result.phases {
+        for op in &phase.operations {
+            let path = dir.join(format!("result.{}.hlog", op.operation));
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.contains("microseconds"), "{text}");
+            let logged = read_hlog(&path);
+            assert_eq!(logged.len(), phase.intervals.len(), "{}", path.display());
+            for ((start, h), interval) in logged.iter().zip(&phase.intervals) {
+                let in_json = interval
+                    .operations
+                    .iter()
+                    .find(|o| o.operation == op.operation);
+                assert_eq!(h.len(), in_json.map_or(0, |o| o.succeeded));
+                if let Some(in_json) = in_json {
+                    assert_eq!(h, &histogram::decode(&in_json.histogram).unwrap());
+                }
+                let expected_start = interval.elapsed_seconds - interval.length_seconds;
+                assert!(
+                    (start - expected_start).abs() < 0.002,
+                    "{start} {expected_start}"
+                );
+            }
+            let all: u64 = logged.iter().map(|(_, h)| h.len()).sum();
+            assert_eq!(all, op.succeeded, "{}", op.operation);
+        }
+    }
+
+    // The page holds its data and the charts' library; no address outside it.
+    let page = std::fs::read_to_string(dir.join("result.html")).unwrap();
+    assert!(page.contains("id=\"sofabench-data\"") && page.contains("uPlot"));
+    assert!(!page.contains("<script src") && !page.contains("<link "));
+    assert_eq!(page.matches("data-chart=").count(), 6, "3 charts per phase");
+}
+
+#[test]
+fn report_makes_the_same_files_from_the_json() {
+    let dir = run_dir();
+    let again = scratch("report");
+    let json = dir.join("result.json");
+    let csv = again.join("again.csv");
+    let html = again.join("again.html");
+    let logs = again.join("logs");
+    let run = sofabench(&[
+        "report",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--hlog-dir",
+        logs.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("wrote "), "{}", run.stdout);
+    assert!(!run.stdout.contains("CRUD BENCHMARK RESULTS"));
+    let same = |a: &Path, b: &Path| {
+        let (x, y) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        if let Some(at) = (0..x.len().max(y.len())).find(|&i| x.get(i) != y.get(i)) {
+            let around = |v: &[u8]| {
+                String::from_utf8_lossy(&v[at.saturating_sub(80)..(at + 80).min(v.len())])
+                    .into_owned()
+            };
+            panic!(
+                "{} and {} differ at byte {at}:\n{}\n---\n{}",
+                a.display(),
+                b.display(),
+                around(&x),
+                around(&y)
+            );
+        }
+    };
+    same(&dir.join("result.csv"), &csv);
+    same(&dir.join("result.html"), &html);
+    assert_eq!(hlog_names(&logs), hlog_names(dir));
+    for name in hlog_names(dir) {
+        same(&dir.join(&name), &logs.join(&name));
+    }
+
+    // The text report, as the run printed it.
+    let text = sofabench(&["report", json.to_str().unwrap(), "--text"]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.contains("BULK INSERT BENCHMARK RESULTS:"));
+    assert!(text.stdout.contains("CRUD BENCHMARK RESULTS:"));
+    let reads = result().phases[1]
+        .operations
+        .iter()
+        .find(|o| o.operation == "read")
+        .unwrap()
+        .succeeded;
+    assert_eq!(text.count("read"), reads);
+    let bare = sofabench(&["report", json.to_str().unwrap()]);
+    assert_eq!(bare.stdout, text.stdout, "text is the default");
+}
+
+#[test]
+fn existing_files_are_refused_without_overwrite() {
+    let dir = scratch("refuse");
+    let json = run_dir().join("result.json");
+    // No server listens here: the check comes before anything is sent.
+    let address = format!("--database_address=http://127.0.0.1:{}", free_port());
+    for existing in ["result.csv", "result.html", "result.read.hlog"] {
+        let out = dir.join(existing.replace('.', "_"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join(existing), "keep").unwrap();
+        let out_flag = format!("--out={}", out.display());
+        let run = sofabench(&["run", &address, "--quiet", &out_flag]);
+        assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(existing) && run.stderr.contains("--overwrite"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(std::fs::read_to_string(out.join(existing)).unwrap(), "keep");
+    }
+    let html = dir.join("page.html");
+    std::fs::write(&html, "keep").unwrap();
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--quiet",
+        &format!("--html={}", html.display()),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+
+    let report = |extra: &[&str]| {
+        let mut args = vec![
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        sofabench(&args)
+    };
+    let refused = report(&[]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--overwrite"), "{}", refused.stderr);
+    assert_eq!(std::fs::read_to_string(&html).unwrap(), "keep");
+    let replaced = report(&["--overwrite"]);
+    assert_eq!(replaced.code, 0, "{}", replaced.stderr);
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("result.create.hlog"), "keep").unwrap();
+    let hlog = |extra: &[&str]| {
+        let mut args = vec![
+            "report",
+            json.to_str().unwrap(),
+            "--hlog-dir",
+            logs.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        sofabench(&args)
+    };
+    assert_eq!(hlog(&[]).code, 2);
+    assert_eq!(hlog(&["--overwrite"]).code, 0);
+    assert_ne!(
+        std::fs::read_to_string(logs.join("result.create.hlog")).unwrap(),
+        "keep"
+    );
+}
+
+#[test]
+fn report_refuses_what_is_not_a_result() {
+    let dir = scratch("bad");
+    let missing = dir.join("missing.json");
+    let run = sofabench(&["report", missing.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("missing.json"), "{}", run.stderr);
+
+    let invalid = dir.join("invalid.json");
+    std::fs::write(&invalid, r#"{"schema": "sofabench-result/1", "phases": 3}"#).unwrap();
+    let run = sofabench(&["report", invalid.to_str().unwrap(), "--csv", "x.csv"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not a sofabench result"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.join("x.csv").exists() && !repository().join("x.csv").exists());
+}
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Headless Chromium on a page: its standard error, and standard output.
+fn chromium(page: &Path, profile: &Path, action: &[&str]) -> (String, String) {
+    let output = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(action)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("start chromium");
+    (
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_html_page_renders_its_charts_in_chromium() {
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: the HTML report test needs headless Chromium; run scripts/test.sh (make test), which installs Debian's chromium package"
+    );
+    let page = run_dir().join("result.html").canonicalize().unwrap();
+    let charts = std::fs::read_to_string(&page)
+        .unwrap()
+        .matches("data-chart=")
+        .count();
+    let profile = tempfile::tempdir().unwrap();
+
+    let (stderr, dom) = chromium(&page, profile.path(), &["--dump-dom"]);
+    let console: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(
+        !stderr.contains("Uncaught"),
+        "script errors in the page:\n{}",
+        console.join("\n")
+    );
+    assert!(
+        dom.contains("sofabench result"),
+        "no page dumped:\n{stderr}"
+    );
+    // uPlot puts a div.uplot with a canvas into every chart's box.
+    assert_eq!(dom.matches("class=\"uplot").count(), charts, "{dom}");
+    assert_eq!(dom.matches("<canvas").count(), charts, "{dom}");
+
+    let artifacts = repository().join("target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let png = artifacts.join("report.png");
+    let _ = std::fs::remove_file(&png);
+    let (stderr, _) = chromium(
+        &page,
+        profile.path(),
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,2400",
+        ],
+    );
+    assert!(!stderr.contains("Uncaught"), "{stderr}");
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot: {e}\n{stderr}"));
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
+}
