@@ -3,8 +3,10 @@
 //! The parts, each a folder: `template` (documents from a JSON or XML template),
 //! `workload` (what a run does), `driver` (the CouchDB HTTP API), `engine` (connections
 //! running the steps), `metrics` (what they measure), `report` (what users read) and
-//! `cli` (the command line).
+//! `results` (a run's result as data), `analysis` (comparing, checking and merging
+//! results) and `cli` (the command line).
 
+pub mod analysis;
 pub mod cli;
 pub mod driver;
 pub mod engine;
