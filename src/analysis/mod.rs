@@ -3,6 +3,7 @@
 //! node runs. One file per concern; the command-line side is in `cli/compare.rs`,
 //! `cli/merge.rs` and `cli/check.rs`.
 
+pub mod compare;
 pub mod nodes;
 pub mod thresholds;
 
