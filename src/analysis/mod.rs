@@ -4,6 +4,7 @@
 //! `cli/merge.rs` and `cli/check.rs`.
 
 pub mod compare;
+pub mod merge;
 pub mod nodes;
 pub mod thresholds;
 
