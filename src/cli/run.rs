@@ -10,6 +10,8 @@ use std::sync::Arc;
 use super::RunArgs;
 use super::output::OutputFiles;
 use super::templates;
+use crate::analysis::nodes;
+use crate::analysis::thresholds::{self, Threshold};
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
 use crate::engine::monitor::LiveOutput;
@@ -69,6 +71,9 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
     let plan = plan_from(&args);
     plan.validate()
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
+    nodes::validate(args.node_index, args.node_count, args.num_connections)
+        .map_err(Failed::bad_input)?;
+    let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
@@ -108,7 +113,14 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         stop: Stop::default(),
     };
     let config = config_record(&args, &settings, &template_name);
-    runtime.block_on(run(settings, &template_name, &args, config, &outputs))
+    runtime.block_on(run(
+        settings,
+        &template_name,
+        &args,
+        config,
+        &outputs,
+        &checks,
+    ))
 }
 
 fn print(text: &str) {
@@ -117,7 +129,7 @@ fn print(text: &str) {
     let _ = out.flush();
 }
 
-fn describe(settings: &RunSettings, template_name: &str) -> String {
+fn describe(settings: &RunSettings, template_name: &str, args: &RunArgs) -> String {
     let p = &settings.plan;
     let w = p.weights;
     let mut bounds = Vec::new();
@@ -134,8 +146,13 @@ fn describe(settings: &RunSettings, template_name: &str) -> String {
     if let Some(rate) = settings.rate {
         crud.push_str(&format!(" at {rate} operations/s (open model)"));
     }
+    let node = if args.node_count > 1 {
+        format!("  node {} of {}\n", args.node_index, args.node_count)
+    } else {
+        String::new()
+    };
     format!(
-        "sofabench {}: {}\n  {} connections; bulk insert {} x {} documents per connection; {} (weights create/read/update/delete {}/{}/{}/{})\n  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
+        "sofabench {}: {}\n{node}  {} connections; bulk insert {} x {} documents per connection; {} (weights create/read/update/delete {}/{}/{}/{})\n  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
         env!("CARGO_PKG_VERSION"),
         settings.target.describe(),
         grouped(p.connections),
@@ -205,6 +222,8 @@ fn config_record(
     set("id_prefix", json!(settings.ids.prefix()));
     set("reuse", json!(args.reuse));
     set("recreate", json!(args.recreate));
+    set("node_index", json!(args.node_index));
+    set("node_count", json!(args.node_count));
     config
 }
 
@@ -214,6 +233,7 @@ async fn run(
     args: &RunArgs,
     config: BTreeMap<String, serde_json::Value>,
     outputs: &OutputFiles,
+    checks: &[Threshold],
 ) -> Result<(), Failed> {
     let run_started = SystemTime::now();
     let endpoints: Vec<Arc<Endpoint>> = settings
@@ -245,7 +265,7 @@ async fn run(
         .prepare(existing_policy(args))
         .await
         .map_err(setup_failed)?;
-    print(&describe(&settings, template_name));
+    print(&describe(&settings, template_name, args));
     print(&database_line(&settings.target, &prepared));
 
     let plan = settings.plan.clone();
@@ -288,8 +308,8 @@ async fn run(
         }
     }
     let node = NodeInfo {
-        index: 0,
-        count: 1,
+        index: args.node_index,
+        count: args.node_count,
         host: hostname(),
     };
     let result = results::build::run(
@@ -303,9 +323,24 @@ async fn run(
     for path in outputs.write(&result)? {
         print(&format!("wrote {}\n", path.display()));
     }
+    let failed_checks = if checks.is_empty() {
+        0
+    } else {
+        let outcomes = thresholds::evaluate_all(checks, &result);
+        print(&thresholds::report(&outcomes));
+        outcomes.iter().filter(|o| !o.passed).count()
+    };
     if stop.stop.is_raised() {
         eprintln!("sofabench: interrupted; the figures above cover what was done");
         return Err(Failed::Quiet { code: INTERRUPTED });
+    }
+    if failed_checks > 0 {
+        eprintln!(
+            "sofabench: {failed_checks} of {} thresholds failed (see THRESHOLDS above)",
+            checks.len()
+        );
+        verdict(&outcomes)?;
+        return Err(Failed::Quiet { code: RUN_FAILED });
     }
     verdict(&outcomes)
 }
