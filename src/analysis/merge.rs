@@ -98,7 +98,11 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
     for index in 0..first.phases.len() {
         let parts: Vec<(&PhaseResult, &RunResult)> =
             results.iter().map(|r| (&r.phases[index], *r)).collect();
-        phases.push(merge_phase(&parts)?);
+        let phase = merge_phase(&parts)?;
+        if let Some(note) = apart(&parts, phase.wall_seconds) {
+            notes.push(note);
+        }
+        phases.push(phase);
     }
     Ok(Merged {
         result: RunResult {
@@ -112,6 +116,21 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             phases,
         },
         notes,
+    })
+}
+
+/// A note when the nodes did not run a phase together: their starts lie further apart
+/// than the phase lasted, so the merged throughput (all successes over the slowest node's
+/// wall-clock time) is more than they achieved together.
+fn apart(parts: &[(&PhaseResult, &RunResult)], wall_seconds: f64) -> Option<String> {
+    let starts = parts.iter().map(|(p, _)| p.started_at_ms);
+    let (first, last) = (starts.clone().min()?, starts.max()?);
+    let spread = (last - first) as f64 / 1_000.0;
+    (spread > wall_seconds).then(|| {
+        format!(
+            "the nodes started phase {} {spread:.1} s apart, longer than it lasted ({wall_seconds:.1} s): they did not run it together, so its merged throughputs overstate what they did together",
+            parts[0].0.name
+        )
     })
 }
 
@@ -145,11 +164,10 @@ fn check_config(
 fn check_nodes(inputs: &[(String, RunResult)], notes: &mut Vec<String>) -> Result<(), String> {
     let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
     let mut count = None;
-    for (name, result) in inputs {
+    for (at, (name, result)) in inputs.iter().enumerate() {
         for node in &result.nodes {
-            let same = inputs.iter().find(|(other_name, other)| {
-                other_name != name
-                    && other.started_at == result.started_at
+            let same = inputs[at + 1..].iter().find(|(_, other)| {
+                other.started_at == result.started_at
                     && other.nodes.iter().any(|n| n == node)
                     && other.config.get("id_prefix") == result.config.get("id_prefix")
             });
@@ -805,6 +823,13 @@ mod tests {
 
         let err = merge(&named(vec![a.clone(), a.clone()])).unwrap_err();
         assert!(err.contains("same node's result"), "{err}");
+        let single = node_result(&[0], node(0, 1), 1);
+        let err =
+            merge(&[("x.json".into(), single.clone()), ("x.json".into(), single)]).unwrap_err();
+        assert!(
+            err.contains("x.json and x.json are the same node's result"),
+            "{err}"
+        );
         let mut again = node_result(&[2, 3], node(0, 2), 1);
         again.nodes[0].host = "elsewhere".into();
         let err = merge(&named(vec![a.clone(), again])).unwrap_err();
@@ -820,6 +845,27 @@ mod tests {
             missing.notes
         );
         assert!(merge(&[]).is_err());
+    }
+
+    #[test]
+    fn nodes_that_did_not_run_together_are_noted() {
+        let a = node_result(&[0, 1], node(0, 2), 1);
+        let mut b = node_result(&[2, 3], node(1, 2), 1);
+        assert!(
+            !merge(&named(vec![a.clone(), b.clone()]))
+                .unwrap()
+                .notes
+                .iter()
+                .any(|n| n.contains("apart"))
+        );
+        b.phases[0].started_at_ms += 5_000;
+        let notes = merge(&named(vec![a, b])).unwrap().notes;
+        assert!(
+            notes.iter().any(
+                |n| n.contains("started phase crud 5.0 s apart, longer than it lasted (4.0 s)")
+            ),
+            "{notes:?}"
+        );
     }
 
     #[test]
