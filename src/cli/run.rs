@@ -73,6 +73,13 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
     nodes::validate(args.node_index, args.node_count, args.num_connections)
         .map_err(Failed::bad_input)?;
+    if args.node_count > 1 && (args.recreate || args.cleanup) {
+        return Err(Failed::bad_input(format!(
+            "--{} with --node-count {}: one node would delete the database while the others use it; give every node --reuse, and create or delete the database before and after the run",
+            if args.recreate { "recreate" } else { "cleanup" },
+            args.node_count
+        )));
+    }
     let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
