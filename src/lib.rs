@@ -4,7 +4,10 @@
 //! `workload` (what a run does), `driver` (the CouchDB HTTP API), `engine` (connections
 //! running the steps), `metrics` (what they measure), `report` (what users read) and
 //! `cli` (the command line); `results` is the result file, `export` its other formats.
+//! `results` (a run's result as data), `analysis` (comparing, checking and merging
+//! results) and `cli` (the command line).
 
+pub mod analysis;
 pub mod cli;
 pub mod driver;
 pub mod engine;

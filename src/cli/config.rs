@@ -25,8 +25,9 @@ fn find_config(args: &[OsString]) -> Option<(OsString, std::ops::Range<usize>)> 
     None
 }
 
-/// The long names (and aliases) `run` accepts, with whether each takes a value.
-fn run_flags() -> Vec<(String, bool)> {
+/// The long names (and aliases) `run` accepts, with whether each takes a value and
+/// whether it may be given several times (`--threshold`).
+fn run_flags() -> Vec<(String, bool, bool)> {
     let command = Cli::command();
     let Some(run) = command.find_subcommand("run") else {
         return Vec::new();
@@ -35,10 +36,11 @@ fn run_flags() -> Vec<(String, bool)> {
         .filter(|a| a.get_id() != "config")
         .flat_map(|a| {
             let takes_value = a.get_action().takes_values();
+            let repeatable = matches!(a.get_action(), clap::ArgAction::Append);
             a.get_long()
                 .into_iter()
                 .chain(a.get_all_aliases().into_iter().flatten())
-                .map(move |name| (name.to_string(), takes_value))
+                .map(move |name| (name.to_string(), takes_value, repeatable))
         })
         .collect()
 }
@@ -133,10 +135,11 @@ pub fn expand(args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
     let flags = run_flags();
     let mut from_file = Vec::new();
     for (key, value) in &table {
-        let Some((name, takes_value)) = flags.iter().find(|(name, _)| name == key) else {
+        let Some((name, takes_value, repeatable)) = flags.iter().find(|(name, ..)| name == key)
+        else {
             let closest = flags
                 .iter()
-                .map(|(name, _)| (strsim::levenshtein(name, key), name))
+                .map(|(name, ..)| (strsim::levenshtein(name, key), name))
                 .min();
             let hint = closest.map_or(String::new(), |(_, name)| {
                 format!("; did you mean {name:?}?")
@@ -145,8 +148,15 @@ pub fn expand(args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
                 "{file}: unknown key {key:?}{hint}"
             )));
         };
-        if let Some(argument) = as_argument(name, value, *takes_value, &file)? {
-            from_file.push(OsString::from(argument));
+        // A flag given several times takes an array of values, one flag each.
+        let values = match value {
+            toml::Value::Array(items) if *repeatable => items.iter().collect(),
+            _ => vec![value],
+        };
+        for value in values {
+            if let Some(argument) = as_argument(name, value, *takes_value, &file)? {
+                from_file.push(OsString::from(argument));
+            }
         }
     }
     let mut expanded: Vec<OsString> = args[..range.start].to_vec();
@@ -211,6 +221,17 @@ mod tests {
         let mut args = expand_with("b.json", r#"{"rate": 50.5, "quiet": true}"#, &[]).unwrap();
         args[2..].sort();
         assert_eq!(args[2..], ["--quiet", "--rate=50.5"]);
+        let args = expand_with(
+            "g.toml",
+            "threshold = ['read.p99 < 20ms', 'error_rate < 1%']\n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            args[2..],
+            ["--threshold=read.p99 < 20ms", "--threshold=error_rate < 1%"],
+            "a repeatable flag takes an array, one flag per entry"
+        );
     }
 
     #[test]

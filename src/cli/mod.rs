@@ -4,11 +4,14 @@
 //! kebab-case spelling (`--num-connections 100`). An Iron Cushion command line with the
 //! program name replaced by `sofabench` runs as it is: without a subcommand, `run` is meant.
 
+mod check;
+mod compare;
 mod config;
 mod duration;
 
 pub use duration::parse as parse_duration;
 mod generate;
+mod merge;
 mod output;
 mod report;
 mod run;
@@ -49,6 +52,12 @@ enum Command {
     Scenarios,
     /// Make any result format (HTML, CSV, HdrHistogram logs, text) from a result's JSON.
     Report(ReportArgs),
+    /// Compare two result files: throughput and latency percentiles side by side.
+    Compare(CompareArgs),
+    /// Merge the result files of several nodes into the result of the whole run.
+    Merge(MergeArgs),
+    /// Check thresholds (e.g. 'read.p99 < 20ms') on a saved result; exit 1 if one fails.
+    Check(CheckArgs),
 }
 
 /// Flags of `sofabench run`. Defaults follow the example in Iron Cushion's README, scaled
@@ -268,6 +277,34 @@ pub struct RunArgs {
     #[arg(long)]
     overwrite: bool,
 
+    /// Fail the run (exit 1) unless this holds: [PHASE:][OPERATION.]METRIC OP VALUE, e.g.
+    /// 'read.p99 < 20ms', 'error_rate < 0.1%', 'bulk_insert.throughput > 5000'. Metrics:
+    /// throughput, p50, p90, p99, p999, max, mean, errors, error_rate. Repeatable; checked
+    /// before anything is sent, evaluated after the run.
+    #[arg(long = "threshold", value_name = "EXPR", action = clap::ArgAction::Append)]
+    threshold: Vec<String>,
+
+    /// Number of nodes (machines) running this workload together; node I of N runs the
+    /// connections I*C .. I*C+C-1 of N*C (C = --num_connections).
+    #[arg(
+        long = "node-count",
+        visible_alias = "node_count",
+        env = "SOFABENCH_NODE_COUNT",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    node_count: u64,
+
+    /// This node's index, 0 to N-1 (a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX).
+    #[arg(
+        long = "node-index",
+        visible_alias = "node_index",
+        env = "JOB_COMPLETION_INDEX",
+        value_name = "I",
+        default_value_t = 0
+    )]
+    node_index: u64,
+
     /// Read flags from a TOML or JSON file (keys are flag names); flags given here win.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -340,6 +377,47 @@ pub struct ReportArgs {
     overwrite: bool,
 }
 
+/// Flags of `sofabench compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline result (a file written by --json or --out).
+    #[arg(value_name = "A.json")]
+    a: PathBuf,
+
+    /// The result compared with the baseline.
+    #[arg(value_name = "B.json")]
+    b: PathBuf,
+}
+
+/// Flags of `sofabench merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The result files of the nodes, one per node.
+    #[arg(value_name = "RESULT", required = true, num_args = 1..)]
+    results: Vec<PathBuf>,
+
+    /// Write the merged result here (the schema of --json of `run`).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+}
+
+/// Flags of `sofabench check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The result to check (a file written by --json, --out or merge).
+    #[arg(value_name = "RESULT")]
+    result: PathBuf,
+
+    /// A condition the result must meet, e.g. 'read.p99 < 20ms' (repeatable; see
+    /// `sofabench run --help`).
+    #[arg(long = "threshold", value_name = "EXPR", required = true, action = clap::ArgAction::Append)]
+    threshold: Vec<String>,
+}
+
 /// Iron Cushion had no subcommands: a command line that starts with a flag other than
 /// help or version means `run`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
@@ -368,6 +446,9 @@ pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
             Ok(())
         }
         Command::Report(args) => report::execute(args),
+        Command::Compare(args) => compare::execute(args),
+        Command::Merge(args) => merge::execute(args),
+        Command::Check(args) => check::execute(args),
     }
 }
 

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use super::RunArgs;
 use super::output::OutputFiles;
 use super::templates;
+use crate::analysis::nodes;
+use crate::analysis::thresholds::{self, Threshold};
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
 use crate::engine::monitor::LiveOutput;
@@ -73,7 +75,21 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         .id_prefix
         .clone()
         .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
-    let scenario = choose_scenario(&args, &plan, &target, &prefix)?;
+    let mut scenario = choose_scenario(&args, &plan, &target, &prefix)?;
+    // N nodes together run the workload one node would with N times the connections.
+    for phase in &mut scenario.phases {
+        phase.connections *= args.node_count.max(1);
+    }
+    nodes::validate(args.node_index, args.node_count, args.num_connections)
+        .map_err(Failed::bad_input)?;
+    if args.node_count > 1 && (args.recreate || args.cleanup) {
+        return Err(Failed::bad_input(format!(
+            "--{} with --node-count {}: one node would delete the database while the others use it; give every node --reuse, and create or delete the database before and after the run",
+            if args.recreate { "recreate" } else { "cleanup" },
+            args.node_count
+        )));
+    }
+    let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
@@ -110,7 +126,10 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
             LiveOutput::Lines
         },
         stop: Stop::default(),
-        node: NodeSlice::default(),
+        node: NodeSlice {
+            index: args.node_index,
+            count: args.node_count,
+        },
     };
     let config = config_record(&args, &settings, &plan, &scenario, &template_name);
     runtime.block_on(run(
@@ -120,6 +139,7 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         &args,
         config,
         &outputs,
+        &checks,
     ))
 }
 
@@ -196,6 +216,13 @@ fn describe(settings: &RunSettings, scenario: &Scenario, template_name: &str) ->
         scenario.name,
         scenario.description
     );
+    let node = settings.node;
+    if node.count > 1 {
+        text.push_str(&format!(
+            "  node {} of {}: this machine drives its share of each phase's connections (counted over all nodes below)\n",
+            node.index, node.count
+        ));
+    }
     for phase in &scenario.phases {
         text.push_str(&format!("  phase {}\n", phase.describe()));
     }
@@ -273,6 +300,8 @@ fn config_record(
     set("id_prefix", json!(settings.ids.prefix()));
     set("reuse", json!(args.reuse));
     set("recreate", json!(args.recreate));
+    set("node_index", json!(args.node_index));
+    set("node_count", json!(args.node_count));
     config
 }
 
@@ -283,6 +312,7 @@ async fn run(
     args: &RunArgs,
     config: BTreeMap<String, serde_json::Value>,
     outputs: &OutputFiles,
+    checks: &[Threshold],
 ) -> Result<(), Failed> {
     let run_started = SystemTime::now();
     let endpoints: Vec<Arc<Endpoint>> = settings
@@ -365,8 +395,8 @@ async fn run(
         }
     }
     let node = NodeInfo {
-        index: 0,
-        count: 1,
+        index: args.node_index,
+        count: args.node_count,
         host: hostname(),
     };
     let result = results::build::run(
@@ -380,9 +410,24 @@ async fn run(
     for path in outputs.write(&result)? {
         print(&format!("wrote {}\n", path.display()));
     }
+    let failed_checks = if checks.is_empty() {
+        0
+    } else {
+        let outcomes = thresholds::evaluate_all(checks, &result);
+        print(&thresholds::report(&outcomes));
+        outcomes.iter().filter(|o| !o.passed).count()
+    };
     if stop.stop.is_raised() {
         eprintln!("sofabench: interrupted; the figures above cover what was done");
         return Err(Failed::Quiet { code: INTERRUPTED });
+    }
+    if failed_checks > 0 {
+        eprintln!(
+            "sofabench: {failed_checks} of {} thresholds failed (see THRESHOLDS above)",
+            checks.len()
+        );
+        verdict(&outcomes)?;
+        return Err(Failed::Quiet { code: RUN_FAILED });
     }
     verdict(&outcomes)
 }

@@ -137,11 +137,25 @@ impl Admin {
     }
 
     pub async fn create(&mut self) -> Result<(), SetupError> {
+        if self.try_create().await? {
+            Ok(())
+        } else {
+            Err(SetupError::server(format!(
+                "the server refused to create {} (status 412: it exists already)",
+                self.target_text
+            )))
+        }
+    }
+
+    /// Creates the database; `false` when it exists already (412), as when several
+    /// nodes of one run start together and another node created it first.
+    async fn try_create(&mut self) -> Result<bool, SetupError> {
         let path = self.database_path.clone();
         let answer = self.call(Method::PUT, &path).await?;
         credentials_problem(answer.status, "creating the database")?;
         match answer.status {
-            201 | 202 => Ok(()),
+            201 | 202 => Ok(true),
+            412 => Ok(false),
             status => Err(SetupError::server(format!(
                 "the server refused to create {} (status {status}: {})",
                 self.target_text,
@@ -171,11 +185,23 @@ impl Admin {
         self.check_server().await?;
         match (self.document_count().await?, existing) {
             (None, _) => {
-                self.create().await?;
-                Ok(PreparedDatabase {
-                    created: true,
-                    documents_before: 0,
-                })
+                if self.try_create().await? {
+                    return Ok(PreparedDatabase {
+                        created: true,
+                        documents_before: 0,
+                    });
+                }
+                // Created by someone else in the meantime (another node of the run):
+                // treated as an existing database, which this run did not create.
+                match self.document_count().await? {
+                    Some(count) if count > 0 && existing == ExistingDatabase::Refuse => {
+                        Err(self.holds_documents(count))
+                    }
+                    count => Ok(PreparedDatabase {
+                        created: false,
+                        documents_before: count.unwrap_or(0),
+                    }),
+                }
             }
             (Some(_), ExistingDatabase::Recreate) => {
                 self.delete().await?;
@@ -192,13 +218,17 @@ impl Admin {
                     documents_before: count,
                 })
             }
-            (Some(count), ExistingDatabase::Refuse) => Err(SetupError {
-                message: format!(
-                    "{} already holds {count} documents; sofabench does not touch existing data unless told: add --reuse to add to it, or --recreate to delete and recreate it",
-                    self.target_text
-                ),
-                bad_input: true,
-            }),
+            (Some(count), ExistingDatabase::Refuse) => Err(self.holds_documents(count)),
+        }
+    }
+
+    fn holds_documents(&self, count: u64) -> SetupError {
+        SetupError {
+            message: format!(
+                "{} already holds {count} documents; sofabench does not touch existing data unless told: add --reuse to add to it, or --recreate to delete and recreate it",
+                self.target_text
+            ),
+            bad_input: true,
         }
     }
 }

@@ -231,6 +231,10 @@ impl Engine {
         let first = node.index * local;
         self.connect(local).await?;
         let count = local as usize;
+        // This node's share of the phase's rate.
+        let rate_share = phase
+            .rate
+            .map(|r| r * local as f64 / phase.connections.max(1) as f64);
         if count != self.active {
             self.deal_documents(count);
             self.active = count;
@@ -254,7 +258,7 @@ impl Engine {
             recorders,
             self.settings.live,
             progress.bar(),
-            phase.rate,
+            rate_share,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
@@ -307,7 +311,7 @@ impl Engine {
             connections,
             aborted,
             intervals,
-            target_rate: phase.rate,
+            target_rate: rate_share,
             interrupted: self.settings.stop.stop.is_raised(),
             action,
         })

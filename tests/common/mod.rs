@@ -221,6 +221,19 @@ pub fn spawn_sofabench(args: &[&str]) -> Child {
     command.spawn().unwrap()
 }
 
+/// Starts sofabench with extra environment variables, without waiting for it.
+pub fn spawn_sofabench_with_env(args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sofabench"));
+    command
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(repository())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    die_with_parent(&mut command);
+    command.spawn().unwrap()
+}
+
 pub fn finish(child: Child) -> Run {
     let started = Instant::now();
     let output = child.wait_with_output().unwrap();

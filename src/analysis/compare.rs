@@ -1,0 +1,485 @@
+//! Comparing two results (`sofabench compare A.json B.json`): per phase and operation,
+//! matched by name, the throughput and the latency percentiles of both side by side with
+//! the relative change from A to B.
+//!
+//! # Repetitions and noise
+//!
+//! A change means little unless it is larger than the difference between two runs of the
+//! same thing. A result holds *repetitions* when several of its phases share a name up to
+//! a `#N` suffix (`crud#1`, `crud#2`, …, or the same name several times, as a result with
+//! `repetitions` in its config would have them). Then:
+//!
+//! - the value shown for that side is the median over its repetitions;
+//! - a change is marked `*` (with whether it is better or worse) when the ranges
+//!   (min–max over repetitions) of A and B do not overlap; a side with a single run has
+//!   a range of one value. A change inside the ranges is within run-to-run noise and is
+//!   not marked.
+//!
+//! When neither side has repetitions, the noise is unknown and the output says so: no
+//! change is marked, however large.
+//!
+//! Latencies are those of [`super::primary_latency`] (response time under `--rate`,
+//! service time otherwise), in milliseconds; the throughput is successful operations per
+//! second.
+
+use std::fmt::Write as _;
+
+use super::{base_name, primary_latency};
+use crate::report::numbers::grouped_decimal;
+use crate::results::{OperationResult, PhaseResult, RunResult};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Measure {
+    Throughput,
+    P50,
+    P90,
+    P99,
+    P999,
+    Max,
+}
+
+impl Measure {
+    const ALL: [Measure; 6] = [
+        Measure::Throughput,
+        Measure::P50,
+        Measure::P90,
+        Measure::P99,
+        Measure::P999,
+        Measure::Max,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Measure::Throughput => "throughput/s",
+            Measure::P50 => "p50 ms",
+            Measure::P90 => "p90 ms",
+            Measure::P99 => "p99 ms",
+            Measure::P999 => "p99.9 ms",
+            Measure::Max => "max ms",
+        }
+    }
+
+    fn higher_is_better(self) -> bool {
+        self == Measure::Throughput
+    }
+
+    /// The value in one phase, if there is one (no latency without successes).
+    fn of(self, phase: &PhaseResult, op: &OperationResult) -> Option<f64> {
+        if self == Measure::Throughput {
+            return Some(op.throughput);
+        }
+        let l = primary_latency(phase, op);
+        if l.count == 0 {
+            return None;
+        }
+        Some(match self {
+            Measure::P50 => l.p50_ms,
+            Measure::P90 => l.p90_ms,
+            Measure::P99 => l.p99_ms,
+            Measure::P999 => l.p999_ms,
+            _ => l.max_ms,
+        })
+    }
+
+    fn show(self, value: f64) -> String {
+        let decimals = if self == Measure::Throughput { 1 } else { 3 };
+        grouped_decimal(value, decimals)
+    }
+}
+
+/// A result's phases grouped by name without the `#N` suffix, in order.
+fn groups(result: &RunResult) -> Vec<(&str, Vec<&PhaseResult>)> {
+    let mut groups: Vec<(&str, Vec<&PhaseResult>)> = Vec::new();
+    for phase in &result.phases {
+        let name = base_name(&phase.name);
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, phases)) => phases.push(phase),
+            None => groups.push((name, vec![phase])),
+        }
+    }
+    groups
+}
+
+fn has_repetitions(result: &RunResult) -> bool {
+    let configured = result
+        .config
+        .get("repetitions")
+        .and_then(|v| v.as_u64())
+        .is_some_and(|n| n > 1);
+    configured || groups(result).iter().any(|(_, phases)| phases.len() > 1)
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+fn range(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(*v), hi.max(*v))
+        })
+}
+
+/// `+5.3%`; `n/a` from zero.
+fn change(a: f64, b: f64) -> String {
+    if a == b {
+        "0.0%".to_string()
+    } else if a == 0.0 {
+        "n/a".to_string()
+    } else {
+        format!("{:+.1}%", (b - a) / a * 100.0)
+    }
+}
+
+/// The values of a measure over a group's repetitions.
+fn values(phases: &[&PhaseResult], operation: &str, measure: Measure) -> Vec<f64> {
+    phases
+        .iter()
+        .filter_map(|p| {
+            p.operations
+                .iter()
+                .find(|o| o.operation == operation)
+                .and_then(|o| measure.of(p, o))
+        })
+        .collect()
+}
+
+fn describe(name: &str, result: &RunResult) -> String {
+    let repetitions = groups(result)
+        .iter()
+        .map(|(_, p)| p.len())
+        .max()
+        .unwrap_or(0);
+    let runs = if repetitions > 1 {
+        format!("{repetitions} repetitions")
+    } else {
+        "1 run".to_string()
+    };
+    let nodes = if result.nodes.len() > 1 {
+        format!(", {} nodes", result.nodes.len())
+    } else {
+        String::new()
+    };
+    format!(
+        "{name} ({runs}{nodes}, started {}, sofabench {})",
+        result.started_at, result.tool.version
+    )
+}
+
+/// Pads the cells into columns: the first two left-aligned, the rest right-aligned.
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let width = widths[c];
+            if c < 2 || c == columns - 1 {
+                let _ = write!(line, "  {cell:<width$}");
+            } else {
+                let _ = write!(line, "  {cell:>width$}");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn find<'r>(groups: &[(&str, Vec<&'r PhaseResult>)], name: &str) -> Option<Vec<&'r PhaseResult>> {
+    groups
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| p.clone())
+}
+
+/// The comparison of `b` against `a` (the baseline), each with a name (its file).
+pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
+    let (a_groups, b_groups) = (groups(a.1), groups(b.1));
+    let noise_known = has_repetitions(a.1) || has_repetitions(b.1);
+    let mut out = String::new();
+    let _ = writeln!(out, "A: {}", describe(a.0, a.1));
+    let _ = writeln!(out, "B: {}", describe(b.0, b.1));
+    if noise_known {
+        let _ = writeln!(
+            out,
+            "noise: values are medians over repetitions; * marks a change whose min-max ranges over repetitions do not overlap (beyond run-to-run noise)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "noise: unknown (neither result has repetitions), so no change is marked as beyond run-to-run noise"
+        );
+    }
+
+    let mut names: Vec<&str> = a_groups.iter().map(|(n, _)| *n).collect();
+    for (name, _) in &b_groups {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let (pa, pb) = match (find(&a_groups, name), find(&b_groups, name)) {
+            (Some(pa), Some(pb)) => (pa, pb),
+            (Some(_), None) => {
+                let _ = writeln!(out, "\nPHASE {name}: only in A");
+                continue;
+            }
+            (None, _) => {
+                let _ = writeln!(out, "\nPHASE {name}: only in B");
+                continue;
+            }
+        };
+        let _ = writeln!(out, "\nPHASE {name}:");
+        let mut operations: Vec<&str> = Vec::new();
+        for phase in pa.iter().chain(&pb) {
+            for op in &phase.operations {
+                if !operations.contains(&op.operation.as_str()) {
+                    operations.push(&op.operation);
+                }
+            }
+        }
+        let mut rows = vec![vec![
+            "operation".to_string(),
+            "metric".to_string(),
+            "A".to_string(),
+            "B".to_string(),
+            "change".to_string(),
+            String::new(),
+        ]];
+        for operation in operations {
+            for (i, measure) in Measure::ALL.into_iter().enumerate() {
+                let (va, vb) = (
+                    values(&pa, operation, measure),
+                    values(&pb, operation, measure),
+                );
+                let show = |v: &[f64]| {
+                    if v.is_empty() {
+                        "-".to_string()
+                    } else {
+                        measure.show(median(v))
+                    }
+                };
+                let (delta, note) = match (va.is_empty(), vb.is_empty()) {
+                    (false, false) => {
+                        let (ma, mb) = (median(&va), median(&vb));
+                        let ((a_lo, a_hi), (b_lo, b_hi)) = (range(&va), range(&vb));
+                        let beyond = (va.len() > 1 || vb.len() > 1) && (b_lo > a_hi || b_hi < a_lo);
+                        let better = (mb > ma) == measure.higher_is_better();
+                        let note = match (beyond, better) {
+                            (true, true) => "* better",
+                            (true, false) => "* worse",
+                            _ => "",
+                        };
+                        (change(ma, mb), note.to_string())
+                    }
+                    (true, false) => ("only in B".to_string(), String::new()),
+                    (false, true) => ("only in A".to_string(), String::new()),
+                    (true, true) => ("-".to_string(), String::new()),
+                };
+                rows.push(vec![
+                    if i == 0 {
+                        operation.to_string()
+                    } else {
+                        String::new()
+                    },
+                    measure.label().to_string(),
+                    show(&va),
+                    show(&vb),
+                    delta,
+                    note,
+                ]);
+            }
+        }
+        out.push_str(&table(&rows));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::results::{IronCushion, NodeInfo, build};
+
+    fn op(name: &str, throughput: f64, latencies_us: &[u64]) -> OperationResult {
+        let mut h = super::super::empty_histogram();
+        for v in latencies_us {
+            h.record(*v).unwrap();
+        }
+        OperationResult {
+            operation: name.to_string(),
+            succeeded: latencies_us.len() as u64,
+            failed: 0,
+            documents: 0,
+            throughput,
+            failures: BTreeMap::new(),
+            statuses: BTreeMap::new(),
+            latency: build::latency(&h),
+            response: build::latency(&super::super::empty_histogram()),
+        }
+    }
+
+    fn phase(name: &str, operations: Vec<OperationResult>) -> PhaseResult {
+        PhaseResult {
+            name: name.to_string(),
+            started_at_ms: 0,
+            wall_seconds: 1.0,
+            connections: 1,
+            target_rate: None,
+            late: 0,
+            operations,
+            iron_cushion: IronCushion {
+                time_taken: 1.0,
+                total_json_bytes_sent: 0,
+                total_json_bytes_received: 0,
+                local_processing: Default::default(),
+                send_data: Default::default(),
+                remote_processing: BTreeMap::new(),
+                receive_data: Default::default(),
+                rates: BTreeMap::new(),
+            },
+            intervals: Vec::new(),
+            aborted: Vec::new(),
+            action: None,
+        }
+    }
+
+    fn result(phases: Vec<PhaseResult>) -> RunResult {
+        let mut r = build::run(
+            BTreeMap::new(),
+            std::time::UNIX_EPOCH,
+            std::time::UNIX_EPOCH,
+            false,
+            NodeInfo {
+                index: 0,
+                count: 1,
+                host: String::new(),
+            },
+            phases,
+        );
+        r.tool.version = "0.1.0".into();
+        r
+    }
+
+    #[test]
+    fn single_runs_compare_side_by_side_with_noise_unknown() {
+        let a = result(vec![
+            phase("bulk_insert", vec![op("bulk_insert", 10.0, &[100_000])]),
+            phase(
+                "crud",
+                vec![
+                    op("read", 1000.0, &[1_000, 2_000]),
+                    op("delete", 5.0, &[1_000]),
+                ],
+            ),
+        ]);
+        let b = result(vec![
+            phase(
+                "crud",
+                vec![
+                    op("read", 1250.0, &[1_000, 1_000]),
+                    op("create", 7.0, &[500]),
+                ],
+            ),
+            phase("query", vec![]),
+        ]);
+        let text = compare(("a.json", &a), ("b.json", &b));
+        let expected = "\
+A: a.json (1 run, started 1970-01-01T00:00:00Z, sofabench 0.1.0)
+B: b.json (1 run, started 1970-01-01T00:00:00Z, sofabench 0.1.0)
+noise: unknown (neither result has repetitions), so no change is marked as beyond run-to-run noise
+
+PHASE bulk_insert: only in A
+
+PHASE crud:
+  operation  metric              A        B     change
+  read       throughput/s  1,000.0  1,250.0     +25.0%
+             p50 ms          1.000    1.000       0.0%
+             p90 ms          2.000    1.000     -50.0%
+             p99 ms          2.000    1.000     -50.0%
+             p99.9 ms        2.000    1.000     -50.0%
+             max ms          2.000    1.000     -50.0%
+  delete     throughput/s      5.0        -  only in A
+             p50 ms          1.000        -  only in A
+             p90 ms          1.000        -  only in A
+             p99 ms          1.000        -  only in A
+             p99.9 ms        1.000        -  only in A
+             max ms          1.000        -  only in A
+  create     throughput/s        -      7.0  only in B
+             p50 ms              -    0.500  only in B
+             p90 ms              -    0.500  only in B
+             p99 ms              -    0.500  only in B
+             p99.9 ms            -    0.500  only in B
+             max ms              -    0.500  only in B
+
+PHASE query: only in B
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn repetitions_mark_changes_beyond_their_range() {
+        let reps = |name: &str, throughputs: &[f64], p50s_us: &[u64]| {
+            result(
+                throughputs
+                    .iter()
+                    .zip(p50s_us)
+                    .enumerate()
+                    .map(|(i, (t, l))| {
+                        phase(&format!("{name}#{}", i + 1), vec![op("read", *t, &[*l])])
+                    })
+                    .collect(),
+            )
+        };
+        let a = reps("crud", &[100.0, 110.0, 90.0], &[1_000, 1_100, 1_200]);
+        // Throughput 105 is inside A's 90..110; latency 2 ms is beyond A's 1.0..1.2 ms.
+        let b = reps("crud", &[104.0, 106.0, 105.0], &[2_000, 2_000, 2_100]);
+        let text = compare(("a.json", &a), ("b.json", &b));
+        assert!(text.contains("A: a.json (3 repetitions,"), "{text}");
+        assert!(text.contains("noise: values are medians"), "{text}");
+        let line = |label: &str| {
+            text.lines()
+                .find(|l| l.contains(label))
+                .unwrap_or_else(|| panic!("{label}: {text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(line("throughput/s"), "read throughput/s 100.0 105.0 +5.0%");
+        assert_eq!(line("p50 ms"), "p50 ms 1.100 2.000 +81.8% * worse");
+        let faster = reps("crud", &[200.0], &[500]);
+        let text = compare(("a.json", &a), ("c.json", &faster));
+        assert!(
+            text.lines()
+                .any(|l| l.contains("throughput/s") && l.ends_with("* better")),
+            "a single run outside A's range is marked:\n{text}"
+        );
+    }
+
+    #[test]
+    fn a_configured_repetition_count_makes_the_noise_known() {
+        let mut a = result(vec![phase("crud", vec![op("read", 1.0, &[1_000])])]);
+        a.config.insert("repetitions".into(), serde_json::json!(3));
+        let text = compare(("a", &a), ("b", &a.clone()));
+        assert!(text.contains("noise: values are medians"), "{text}");
+    }
+}

@@ -1,0 +1,291 @@
+//! Functional tests of result analysis: runs of several nodes against one PouchDB Server
+//! merged into one result, thresholds on a run and on a saved result.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use sofabench::results::RunResult;
+
+/// A small run's flags against `db` of `server`, plus `extra`.
+fn run_args(server: &PouchServer, db: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "run",
+        "--quiet",
+        "--num_connections=2",
+        "--num_documents_per_bulk_insert=25",
+        "--num_bulk_insert_operations=2",
+        "--num_crud_operations=40",
+        "--create_weight=3",
+        "--read_weight=3",
+        "--update_weight=2",
+        "--delete_weight=2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--database_address={}", server.url));
+    args.push(format!("--database_name={db}"));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+fn read(path: &Path) -> RunResult {
+    RunResult::read(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn node_results_merge_into_their_sums_and_the_database_agrees() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name).display().to_string();
+    // Three nodes of one run start together; every node gets --reuse, so the one that
+    // creates the database first is joined by the others. Node 2 takes its index and
+    // the node count from the environment, as in a Kubernetes Indexed Job.
+    let mut children = Vec::new();
+    for index in 0..3 {
+        let json = format!("--json={}", file(&format!("node{index}.json")));
+        let args = if index == 2 {
+            run_args(&server, "nodes", &["--reuse", &json])
+        } else {
+            let index = format!("--node-index={index}");
+            run_args(
+                &server,
+                "nodes",
+                &["--reuse", "--node-count=3", &index, &json],
+            )
+        };
+        children.push(spawn_sofabench_with_env(
+            &strs(&args),
+            &[("JOB_COMPLETION_INDEX", "2"), ("SOFABENCH_NODE_COUNT", "3")],
+        ));
+    }
+    for child in children {
+        let run = finish(child);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    }
+    let nodes: Vec<RunResult> = (0..3)
+        .map(|i| read(&dir.path().join(format!("node{i}.json"))))
+        .collect();
+    for (i, node) in nodes.iter().enumerate() {
+        assert_eq!((node.nodes[0].index, node.nodes[0].count), (i as u64, 3));
+        assert_eq!(node.config["node_index"], i);
+        assert_eq!(node.config["node_count"], 3);
+    }
+
+    let merged_path = file("merged.json");
+    let merge = sofabench(&[
+        "merge",
+        &file("node0.json"),
+        &file("node1.json"),
+        &file("node2.json"),
+        "--json",
+        &merged_path,
+    ]);
+    assert_eq!(merge.code, 0, "{}\n{}", merge.stdout, merge.stderr);
+    assert!(
+        merge.stdout.contains("CRUD BENCHMARK RESULTS:"),
+        "{}",
+        merge.stdout
+    );
+    assert!(merge.stdout.contains(&format!("wrote {merged_path}")));
+    assert!(merge.stderr.contains("estimated"), "{}", merge.stderr);
+    let merged = read(Path::new(&merged_path));
+    assert_eq!(merged.nodes.len(), 3);
+    assert_eq!(merged.config["node_index"], serde_json::json!([0, 1, 2]));
+    assert_eq!(merged.phases.len(), 2);
+    for (p, phase) in merged.phases.iter().enumerate() {
+        let parts: Vec<_> = nodes.iter().map(|n| &n.phases[p]).collect();
+        assert_eq!(phase.connections, 6);
+        let wall = parts.iter().map(|p| p.wall_seconds).fold(0.0, f64::max);
+        assert_eq!(phase.wall_seconds, wall);
+        for op in &phase.operations {
+            let of = |get: &dyn Fn(&sofabench::results::OperationResult) -> u64| -> u64 {
+                parts
+                    .iter()
+                    .flat_map(|p| p.operations.iter())
+                    .filter(|o| o.operation == op.operation)
+                    .map(get)
+                    .sum()
+            };
+            assert_eq!(op.succeeded, of(&|o| o.succeeded), "{}", op.operation);
+            assert_eq!(op.failed, of(&|o| o.failed));
+            assert_eq!(op.documents, of(&|o| o.documents));
+            assert_eq!(op.latency.count, op.succeeded, "one latency per success");
+            assert_eq!(op.latency.count, of(&|o| o.latency.count));
+            let statuses: u64 = op.statuses.values().sum();
+            assert_eq!(statuses, of(&|o| o.statuses.values().sum()));
+            assert!((op.throughput - op.succeeded as f64 / wall).abs() < 1e-9);
+        }
+        let intervals: u64 = phase
+            .intervals
+            .iter()
+            .flat_map(|i| i.operations.iter())
+            .map(|o| o.succeeded)
+            .sum();
+        let node_intervals: u64 = parts
+            .iter()
+            .flat_map(|p| p.intervals.iter())
+            .flat_map(|i| i.operations.iter())
+            .map(|o| o.succeeded)
+            .sum();
+        assert_eq!(intervals, node_intervals, "interval rows are summed");
+    }
+    let count = |phase: usize, name: &str, get: fn(&sofabench::results::OperationResult) -> u64| {
+        merged.phases[phase]
+            .operations
+            .iter()
+            .find(|o| o.operation == name)
+            .map_or(0, get)
+    };
+    // 3 nodes x 2 connections x 2 bulk inserts x 25 documents.
+    let bulk_documents = count(0, "bulk_insert", |o| o.documents);
+    assert_eq!(bulk_documents, 300);
+    let (created, deleted) = (
+        count(1, "create", |o| o.succeeded),
+        count(1, "delete", |o| o.succeeded),
+    );
+    assert_eq!(created + deleted, 3 * 2 * 40 * 5 / 10);
+    assert_eq!(
+        doc_count(&server.db("nodes")),
+        bulk_documents + created - deleted
+    );
+
+    // The merged result is refused as an output without --overwrite, and reads as any.
+    let again = sofabench(&["merge", &file("node0.json"), "--json", &merged_path]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(again.stderr.contains("--overwrite"), "{}", again.stderr);
+    let check = sofabench(&["check", &merged_path, "--threshold", "errors == 0"]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check.stdout.contains("PASS  errors == 0  actual 0"),
+        "{}",
+        check.stdout
+    );
+    let compare = sofabench(&["compare", &file("node0.json"), &merged_path]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    assert!(
+        compare.stdout.contains("PHASE crud:") && compare.stdout.contains("noise: unknown"),
+        "{}",
+        compare.stdout
+    );
+}
+
+#[test]
+fn thresholds_decide_the_exit_code_and_show_the_actual_values() {
+    let server = PouchServer::start();
+    let failing = sofabench(&strs(&run_args(
+        &server,
+        "strict",
+        &[
+            "--threshold",
+            "read.p99 < 0.001ms",
+            "--threshold=read.errors == 0",
+        ],
+    )));
+    assert_eq!(failing.code, 1, "{}\n{}", failing.stdout, failing.stderr);
+    let line = failing
+        .stdout
+        .lines()
+        .find(|l| l.contains("read.p99 < 0.001ms"))
+        .unwrap_or_else(|| panic!("{}", failing.stdout));
+    assert!(failing.stdout.contains("THRESHOLDS:"));
+    assert!(line.trim_start().starts_with("FAIL"), "{line}");
+    let actual: f64 = line
+        .split("actual ")
+        .nth(1)
+        .and_then(|v| v.strip_suffix("ms"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("an actual value in ms: {line}"));
+    assert!(actual >= 0.001, "{line}");
+    assert!(
+        failing.stdout.contains("PASS  read.errors == 0"),
+        "{}",
+        failing.stdout
+    );
+    assert!(
+        failing.stderr.contains("1 of 2 thresholds failed"),
+        "{}",
+        failing.stderr
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let passing = sofabench(&strs(&run_args(
+        &server,
+        "relaxed",
+        &[
+            "--threshold=read.p99 < 60s",
+            "--threshold=crud:error_rate < 1%",
+            "--threshold=bulk_insert.throughput > 0",
+            &format!("--json={}", json.display()),
+        ],
+    )));
+    assert_eq!(passing.code, 0, "{}\n{}", passing.stdout, passing.stderr);
+    assert_eq!(
+        passing.stdout.matches("  PASS  ").count(),
+        3,
+        "{}",
+        passing.stdout
+    );
+
+    // The same thresholds on the saved result; a failing one exits 1.
+    let json = json.display().to_string();
+    let check = sofabench(&["check", &json, "--threshold=read.p99 < 60s"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    let check = sofabench(&[
+        "check",
+        &json,
+        "--threshold=read.p99 < 60s",
+        "--threshold=create.p50 < 1us",
+    ]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    assert!(
+        check.stdout.contains("FAIL  create.p50 < 1us"),
+        "{}",
+        check.stdout
+    );
+}
+
+#[test]
+fn bad_input_exits_2_before_anything_is_sent() {
+    let server = PouchServer::start();
+    for (extra, says) in [
+        (vec!["--threshold=read.p98 < 1ms"], "unknown metric \"p98\""),
+        (vec!["--threshold=read.p99 < 1kg"], "read.p99 < 1kg"),
+        (vec!["--node-count=3", "--node-index=3"], "--node-index 3"),
+        (
+            vec!["--node-count=2", "--cleanup"],
+            "--cleanup with --node-count 2",
+        ),
+    ] {
+        let run = sofabench(&strs(&run_args(&server, "untouched", &extra)));
+        assert_eq!(run.code, 2, "{extra:?}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(says), "{extra:?}: {}", run.stderr);
+        assert_eq!(
+            get(&server.db("untouched")).0,
+            404,
+            "no database was created"
+        );
+    }
+    let run = sofabench(&["check", "/nonexistent.json", "--threshold=errors == 0"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("/nonexistent.json"), "{}", run.stderr);
+    let run = sofabench(&["check", "/nonexistent.json", "--threshold=errors"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("expected [PHASE:]"), "{}", run.stderr);
+    let run = sofabench(&["merge", "/nonexistent.json"]);
+    assert_eq!(run.code, 2);
+    let run = sofabench(&["compare", "Cargo.toml", "Cargo.toml"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("not a sofabench result"),
+        "{}",
+        run.stderr
+    );
+}
