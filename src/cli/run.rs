@@ -315,17 +315,7 @@ async fn run(
     checks: &[Threshold],
 ) -> Result<(), Failed> {
     let run_started = SystemTime::now();
-    let endpoints: Vec<Arc<Endpoint>> = settings
-        .target
-        .nodes
-        .iter()
-        .map(|node| {
-            Arc::new(Endpoint::new(
-                node.clone(),
-                settings.target.credentials.as_ref(),
-            ))
-        })
-        .collect();
+    let endpoints = Endpoint::all(&settings.target);
     let setup_failed = |e: crate::driver::admin::SetupError| {
         if e.bad_input {
             Failed::bad_input(e.message)
@@ -385,12 +375,12 @@ async fn run(
             admin.delete().await.map_err(setup_failed)?;
             print(&format!(
                 "deleted database {:?} (--cleanup)\n",
-                admin_name(args)
+                args.database_name
             ));
         } else {
             print(&format!(
                 "kept database {:?}: --cleanup only deletes a database the run created\n",
-                admin_name(args)
+                args.database_name
             ));
         }
     }
@@ -464,10 +454,6 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default()
-}
-
-fn admin_name(args: &RunArgs) -> &str {
-    &args.database_name
 }
 
 fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {

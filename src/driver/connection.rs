@@ -29,6 +29,15 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// One endpoint per node of the target, with its credentials.
+    pub fn all(target: &crate::target::Target) -> Vec<Arc<Endpoint>> {
+        target
+            .nodes
+            .iter()
+            .map(|node| Arc::new(Endpoint::new(node.clone(), target.credentials.as_ref())))
+            .collect()
+    }
+
     pub fn new(node: Node, credentials: Option<&Credentials>) -> Endpoint {
         let host = HeaderValue::from_str(&node.host_header)
             .unwrap_or_else(|_| HeaderValue::from_static("localhost"));

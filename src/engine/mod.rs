@@ -101,17 +101,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(settings: RunSettings) -> Engine {
-        let endpoints: Vec<Arc<Endpoint>> = settings
-            .target
-            .nodes
-            .iter()
-            .map(|node| {
-                Arc::new(Endpoint::new(
-                    node.clone(),
-                    settings.target.credentials.as_ref(),
-                ))
-            })
-            .collect();
+        let endpoints = Endpoint::all(&settings.target);
         let progress = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
             writer: settings.writer.clone(),
