@@ -218,3 +218,62 @@ fn couchdb_report_compacts_and_replicates() {
     let replica = server.db("report-replica-rep");
     assert!(doc_count(&replica) > 0, "the replica received documents");
 }
+
+#[test]
+fn a_scenario_file_can_name_its_target_and_template() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("targeted.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+database_address = "{}"
+database_name = "fromscenario"
+json_document_schema_filename = "examples/account.json"
+[[phase]]
+name = "load"
+mix = {{ bulk_insert = 1 }}
+batch_size = 5
+total = 2
+connections = 1
+"#,
+            server.url
+        ),
+    )
+    .unwrap();
+    let run = sofabench(&["run", "--quiet", "--scenario", file.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("examples/account.json"),
+        "{}",
+        run.stdout
+    );
+    let (_, docs) = get(&format!(
+        "{}/_all_docs?include_docs=true&limit=1",
+        server.db("fromscenario")
+    ));
+    assert!(docs["rows"][0]["doc"]["LastLogin"].is_string(), "{docs}");
+    // The command line wins over the file.
+    let run = sofabench(&[
+        "run",
+        "--quiet",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--database_name=fromflag",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(doc_count(&server.db("fromflag")), 10);
+    std::fs::write(
+        &file,
+        "databse_name = 'x'\n[[phase]]\nname = 'a'\nmix = { read = 1 }\ntotal = 1\n",
+    )
+    .unwrap();
+    let run = sofabench(&["run", "--quiet", "--scenario", file.to_str().unwrap()]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unknown key \"databse_name\"") && run.stderr.contains("database_name"),
+        "{}",
+        run.stderr
+    );
+}

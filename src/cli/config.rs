@@ -124,17 +124,11 @@ fn read_file(path: &Path) -> Result<toml::Table, Failed> {
     }
 }
 
-/// Replaces `--config FILE` in `args` by the file's entries as flags.
-pub fn expand(args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
-    let Some((path, range)) = find_config(&args) else {
-        return Ok(args);
-    };
-    let path = Path::new(&path);
-    let file = path.display().to_string();
-    let table = read_file(path)?;
+/// The entries of a table (a config file, or a scenario file's settings) as flags.
+fn flags_from_table(table: &toml::Table, file: &str) -> Result<Vec<OsString>, Failed> {
     let flags = run_flags();
     let mut from_file = Vec::new();
-    for (key, value) in &table {
+    for (key, value) in table {
         let Some((name, takes_value, repeatable)) = flags.iter().find(|(name, ..)| name == key)
         else {
             let closest = flags
@@ -154,11 +148,59 @@ pub fn expand(args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
             _ => vec![value],
         };
         for value in values {
-            if let Some(argument) = as_argument(name, value, *takes_value, &file)? {
+            if let Some(argument) = as_argument(name, value, *takes_value, file)? {
                 from_file.push(OsString::from(argument));
             }
         }
     }
+    Ok(from_file)
+}
+
+/// A scenario file's top-level settings (`database_address`, `json_document_schema_filename`,
+/// …: any flag of `run`) as flags, placed before every other flag so that a config file
+/// and the command line win over them.
+pub fn expand_scenario(mut args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
+    if args.get(1).is_none_or(|a| a != "run") {
+        return Ok(args);
+    }
+    let named = args.iter().enumerate().find_map(|(i, a)| {
+        let text = a.to_string_lossy();
+        if text == "--scenario" {
+            args.get(i + 1).cloned()
+        } else {
+            text.strip_prefix("--scenario=").map(OsString::from)
+        }
+    });
+    let Some(path) = named.map(std::path::PathBuf::from) else {
+        return Ok(args);
+    };
+    if !path.is_file() {
+        return Ok(args);
+    }
+    let file = path.display().to_string();
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(args);
+    };
+    // Syntax errors are the scenario parser's to report, with the phase they are in.
+    let Ok(mut table) = text.parse::<toml::Table>() else {
+        return Ok(args);
+    };
+    table.remove("description");
+    table.remove("phase");
+    let settings = flags_from_table(&table, &file)?;
+    args.splice(2..2, settings);
+    Ok(args)
+}
+
+/// Replaces `--config FILE` in `args` by the file's entries as flags.
+pub fn expand(args: Vec<OsString>) -> Result<Vec<OsString>, Failed> {
+    let Some((path, range)) = find_config(&args) else {
+        return Ok(args);
+    };
+    let path = Path::new(&path);
+    let file = path.display().to_string();
+    let table = read_file(path)?;
+    let from_file = flags_from_table(&table, &file)?;
     let mut expanded: Vec<OsString> = args[..range.start].to_vec();
     expanded.extend(from_file);
     expanded.extend_from_slice(&args[range.end..]);

@@ -431,7 +431,7 @@ fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
 
 /// Parses the command line and does what it says.
 pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
-    let args = config::expand(with_default_subcommand(args))?;
+    let args = config::expand(config::expand_scenario(with_default_subcommand(args))?)?;
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => return Err(Failed::from_clap(error)),

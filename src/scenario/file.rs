@@ -2,6 +2,8 @@
 //!
 //! ```toml
 //! description = "reads while the database compacts"
+//! database_name = "bench"          # any flag of `run` (the command line wins)
+//! json_document_schema_filename = "examples/account.json"
 //! [[phase]]
 //! name = "load"
 //! mix = { bulk_insert = 1 }
@@ -77,12 +79,17 @@ pub fn parse(
     file: &str,
     defaults: &Defaults,
 ) -> Result<(String, Vec<Phase>), Vec<String>> {
-    let scenario: ScenarioFile = toml::from_str(text).map_err(|e| {
+    let syntax = |e: toml::de::Error| {
         vec![format!(
             "{file}: {}",
             e.to_string().trim().replace('\n', " ")
         )]
-    })?;
+    };
+    // Top-level keys other than these are run flags (the target, the template), which the
+    // command line takes from the file before it gets here.
+    let mut table: toml::Table = toml::from_str(text).map_err(syntax)?;
+    table.retain(|key, _| key == "description" || key == "phase");
+    let scenario: ScenarioFile = toml::Value::Table(table).try_into().map_err(syntax)?;
     if scenario.phase.is_empty() {
         return Err(vec![format!(
             "{file}: no [[phase]]; a scenario needs at least one phase"
