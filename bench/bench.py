@@ -679,8 +679,8 @@ def report(records, context, cfg, failures, notes):
         add("### Reads: GET of a 250-byte document by id")
         add("")
         add("| conns | client @ target | requests/s | client CPU ms per 1,000 req | peak RSS MB | errors "
-            "| sofabench ÷ this: req/s | CPU/req | RSS |")
-        add("|---|---|---|---|---|---|---|---|---|")
+            "| target CPU | sofabench ÷ this: req/s | CPU/req | RSS |")
+        add("|---|---|---|---|---|---|---|---|---|---|")
         for conns in cfg["read_connections"]:
             sofa = rows("reads", tool="sofabench", connections=conns)
             s_rps = med([r["rps"] for r in sofa if "rps" in r])
@@ -696,8 +696,9 @@ def report(records, context, cfg, failures, notes):
                 rss = [r["rss_kb"] / 1024 for r in rs]
                 errs = sum(r.get("errors", 0) for r in rs)
                 same_target = target == "couch-target" and tool != "sofabench"
+                busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
                 add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
-                    f"{spread(rss, '{:.1f}')} | {errs} | "
+                    f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
                     + (f"{ratio(s_rps, med(rps))} | {ratio(s_cpu, med(cpu))} | {ratio(s_rss, med(rss) * 1024)} |"
                        if same_target else "| | |"))
                 if same_target and conns in (8, 64) and s_rps is not None:
@@ -712,7 +713,8 @@ def report(records, context, cfg, failures, notes):
         load_line("reads")
         add("CPU per request is the client's user+sys for the whole process divided by the requests "
             "it completed (for sofabench: the reads of the CRUD step; its setup and 100-document bulk "
-            "insert per connection are in the CPU too). Ratios are of the medians; below 1 is better "
+            "insert per connection are in the CPU too). Target CPU is the target's user+sys over the "
+            "client's wall time (100 % = the one core it is pinned to). Ratios are of the medians; below 1 is better "
             "for sofabench in CPU and RSS, above 1 in requests/s. sofabench cannot run against nginx "
             "(it needs CouchDB's setup answers); the nginx rows show the peers against a static server.")
         add("")
