@@ -1,0 +1,948 @@
+#!/usr/bin/env python3
+"""sofabench's performance harness: sofabench against the peers wrk and oha, on one machine,
+in one run, the tools interleaved. `make bench` runs it; `make bench-smoke` checks in
+seconds that it still works. docs/PERFORMANCE.md ("Harness") explains the figures.
+
+    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory]
+                           [--reps N] [--duration S] [--out DIR] [--no-pin] [--quiet-wait S]
+
+Sections (each repeated --reps times, tools interleaved and their order rotated per
+repetition; medians with min-max):
+
+  reads        GET of a 250-byte document by id, 1/8/64 connections, --duration seconds:
+               sofabench, wrk and oha against couch-target; wrk and oha against nginx too
+  workload     Iron Cushion's workload (10 x 10 x 1,000 bulk, 10 x 1,000 CRUD, 2/2/3/3)
+               against couch-target, and the same bulk step alone
+  generate     cargo bench --bench generate (documents generated per second, one core)
+  connections  1,000 and 10,000 connections held at --rate 1,000/s for 30 s (couch-target)
+  memory       bulk insert only of 10^5 and 10^6 documents: peak memory, bytes per document
+
+Client CPU is user+sys from the kernel's accounting of the client process (wait4's
+rusage), peak memory its maximum RSS as GNU time (/usr/bin/time, which launches every
+client) reports it. With two or more cores the
+target runs pinned to core 1 and every client to core 0 (--no-pin: both unpinned).
+
+Before each run the harness waits (up to --quiet-wait seconds) until the machine is quiet:
+less than --quiet-max cores busy over one second with only idle targets running. During
+each run it records the CPU that neither the client nor the target used ("other"); a run
+where that exceeded --quiet-max is repeated (up to --retries times), so a build that
+started meanwhile does not end up in the medians. The report states the load seen.
+
+Writes OUT/results.jsonl (one line per run), OUT/report.md (the tables) and each run's
+output in OUT/runs/; prints the report. Exits 1 when a run failed (non-zero exit, output
+that could not be read, or errors in a run that must have none).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PEER_PATH = "/bench/sb00000000-0000000001"
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+FULL = dict(
+    reps=3,
+    duration=10,
+    read_connections=[1, 8, 64],
+    scale_connections=[1000, 10000],
+    scale_duration=30,
+    scale_rate=1000,
+    memory_sizes=[100_000, 1_000_000],
+    generate_documents=None,  # the bench's default, 5,000,000 per case
+    workload=dict(connections=10, bulk_ops=10, bulk_size=1000, crud_ops=1000),
+    quiet_wait=600,
+    retries=2,
+)
+SMOKE = dict(
+    reps=1,
+    duration=1,
+    read_connections=[1, 8],
+    scale_connections=[100],
+    scale_duration=2,
+    scale_rate=200,
+    memory_sizes=[10_000, 20_000],
+    generate_documents=100_000,
+    workload=dict(connections=4, bulk_ops=2, bulk_size=500, crud_ops=200),
+    quiet_wait=0,
+    retries=0,
+)
+SECTIONS = ["reads", "workload", "generate", "connections", "memory"]
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- machine
+
+
+def cpu_jiffies():
+    """(busy, total) jiffies of the whole machine."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    total = sum(fields[:8])
+    return total - idle, total
+
+
+def busy_cores(seconds=1.0):
+    b0, _ = cpu_jiffies()
+    time.sleep(seconds)
+    b1, _ = cpu_jiffies()
+    return (b1 - b0) / CLK_TCK / seconds
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def busiest_processes(n=3):
+    """The processes that used most CPU in the last second, for the log."""
+    def sample():
+        out = {}
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    with open(f"/proc/{pid}/stat") as f:
+                        text = f.read()
+                    name = text[text.index("(") + 1 : text.rindex(")")]
+                    rest = text[text.rindex(")") + 2 :].split()
+                    out[pid] = (name, int(rest[11]) + int(rest[12]))
+                except (OSError, ValueError, IndexError):
+                    pass
+        return out
+
+    a = sample()
+    time.sleep(1)
+    b = sample()
+    used = sorted(
+        ((b[p][1] - a[p][1], b[p][0]) for p in b if p in a and b[p][1] > a[p][1]), reverse=True
+    )
+    return ", ".join(f"{name} {j / CLK_TCK:.2f}" for j, name in used[:n]) or "nothing"
+
+
+class Quiet:
+    """Waits for a quiet machine before each run and remembers what it saw."""
+
+    def __init__(self, max_cores, wait):
+        self.max_cores = max_cores
+        self.wait = wait
+
+    def before_run(self):
+        deadline = time.monotonic() + self.wait
+        waited = 0.0
+        while True:
+            busy = busy_cores(1.0)
+            if busy <= self.max_cores or time.monotonic() >= deadline:
+                quiet = busy <= self.max_cores
+                if not quiet:
+                    log(f"  machine still busy ({busy:.2f} cores: {busiest_processes()}); measuring anyway")
+                return dict(busy_before=round(busy, 3), load_before=loadavg(), waited=round(waited),
+                            quiet=quiet)
+            if waited == 0:
+                log(f"  waiting for a quiet machine: {busy:.2f} cores busy (load {loadavg()}; "
+                    f"{busiest_processes()})")
+            time.sleep(5)
+            waited += 6
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, seconds=10):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def process_cpu(pid):
+    """user+sys seconds of a process (all its threads) so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return (int(rest[11]) + int(rest[12])) / CLK_TCK
+    except (OSError, IndexError):
+        return 0.0
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def affinity(cpus):
+    if not cpus:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+class Server:
+    """A target process (couch-target or nginx) started for the whole section."""
+
+    def __init__(self, name, cmd, port, cpus, out_dir, env=None):
+        self.name = name
+        self.port = port
+        self.log = open(out_dir / f"{name}.log", "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=affinity(cpus), env=env)
+        if not wait_port(port):
+            self.stop()
+            raise RuntimeError(f"{name} did not listen on port {port}; see {self.log.name}")
+
+    def pids(self):
+        return [self.proc.pid] + children(self.proc.pid)
+
+    def cpu(self):
+        return sum(process_cpu(p) for p in self.pids())
+
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def start_couch_target(binary, cpus, out_dir):
+    port = free_port()
+    return Server("couch-target", [str(binary), "--port", str(port)], port, cpus, out_dir)
+
+
+def start_nginx(nginx, cpus, out_dir):
+    port = free_port()
+    prefix = out_dir / "nginx"
+    prefix.mkdir(exist_ok=True)
+    os.chmod(prefix, 0o755)
+    conf = (BENCH / "nginx.conf").read_text()
+    conf = conf.replace("@PREFIX@", str(prefix)).replace("@PORT@", str(port))
+    conf = conf.replace("@ROOT@", str(BENCH))
+    (prefix / "nginx.conf").write_text(conf)
+    cmd = [nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-e", str(prefix / "error.log")]
+    return Server("nginx", cmd, port, cpus, out_dir)
+
+
+def run_measured(label, cmd, out_dir, cpus, server, quiet, timeout, env=None):
+    """Runs one client to its end; returns its rusage, the target's CPU and the CPU the
+    rest of the machine used meanwhile."""
+    state = quiet.before_run()
+    runs = out_dir / "runs"
+    runs.mkdir(exist_ok=True)
+    out_path, err_path = runs / f"{label}.out", runs / f"{label}.err"
+    (runs / f"{label}.cmd").write_text(" ".join(cmd) + "\n")
+    server_before = server.cpu() if server else 0.0
+    busy_before, _ = cpu_jiffies()
+    started = time.monotonic()
+    time_path = runs / f"{label}.time"
+    # The peak RSS the kernel reports for a child includes the RSS of the process that
+    # forked it (Linux folds the pre-exec memory into it): forked from this Python (about
+    # 15 MB) every client would look 15 MB large. GNU time forks from a 2 MB process, so
+    # its %M is the figure; CPU comes from wait4 (microseconds, time's own CPU is ~0).
+    launcher = [GNU_TIME, "-f", "%M %x", "-o", str(time_path)] if GNU_TIME else []
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(launcher + cmd, stdout=out, stderr=err, preexec_fn=affinity(cpus),
+                                env=env)
+        timer = threading.Timer(timeout, lambda: proc.kill())
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - started
+    busy_after, _ = cpu_jiffies()
+    server_cpu = (server.cpu() - server_before) if server else 0.0
+    client_cpu = usage.ru_utime + usage.ru_stime
+    other = (busy_after - busy_before) / CLK_TCK - client_cpu - server_cpu
+    rss_kb = usage.ru_maxrss
+    if GNU_TIME:
+        try:
+            rss_kb = int(time_path.read_text().split()[-2])
+        except (OSError, ValueError, IndexError):
+            pass
+    return dict(
+        label=label,
+        cmd=" ".join(cmd),
+        exit=proc.returncode,
+        user=usage.ru_utime,
+        sys=usage.ru_stime,
+        cpu=client_cpu,
+        rss_kb=rss_kb,
+        wall=wall,
+        server_cpu=server_cpu,
+        other_cores=max(0.0, other / wall),
+        voluntary_switches=usage.ru_nvcsw,
+        **state,
+        stdout=out_path.read_text(errors="replace"),
+        stderr=err_path.read_text(errors="replace"),
+    )
+
+
+# ----------------------------------------------------------------------------- tools
+
+
+class Tools:
+    def __init__(self, args):
+        self.notes = []
+        self.sofabench = Path(os.environ.get("SOFABENCH", ROOT / "target/release/sofabench"))
+        self.couch_target = BENCH / "couch-target/target/release/couch-target"
+        self.wrk = shutil.which("wrk")
+        self.oha = shutil.which("oha") or (
+            str(Path.home() / ".cargo/bin/oha") if (Path.home() / ".cargo/bin/oha").exists() else None
+        )
+        self.nginx = shutil.which("nginx") or (
+            "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
+        )
+        if not self.wrk:
+            self.notes.append("wrk is not installed (apt-get install -y wrk): its runs are skipped")
+        if not self.oha:
+            self.notes.append("oha is not installed (cargo install oha --locked): its runs are skipped")
+        if not self.nginx:
+            self.notes.append("nginx is not installed (apt-get install -y nginx-light): "
+                              "reads against nginx are skipped")
+        if not GNU_TIME:
+            self.notes.append("GNU time is not installed (apt-get install -y time): peak RSS figures "
+                              "include the harness's own ~15 MB")
+        self.oha_json = None
+        if self.oha:
+            help_text = subprocess.run([self.oha, "--help"], capture_output=True, text=True).stdout
+            self.oha_json = ["--output-format", "json"] if "--output-format" in help_text else ["-j"]
+
+    def build(self):
+        if "SOFABENCH" not in os.environ:
+            log("building sofabench (cargo build --release)")
+            subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+        log("building couch-target (bench/couch-target)")
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=BENCH / "couch-target",
+                       check=True)
+
+    def versions(self):
+        def first_line(cmd):
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+                return (r.stdout + r.stderr).strip().splitlines()[0]
+            except (OSError, IndexError, subprocess.TimeoutExpired):
+                return "?"
+
+        v = {"sofabench": first_line([str(self.sofabench), "--version"])}
+        try:
+            commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"],
+                                   capture_output=True, text=True).stdout.strip()
+            v["commit"] = commit + (" (src/ modified)" if dirty else "")
+        except OSError:
+            v["commit"] = "?"
+        if self.wrk:
+            v["wrk"] = first_line([self.wrk, "-v"])
+        if self.oha:
+            v["oha"] = first_line([self.oha, "--version"])
+        if self.nginx:
+            v["nginx"] = first_line([self.nginx, "-v"])
+        v["rustc"] = first_line(["rustc", "--version"])
+        return v
+
+
+def sofabench_cmd(tools, url, *flags):
+    return [str(tools.sofabench), "run", f"--database_address={url}", "--database_name=bench",
+            "--quiet", *flags]
+
+
+def read_flags(connections, duration):
+    return [f"--num_connections={connections}", "--num_bulk_insert_operations=1",
+            "--num_documents_per_bulk_insert=100", "--read_weight=1", "--create_weight=0",
+            "--update_weight=0", "--delete_weight=0", f"--duration={duration}s", "--recreate"]
+
+
+def parse_sofabench(text):
+    """Counts, errors and times of a sofabench report (text)."""
+    result = {"phases": {}}
+    for name, body in re.findall(r"^(BULK INSERT|CRUD) BENCHMARK RESULTS:\n(.*?)(?=^\S|\Z)", text,
+                                 re.M | re.S):
+        phase = {"time": float(re.search(r"timeTaken=([\d.]+) secs", body).group(1)), "ops": {}}
+        for op, count, errors in re.findall(
+                r"^  (bulk_insert|create|read|update|delete)\s+([\d,]+)\s+([\d,]+)\s+[\d.]", body, re.M):
+            phase["ops"][op] = (int(count.replace(",", "")), int(errors.replace(",", "")))
+        result["phases"][name] = phase
+    if not result["phases"]:
+        raise ValueError("no BENCHMARK RESULTS in the report")
+    result["errors"] = sum(e for p in result["phases"].values() for _, e in p["ops"].values())
+    return result
+
+
+def parse_wrk(text):
+    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m),", text)
+    if not m:
+        raise ValueError("no 'requests in' line")
+    requests = int(m.group(1))
+    seconds = float(m.group(2)) * {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60}[m.group(3)]
+    errors = 0
+    s = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if s:
+        errors += sum(int(x) for x in s.groups())
+    n = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if n:
+        errors += int(n.group(1))
+    return dict(requests=requests, seconds=seconds, rps=requests / seconds, errors=errors)
+
+
+def parse_oha(text):
+    data = json.loads(text)
+    ok = sum(v for k, v in data.get("statusCodeDistribution", {}).items() if k.startswith("2"))
+    bad = sum(v for k, v in data.get("statusCodeDistribution", {}).items() if not k.startswith("2"))
+    errors = data.get("errorDistribution", {})
+    # Requests in flight when the time is up are cancelled: not failures of the target.
+    aborted = sum(v for k, v in errors.items() if "deadline" in k)
+    failed = sum(v for k, v in errors.items() if "deadline" not in k)
+    seconds = data["summary"]["total"]
+    return dict(requests=ok, seconds=seconds, rps=ok / seconds, errors=bad + failed,
+                aborted_at_deadline=aborted)
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+class Bench:
+    def __init__(self, args, cfg, tools, out_dir):
+        self.args, self.cfg, self.tools, self.out = args, cfg, tools, out_dir
+        self.records = []
+        self.failures = []
+        self.quiet = Quiet(args.quiet_max, cfg["quiet_wait"] if args.quiet_wait is None else args.quiet_wait)
+        pin = not args.no_pin and (os.cpu_count() or 1) >= 2
+        self.client_cpus = {0} if pin else None
+        self.server_cpus = {1} if pin else None
+        self.results = open(out_dir / "results.jsonl", "a")
+
+    def record(self, section, tool, target, params, rep, run, parsed, must_be_clean=True):
+        run = dict(run)
+        run.pop("stdout")
+        run.pop("stderr")
+        rec = dict(section=section, tool=tool, target=target, rep=rep, **params, **run, **parsed)
+        self.records.append(rec)
+        self.results.write(json.dumps(rec) + "\n")
+        self.results.flush()
+        problem = None
+        if rec["exit"] != 0:
+            problem = f"exit {rec['exit']}"
+        elif must_be_clean and rec.get("errors", 0):
+            problem = f"{rec['errors']} errors"
+        if problem:
+            self.failures.append(f"{rec['label']}: {problem} (see {self.out}/runs/{rec['label']}.*)")
+        rate = f"{rec['rps']:,.0f} req/s, " if "rps" in rec else ""
+        log(f"  {rec['label']:<34} {rate}cpu {rec['cpu']:.2f}s, rss {rec['rss_kb'] / 1024:.1f} MB, "
+            f"errors {rec.get('errors', '-')}, other {rec['other_cores']:.2f} cores, exit {rec['exit']}")
+
+    def measure(self, section, tool, target, params, rep, label, cmd, server, parse, timeout,
+                must_be_clean=True):
+        # A run during which other processes used more than --quiet-max cores (a build that
+        # started meanwhile) is repeated, up to --retries times; the last attempt counts.
+        for attempt in range(self.args.retries + 1):
+            run = run_measured(label, cmd, self.out, self.client_cpus, server, self.quiet, timeout)
+            run["attempts"] = attempt + 1
+            if run["other_cores"] <= self.args.quiet_max or attempt == self.args.retries:
+                break
+            log(f"  {label}: disturbed (other processes used {run['other_cores']:.2f} cores); repeating")
+        try:
+            parsed = parse(run["stdout"]) if run["exit"] == 0 or run["stdout"].strip() else {}
+        except (ValueError, KeyError, AttributeError, json.JSONDecodeError) as e:
+            parsed = {}
+            self.failures.append(f"{label}: cannot read its output ({e})")
+        self.record(section, tool, target, params, rep, run, parsed, must_be_clean)
+
+    def peer_runs(self, target, server, connections, seconds, rate=None):
+        """(tool, label suffix, cmd, parse) for wrk and oha against a target."""
+        url = server.url() + PEER_PATH
+        out = []
+        if self.tools.wrk:
+            # wrk has no rate limit: under --rate it runs as fast as it can (noted).
+            cmd = [self.tools.wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", url]
+            out.append(("wrk", cmd, parse_wrk))
+        if self.tools.oha:
+            cmd = [self.tools.oha, "--no-tui", *self.tools.oha_json, "-z", f"{seconds}s",
+                   "-c", str(connections)]
+            if rate:
+                cmd += ["-q", str(rate)]
+            out.append(("oha", cmd + [url], parse_oha))
+        return out
+
+    def reads(self, rep):
+        d = self.cfg["duration"]
+        for conns in self.cfg["read_connections"]:
+            jobs = []
+            cmd = sofabench_cmd(self.tools, self.couch.url(), *read_flags(conns, d))
+
+            def parse_reads(text):
+                r = parse_sofabench(text)
+                crud = r["phases"]["CRUD"]
+                count = crud["ops"].get("read", (0, 0))[0]
+                return dict(requests=count, seconds=crud["time"], rps=count / crud["time"],
+                            errors=r["errors"])
+
+            jobs.append(("sofabench", "couch-target", self.couch, cmd, parse_reads))
+            for tool, pcmd, parse in self.peer_runs("couch-target", self.couch, conns, d):
+                jobs.append((tool, "couch-target", self.couch, pcmd, parse))
+            if self.nginx:
+                for tool, pcmd, parse in self.peer_runs("nginx", self.nginx, conns, d):
+                    jobs.append((tool, "nginx", self.nginx, pcmd, parse))
+            shift = rep % len(jobs)
+            for tool, target, server, cmd, parse in jobs[shift:] + jobs[:shift]:
+                label = f"reads-{tool}-{target}-c{conns}-r{rep}"
+                self.measure("reads", tool, target, dict(connections=conns), rep, label, cmd, server,
+                             parse, timeout=d + 120)
+
+    def workload(self, rep):
+        w = self.cfg["workload"]
+        base = [f"--num_connections={w['connections']}",
+                f"--num_documents_per_bulk_insert={w['bulk_size']}",
+                f"--num_bulk_insert_operations={w['bulk_ops']}"]
+        standard = base + [f"--num_crud_operations={w['crud_ops']}", "--create_weight=2",
+                           "--read_weight=2", "--update_weight=3", "--delete_weight=3", "--seed=1",
+                           "--recreate"]
+        bulk_only = base + ["--num_crud_operations=0", "--seed=1", "--recreate"]
+        jobs = [("standard", standard), ("bulk-only", bulk_only)]
+        if rep % 2:
+            jobs.reverse()
+        docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
+        crud = 0
+        for kind, flags in jobs:
+            def parse(text):
+                r = parse_sofabench(text)
+                ops = {op: c for p in r["phases"].values() for op, (c, _) in p["ops"].items()}
+                bulk = r["phases"].get("BULK INSERT", {}).get("time", 0)
+                crud_time = r["phases"].get("CRUD", {}).get("time", 0)
+                return dict(errors=r["errors"], bulk_seconds=bulk, crud_seconds=crud_time,
+                            crud_ops=sum(c for op, c in ops.items() if op != "bulk_insert"),
+                            bulk_requests=ops.get("bulk_insert", 0))
+            crud = w["connections"] * w["crud_ops"] if kind == "standard" else 0
+            self.measure("workload", "sofabench", "couch-target",
+                         dict(kind=kind, documents=docs, crud=crud), rep,
+                         f"workload-{kind}-r{rep}", sofabench_cmd(self.tools, self.couch.url(), *flags),
+                         self.couch, parse, timeout=600)
+
+    def generate(self, rep):
+        cmd = ["cargo", "bench", "--quiet", "--bench", "generate"]
+        if self.cfg["generate_documents"]:
+            cmd += ["--", str(self.cfg["generate_documents"])]
+
+        def parse(text):
+            cases = re.findall(r"^\s*(.+?):\s+([\d.]+) M docs/s,\s+(\d+) MB/s,\s+(\d+) bytes/doc", text, re.M)
+            if not cases:
+                raise ValueError("no 'M docs/s' lines")
+            return {"cases": {name: float(rate) * 1e6 for name, rate, _, _ in cases},
+                    "bytes_per_doc": {name: int(b) for name, _, _, b in cases}}
+
+        self.measure("generate", "sofabench", "-", {}, rep, f"generate-r{rep}", cmd, None, parse,
+                     timeout=900)
+
+    def connections(self, rep):
+        seconds = self.cfg["scale_duration"]
+        rate = self.cfg["scale_rate"]
+        for conns in self.cfg["scale_connections"]:
+            flags = [f"--num_connections={conns}", "--num_bulk_insert_operations=1",
+                     "--num_documents_per_bulk_insert=1", "--read_weight=1", "--create_weight=0",
+                     "--update_weight=0", "--delete_weight=0", f"--rate={rate}",
+                     f"--duration={seconds}s", "--recreate"]
+
+            def parse(text):
+                r = parse_sofabench(text)
+                crud = r["phases"]["CRUD"]
+                count = crud["ops"].get("read", (0, 0))[0]
+                return dict(requests=count, seconds=crud["time"], rps=count / crud["time"],
+                            errors=r["errors"])
+
+            jobs = [("sofabench", sofabench_cmd(self.tools, self.couch.url(), *flags), parse)]
+            jobs += self.peer_runs("couch-target", self.couch, conns, seconds, rate=rate)
+            shift = rep % len(jobs)
+            for tool, cmd, parse_fn in jobs[shift:] + jobs[:shift]:
+                self.measure("connections", tool, "couch-target", dict(connections=conns), rep,
+                             f"connections-{tool}-c{conns}-r{rep}", cmd, self.couch, parse_fn,
+                             timeout=seconds + 300)
+
+    def memory(self, rep):
+        sizes = self.cfg["memory_sizes"]
+        for n in sizes[rep % 2 :] + sizes[: rep % 2]:
+            per_request = min(1000, n // 10)
+            flags = ["--num_connections=10", f"--num_documents_per_bulk_insert={per_request}",
+                     f"--num_bulk_insert_operations={n // (10 * per_request)}",
+                     "--num_crud_operations=0", "--seed=1", "--recreate"]
+
+            def parse(text):
+                r = parse_sofabench(text)
+                return dict(errors=r["errors"], bulk_seconds=r["phases"]["BULK INSERT"]["time"])
+
+            self.measure("memory", "sofabench", "couch-target", dict(documents=n), rep,
+                         f"memory-{n}-r{rep}", sofabench_cmd(self.tools, self.couch.url(), *flags),
+                         self.couch, parse, timeout=900)
+
+    def run(self, sections):
+        self.couch = start_couch_target(self.tools.couch_target, self.server_cpus, self.out)
+        self.nginx = None
+        try:
+            if "reads" in sections and self.tools.nginx:
+                self.nginx = start_nginx(self.tools.nginx, self.server_cpus, self.out)
+            for rep in range(1, self.cfg["reps"] + 1):
+                for section in sections:
+                    log(f"== {section}, repetition {rep} of {self.cfg['reps']}")
+                    getattr(self, section)(rep)
+        finally:
+            self.couch.stop()
+            if self.nginx:
+                self.nginx.stop()
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def med(values):
+    return statistics.median(values) if values else None
+
+
+def spread(values, fmt="{:,.0f}", scale=1.0):
+    if not values:
+        return "—"
+    vs = [v * scale for v in values]
+    if len(vs) == 1:
+        return fmt.format(vs[0])
+    return f"{fmt.format(statistics.median(vs))} ({fmt.format(min(vs))}–{fmt.format(max(vs))})"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else "—"
+
+
+def report(records, context, cfg, failures, notes):
+    lines = []
+    add = lines.append
+    add(f"Run of {context['date']} on {context['machine']}; {context['pinning']}.")
+    add(f"Versions: {', '.join(f'{k} {v}' for k, v in context['versions'].items())}.")
+    add(f"Command: `{context['command']}`; {cfg['reps']} repetition(s), medians with (min–max).")
+    others = [r["other_cores"] for r in records]
+    busy = [r["busy_before"] for r in records]
+    if records:
+        noisy = sum(1 for r in records if not r["quiet"])
+        repeated = sum(r.get("attempts", 1) - 1 for r in records)
+        add(f"Machine load: before the runs {min(busy):.2f}–{max(busy):.2f} cores busy (1-s sample), "
+            f"load average {records[0]['load_before']} at the first run and {records[-1]['load_before']} "
+            f"at the last; CPU used by other processes during runs: median {med(others):.2f}, max "
+            f"{max(others):.2f} cores; {noisy} of {len(records)} runs started on a busy machine; "
+            f"{repeated} runs were repeated because something else ran meanwhile.")
+    for note in notes:
+        add(f"Note: {note}.")
+    add("")
+
+    def load_line(section):
+        rs = [r for r in records if r["section"] == section]
+        if rs:
+            o = [r["other_cores"] for r in rs]
+            add(f"Load during these {len(rs)} runs: other processes used median {med(o):.2f}, max "
+                f"{max(o):.2f} cores; {sum(1 for r in rs if not r['quiet'])} runs started on a busy machine.")
+            add("")
+
+    def rows(section, **match):
+        return [r for r in records if r["section"] == section and r.get("exit") == 0 and
+                all(r.get(k) == v for k, v in match.items())]
+
+    goals = []
+    # Reads
+    reads = [r for r in records if r["section"] == "reads"]
+    if reads:
+        add("### Reads: GET of a 250-byte document by id")
+        add("")
+        add("| conns | client @ target | requests/s | client CPU ms per 1,000 req | peak RSS MB | errors "
+            "| target CPU | sofabench ÷ this: req/s | CPU/req | RSS |")
+        add("|---|---|---|---|---|---|---|---|---|---|")
+        for conns in cfg["read_connections"]:
+            sofa = rows("reads", tool="sofabench", connections=conns)
+            s_rps = med([r["rps"] for r in sofa if "rps" in r])
+            s_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in sofa if r.get("requests")])
+            s_rss = med([r["rss_kb"] for r in sofa])
+            for tool, target in [("sofabench", "couch-target"), ("wrk", "couch-target"),
+                                 ("oha", "couch-target"), ("wrk", "nginx"), ("oha", "nginx")]:
+                rs = rows("reads", tool=tool, target=target, connections=conns)
+                if not rs:
+                    continue
+                rps = [r["rps"] for r in rs if "rps" in r]
+                cpu = [r["cpu"] / r["requests"] * 1e6 for r in rs if r.get("requests")]
+                rss = [r["rss_kb"] / 1024 for r in rs]
+                errs = sum(r.get("errors", 0) for r in rs)
+                same_target = target == "couch-target" and tool != "sofabench"
+                busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
+                add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
+                    f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
+                    + (f"{ratio(s_rps, med(rps))} | {ratio(s_cpu, med(cpu))} | {ratio(s_rss, med(rss) * 1024)} |"
+                       if same_target else "| | |"))
+                if same_target and conns in (8, 64) and s_rps is not None:
+                    goals.append((f"reads, {conns} connections: sofabench requests/s ≥ {tool}'s",
+                                  s_rps >= med(rps),
+                                  f"{s_rps:,.0f} vs {med(rps):,.0f} req/s (×{s_rps / med(rps):.2f})"))
+                    limit = 1.2 if tool == "wrk" else 1.0
+                    goals.append((f"reads, {conns} connections: client CPU per request ≤ {limit}× {tool}'s",
+                                  s_cpu <= limit * med(cpu),
+                                  f"{s_cpu:.1f} vs {med(cpu):.1f} ms per 1,000 (×{s_cpu / med(cpu):.2f})"))
+        add("")
+        load_line("reads")
+        add("CPU per request is the client's user+sys for the whole process divided by the requests "
+            "it completed (for sofabench: the reads of the CRUD step; its setup and 100-document bulk "
+            "insert per connection are in the CPU too). Target CPU is the target's user+sys over the "
+            "client's wall time (100 % = the one core it is pinned to). Ratios are of the medians; below 1 is better "
+            "for sofabench in CPU and RSS, above 1 in requests/s. sofabench cannot run against nginx "
+            "(it needs CouchDB's setup answers); the nginx rows show the peers against a static server.")
+        add("")
+    # Workload
+    wl = rows("workload")
+    if wl:
+        std = [r for r in wl if r["kind"] == "standard"]
+        bulk = [r for r in wl if r["kind"] == "bulk-only"]
+        w = cfg["workload"]
+        docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
+        crud = w["connections"] * w["crud_ops"]
+        add(f"### Iron Cushion's workload against couch-target ({w['connections']} connections × "
+            f"{w['bulk_ops']} × {w['bulk_size']:,} bulk, {w['connections']} × {w['crud_ops']:,} CRUD, 2/2/3/3)")
+        add("")
+        add("| run | client user+sys s | peak RSS MB | wall s | errors | bulk timeTaken s | CRUD timeTaken s |")
+        add("|---|---|---|---|---|---|---|")
+        for name, rs in [("standard (bulk + CRUD)", std), ("bulk step only", bulk)]:
+            add(f"| {name} | {spread([r['cpu'] for r in rs], '{:.3f}')} | "
+                f"{spread([r['rss_kb'] / 1024 for r in rs], '{:.1f}')} | {spread([r['wall'] for r in rs], '{:.2f}')} | "
+                f"{sum(r.get('errors', 0) for r in rs)} | {spread([r.get('bulk_seconds', 0) for r in rs], '{:.3f}')} | "
+                f"{spread([r.get('crud_seconds', 0) for r in rs], '{:.3f}')} |")
+        add("")
+        load_line("workload")
+        per_doc = [r["cpu"] / docs * 1e6 for r in bulk]
+        per_op = [r["cpu"] / (docs + crud) * 1e6 for r in std]
+        add(f"- client CPU per operation of the standard run ({docs:,} documents + {crud:,} CRUD): "
+            f"{spread(per_op, '{:.2f}')} µs")
+        add(f"- client CPU per bulk-inserted document (bulk step only, whole process): {spread(per_doc, '{:.2f}')} µs")
+        if std and bulk:
+            per_crud = (med([r["cpu"] for r in std]) - med([r["cpu"] for r in bulk])) / crud * 1e6
+            add(f"- client CPU per CRUD operation (median standard − median bulk only) / {crud:,}: {per_crud:.1f} µs")
+        add("")
+        goals.append(("bulk insert ≤ 2 µs client CPU per inserted document", med(per_doc) <= 2.0,
+                      f"{med(per_doc):.2f} µs (bulk step only, whole process incl. start-up)"))
+        if w["crud_ops"] == FULL["workload"]["crud_ops"]:
+            goals.append(("peak memory ≤ 30 MB for the standard run", med([r["rss_kb"] for r in std]) <= 30 * 1024,
+                          f"{med([r['rss_kb'] for r in std]) / 1024:.1f} MB"))
+    # Generation
+    gen = rows("generate")
+    if gen:
+        add("### Document generation (cargo bench --bench generate, one core)")
+        add("")
+        add("| case | documents/s | bytes/doc |")
+        add("|---|---|---|")
+        for case in gen[0].get("cases", {}):
+            add(f"| {case} | {spread([r['cases'][case] for r in gen if case in r.get('cases', {})], '{:,.0f}')} | "
+                f"{gen[0]['bytes_per_doc'][case]} |")
+        add("")
+    if gen:
+        load_line("generate")
+    # Connections
+    conn = [r for r in records if r["section"] == "connections"]
+    if conn:
+        add(f"### Connection scale against couch-target ({cfg['scale_rate']:,} requests/s in total, "
+            f"{cfg['scale_duration']} s)")
+        add("")
+        add("| conns | client | requests/s | errors | peak RSS MB | client CPU s | CPU ms per 1,000 req | "
+            "sofabench ÷ this: RSS | CPU |")
+        add("|---|---|---|---|---|---|---|---|---|")
+        for conns in cfg["scale_connections"]:
+            sofa = rows("connections", tool="sofabench", connections=conns)
+            s_rss = med([r["rss_kb"] for r in sofa])
+            s_cpu = med([r["cpu"] for r in sofa])
+            for tool in ["sofabench", "oha", "wrk"]:
+                rs = [r for r in conn if r["tool"] == tool and r["connections"] == conns]
+                if not rs:
+                    continue
+                ok = [r for r in rs if r["exit"] == 0]
+                errs = sum(r.get("errors", 0) for r in rs)
+                name = tool + (" (no rate limit)" if tool == "wrk" else "")
+                add(f"| {conns:,} | {name} | {spread([r['rps'] for r in ok if 'rps' in r])} | {errs}"
+                    f"{'' if len(ok) == len(rs) else f' ({len(rs) - len(ok)} runs failed)'} | "
+                    f"{spread([r['rss_kb'] / 1024 for r in rs], '{:.1f}')} | {spread([r['cpu'] for r in rs], '{:.2f}')} | "
+                    f"{spread([r['cpu'] / r['requests'] * 1e6 for r in ok if r.get('requests')], '{:.1f}')} | "
+                    + (f"{ratio(s_rss, med([r['rss_kb'] for r in rs]))} | {ratio(s_cpu, med([r['cpu'] for r in rs]))} |"
+                       if tool != "sofabench" else " | |"))
+            if conns == 10000 and sofa:
+                errs = sum(r.get("errors", 0) for r in rows("connections", tool="sofabench", connections=conns))
+                failed = len([r for r in conn if r["tool"] == "sofabench" and r["connections"] == conns]) - len(sofa)
+                goals.append(("10,000 connections: 0 errors, ≤ 300 MB",
+                              errs == 0 and failed == 0 and s_rss <= 300 * 1024,
+                              f"{errs} errors, {failed} failed runs, {s_rss / 1024:.1f} MB"))
+        add("")
+        load_line("connections")
+        add("wrk (not wrk2) has no rate limit: it runs flat out with the same connections, so its row "
+            "shows what holding them costs at full speed, not at the rate.")
+        add("")
+    # Memory
+    mem = rows("memory")
+    if mem:
+        add("### Memory per live document (bulk insert only, 10 connections)")
+        add("")
+        add("| documents | peak RSS MB | client user+sys s | bulk timeTaken s | errors |")
+        add("|---|---|---|---|---|")
+        sizes = sorted({r["documents"] for r in mem})
+        for n in sizes:
+            rs = [r for r in mem if r["documents"] == n]
+            add(f"| {n:,} | {spread([r['rss_kb'] / 1024 for r in rs], '{:.1f}')} | {spread([r['cpu'] for r in rs], '{:.3f}')} | "
+                f"{spread([r['bulk_seconds'] for r in rs], '{:.3f}')} | {sum(r.get('errors', 0) for r in rs)} |")
+        add("")
+        load_line("memory")
+        for a, b in zip(sizes, sizes[1:]):
+            ra = med([r["rss_kb"] for r in mem if r["documents"] == a])
+            rb = med([r["rss_kb"] for r in mem if r["documents"] == b])
+            ca = med([r["cpu"] for r in mem if r["documents"] == a])
+            cb = med([r["cpu"] for r in mem if r["documents"] == b])
+            per_doc = (rb - ra) * 1024 / (b - a)
+            add(f"- {a:,} → {b:,}: ({rb:,} − {ra:,}) KB × 1024 / {b - a:,} = **{per_doc:.1f} bytes per live "
+                f"document**; CPU {(cb - ca) / (b - a) * 1e6:.2f} µs per added document")
+            goals.append((f"≤ 64 bytes per live document ({a:,} → {b:,})", per_doc <= 64, f"{per_doc:.1f} bytes"))
+        add("")
+    if goals:
+        add("### Goals")
+        add("")
+        add("| goal | met? | measured |")
+        add("|---|---|---|")
+        for goal, met, figure in goals:
+            add(f"| {goal} | {'met' if met else '**missed**'} | {figure} |")
+        add("")
+    if failures:
+        add("### Failed runs")
+        add("")
+        for f in failures:
+            add(f"- {f}")
+        add("")
+    return "\n".join(lines)
+
+
+def machine_text():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({model}), Linux {platform.release()}"
+
+
+def raise_fd_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    for wanted in (65536, hard):
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max(wanted, soft), max(wanted, hard)))
+            break
+        except (ValueError, OSError):
+            continue
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--smoke", action="store_true", help="seconds-long check that the harness works")
+    p.add_argument("--sections", default=",".join(SECTIONS))
+    p.add_argument("--reps", type=int)
+    p.add_argument("--duration", type=int, help="seconds of each read run")
+    p.add_argument("--scale", help="connection counts of the connections section, e.g. 1000,10000")
+    p.add_argument("--out", help="directory for the results (default: a new one in /tmp)")
+    p.add_argument("--no-pin", action="store_true", help="do not pin target and clients to cores")
+    p.add_argument("--quiet-max", type=float, default=0.3,
+                   help="a machine using more cores than this (1-s sample) is busy (default 0.3)")
+    p.add_argument("--quiet-wait", type=float, help="seconds to wait for a quiet machine before a run")
+    p.add_argument("--retries", type=int,
+                   help="repeat a run during which other processes used more than --quiet-max cores "
+                        "up to this many times (default 2; --smoke: 0)")
+    args = p.parse_args()
+    cfg = dict(SMOKE if args.smoke else FULL)
+    if args.reps:
+        cfg["reps"] = args.reps
+    if args.duration:
+        cfg["duration"] = args.duration
+    if args.retries is None:
+        args.retries = cfg["retries"]
+    if args.scale:
+        cfg["scale_connections"] = [int(x) for x in args.scale.split(",")]
+    sections = [s for s in args.sections.split(",") if s]
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        p.error(f"unknown sections {unknown}; choose from {SECTIONS}")
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="sofabench-bench."))
+    out.mkdir(parents=True, exist_ok=True)
+    os.chmod(out, 0o755)
+    fds = raise_fd_limit()
+    if "connections" in sections and max(cfg["scale_connections"]) + 100 > fds:
+        log(f"open files limited to {fds}: the connections section needs more; raise ulimit -n")
+
+    tools = Tools(args)
+    for note in tools.notes:
+        log(f"NOTE: {note}")
+    tools.build()
+    if "generate" in sections:
+        log("building the generate bench (cargo bench --no-run)")
+        subprocess.run(["cargo", "bench", "--quiet", "--bench", "generate", "--no-run"], cwd=ROOT,
+                       check=True, stderr=subprocess.DEVNULL)
+    bench = Bench(args, cfg, tools, out)
+    pin = ("target pinned to core 1, clients to core 0" if bench.client_cpus else "nothing pinned")
+    context = dict(
+        date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        machine=machine_text(),
+        pinning=pin,
+        versions=tools.versions(),
+        command="python3 bench/bench.py " + " ".join(sys.argv[1:]),
+    )
+    log(f"results in {out}; {pin}; open files limit {fds}")
+    os.chdir(ROOT)
+    started = time.monotonic()
+    try:
+        bench.run(sections)
+    except KeyboardInterrupt:
+        bench.failures.append("interrupted")
+    text = report(bench.records, context, cfg, bench.failures, tools.notes)
+    (out / "report.md").write_text(text + "\n")
+    (out / "context.json").write_text(json.dumps(context, indent=2) + "\n")
+    print(text)
+    log(f"took {time.monotonic() - started:.0f} s; results in {out}")
+    if bench.failures:
+        log(f"{len(bench.failures)} run(s) failed")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
