@@ -57,13 +57,6 @@ impl FailureCounts {
         self.counts.iter().map(|(_, n)| n).sum()
     }
 
-    pub fn count(&self, failure: &Failure) -> u64 {
-        self.counts
-            .iter()
-            .find(|(f, _)| f == failure)
-            .map_or(0, |(_, n)| *n)
-    }
-
     /// The counts, most frequent first.
     pub fn sorted(&self) -> Vec<(Failure, u64)> {
         let mut sorted = self.counts.clone();

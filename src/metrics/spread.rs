@@ -1,7 +1,7 @@
 //! Iron Cushion's `{min, max, median, sd}` of a quantity over connections.
 
 /// How a quantity is spread over connections.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Spread {
     pub min: f64,
     pub max: f64,

@@ -10,7 +10,7 @@ use super::{
     histogram,
 };
 use crate::engine::PhaseOutcome;
-use crate::metrics::{self, ConnectionMetrics, IntervalRow, OperationMetrics};
+use crate::metrics::{ConnectionMetrics, IntervalRow, OperationMetrics};
 use crate::workload::Operation;
 
 const NANOS_PER_SEC: f64 = 1e9;
@@ -29,13 +29,7 @@ fn spread_of(
     field: impl Fn(&ConnectionMetrics) -> u64,
 ) -> Spread {
     let values: Vec<f64> = connections.iter().map(|c| seconds(field(c))).collect();
-    let s = metrics::Spread::of(&values);
-    Spread {
-        min: s.min,
-        max: s.max,
-        median: s.median,
-        sd: s.sd,
-    }
+    Spread::of(&values)
 }
 
 fn mean_seconds(

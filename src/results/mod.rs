@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::metrics::Spread;
+
 /// The schema's name and version; a reader refuses other major versions.
 pub const SCHEMA: &str = "sofabench-result/1";
 
@@ -99,14 +101,6 @@ pub struct IronCushion {
     pub receive_data: Spread,
     /// `remoteProcessingRate`, `localInsertRate`, `remoteCreateProcessingRate` … in docs/s.
     pub rates: BTreeMap<String, f64>,
-}
-
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Spread {
-    pub min: f64,
-    pub max: f64,
-    pub median: f64,
-    pub sd: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

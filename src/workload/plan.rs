@@ -151,11 +151,6 @@ impl Plan {
             && (b.per_connection.is_some() || b.total.is_some() || b.duration.is_some())
     }
 
-    /// Splits `n` CRUD operations by the weights.
-    pub fn split(&self, n: u64) -> CrudCounts {
-        self.weights.split(n)
-    }
-
     /// The CRUD operations of connection `c` by kind, when counted.
     pub fn crud_counts(&self, connection: u64) -> Option<CrudCounts> {
         self.crud_phase(None).counts_of(connection)
@@ -320,7 +315,7 @@ mod tests {
     #[test]
     fn leftovers_go_to_largest_remainders_and_counts_add_up() {
         for n in 0..50 {
-            let counts = plan((1, 1), n, [1, 1, 1, 0]).split(n);
+            let counts = plan((1, 1), n, [1, 1, 1, 0]).weights.split(n);
             assert_eq!(counts.total(), n);
             assert_eq!(counts.delete, 0);
             assert!(counts.create >= counts.read && counts.read >= counts.update);
