@@ -562,20 +562,20 @@ mod tests {
 
     use super::*;
     use crate::engine::PhaseOutcome;
-    use crate::metrics::{ConnectionMetrics, IntervalMetrics, IntervalRow};
+    use crate::metrics::{ConnectionMetrics, IntervalMetrics, IntervalRow, StepLatencies};
     use crate::results::{NodeInfo, build};
 
     /// Connection `c` of a test run: `3 + c` reads with latencies `(c+1) × k` ms, creates
     /// of `c × 7 + k` µs, one failed read (404) on odd connections, and times that grow
-    /// with `c`.
-    fn connection(c: u64) -> ConnectionMetrics {
+    /// with `c`. Its latencies go to `latencies`.
+    fn connection(c: u64, latencies: &mut StepLatencies) -> ConnectionMetrics {
         let mut m = ConnectionMetrics::default();
         let read = m.operation(Operation::Read);
         for k in 1..=3 + c {
             read.succeeded += 1;
             read.documents += 1;
-            read.record_latency((c + 1) * k * 1_000_000);
-            crate::metrics::connection::record_micros(&mut read.response, (c + 1) * k * 1_100_000);
+            latencies[Operation::Read.index()]
+                .record((c + 1) * k * 1_000_000, (c + 1) * k * 1_100_000);
             read.statuses.add(200, 1);
             read.remote_ns += (c + 1) * k * 900_000;
         }
@@ -587,7 +587,11 @@ mod tests {
         for k in 0..5 {
             create.succeeded += 1;
             create.documents += 1;
-            create.record_latency((c * 7 + k) * 1_000 + 1_000);
+            let create_latencies = &mut latencies[Operation::Create.index()];
+            crate::metrics::recorder::record_micros(
+                &mut create_latencies.latency,
+                (c * 7 + k) * 1_000 + 1_000,
+            );
             create.statuses.add(201, 1);
             create.remote_ns += 1_000_000 * (c + 1);
         }
@@ -605,22 +609,22 @@ mod tests {
             metrics.succeeded(Operation::Read, (c + 1) * 1_000_000);
             metrics.failed(Operation::Create, c % 2 == 0);
         }
-        IntervalRow {
-            elapsed: end,
-            length: 1.0,
-            cpu: 0.1 * connections.len() as f64,
-            metrics,
-        }
+        crate::engine::monitor::row(&metrics, end, 1.0, 0.1 * connections.len() as f64)
     }
 
     /// The result one node reports when it runs the connections `connections`.
     fn node_result(connections: &[u64], node: NodeInfo, seed: u64) -> RunResult {
+        let mut latencies = StepLatencies::default();
         let outcome = PhaseOutcome {
             name: "crud".to_string(),
             operations: Operation::CRUD.to_vec(),
             started_at: UNIX_EPOCH + Duration::from_secs(1_000),
             wall: Duration::from_secs(4),
-            connections: connections.iter().map(|c| connection(*c)).collect(),
+            connections: connections
+                .iter()
+                .map(|c| connection(*c, &mut latencies))
+                .collect(),
+            latencies,
             aborted: Vec::new(),
             intervals: vec![interval(1.0, connections), interval(2.0, connections)],
             target_rate: None,

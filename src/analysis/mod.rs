@@ -32,7 +32,7 @@ pub fn add_encoded(into: &mut Histogram<u64>, encoded: &str) -> Result<(), Strin
 
 /// An empty histogram of microseconds, as the engine records them.
 pub fn empty_histogram() -> Histogram<u64> {
-    crate::metrics::connection::new_histogram()
+    crate::metrics::recorder::new_histogram()
 }
 
 /// A phase's name without a repetition suffix: `crud#2` → `crud`.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::driver::{Client, Endpoint};
-use crate::metrics::{ConnectionMetrics, IntervalRow};
+use crate::metrics::{ConnectionMetrics, IntervalRow, Recorder, StepLatencies};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
@@ -40,6 +40,8 @@ pub struct PhaseOutcome {
     pub wall: Duration,
     /// One entry per connection.
     pub connections: Vec<ConnectionMetrics>,
+    /// Latencies of all connections, per operation kind.
+    pub latencies: StepLatencies,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
     /// The phase's intervals, as the live lines showed them.
@@ -110,6 +112,8 @@ impl Engine {
             progress: progress.clone(),
             stop: settings.stop.clone(),
             late_threshold: settings.late_threshold,
+            // One shard per runtime thread, and one for the thread that drives the run.
+            recorder: Arc::new(Recorder::new(monitor::cores() as usize + 1)),
         });
         Engine {
             settings,
@@ -237,15 +241,9 @@ impl Engine {
             self.progress.clone(),
             self.settings.show_progress,
         );
-        let recorders = self.workers[..count]
-            .iter()
-            .map(|w| w.interval.clone())
-            .collect();
-        for worker in &self.workers[..count] {
-            *worker.interval.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
-        }
+        self.shared.recorder.clear();
         let monitor = Arc::new(Mutex::new(Monitor::new(
-            recorders,
+            self.shared.recorder.clone(),
             self.settings.live,
             progress.bar(),
             rate_share,
@@ -299,6 +297,7 @@ impl Engine {
             started_at,
             wall,
             connections,
+            latencies: self.shared.recorder.step(),
             aborted,
             intervals,
             target_rate: rate_share,

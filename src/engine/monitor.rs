@@ -1,13 +1,14 @@
-//! The live view of a step: once per interval, the connections' interval recorders are
-//! taken over, merged into one row, printed, and kept for the report.
+//! The live view of a step: once per interval, the recorder's interval is taken over,
+//! summed up into one compact row, printed, and kept for the report.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
-use crate::metrics::{IntervalMetrics, IntervalRow, SharedInterval};
+use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
 use crate::report::live;
+use crate::results::histogram;
 
 /// Where live lines go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,9 +39,11 @@ pub fn cores() -> f64 {
 /// Above this share of its cores, the client itself may be what limits the figures.
 pub const SATURATED: f64 = 0.9;
 
-/// Samples the connections' recorders until the step ends.
+/// Samples the recorder until the step ends.
 pub struct Monitor {
-    recorders: Vec<SharedInterval>,
+    recorder: Arc<Recorder>,
+    /// The interval being summed up; reused so that sampling does not allocate histograms.
+    interval: IntervalMetrics,
     started: Instant,
     last: Instant,
     last_cpu: Duration,
@@ -53,14 +56,15 @@ pub struct Monitor {
 
 impl Monitor {
     pub fn new(
-        recorders: Vec<SharedInterval>,
+        recorder: Arc<Recorder>,
         output: LiveOutput,
         bar: ProgressBar,
         target_rate: Option<f64>,
     ) -> Monitor {
         let now = Instant::now();
         Monitor {
-            recorders,
+            recorder,
+            interval: IntervalMetrics::default(),
             started: now,
             last: now,
             last_cpu: process_cpu(),
@@ -71,27 +75,26 @@ impl Monitor {
         }
     }
 
-    /// Closes the current interval: takes every recorder's figures and prints the row.
+    /// Closes the current interval: takes the recorder's figures and prints the row.
     pub fn sample(&mut self) {
+        // The clock and the CPU are read together, before the slower work, so that the
+        // CPU share is of the same stretch of time.
         let now = Instant::now();
-        let mut merged = IntervalMetrics::default();
-        for recorder in &self.recorders {
-            let taken = std::mem::take(&mut *recorder.lock().unwrap_or_else(|p| p.into_inner()));
-            merged.merge(&taken);
-        }
         let cpu_now = process_cpu();
+        self.interval.clear();
+        self.recorder.take_interval(&mut self.interval);
         let length = now.duration_since(self.last).as_secs_f64();
         let cpu = if length > 0.0 {
             (cpu_now - self.last_cpu).as_secs_f64() / length / cores()
         } else {
             0.0
         };
-        let row = IntervalRow {
-            elapsed: now.duration_since(self.started).as_secs_f64(),
+        let row = row(
+            &self.interval,
+            now.duration_since(self.started).as_secs_f64(),
             length,
-            metrics: merged,
             cpu,
-        };
+        );
         if self.output == LiveOutput::Lines && length > 0.05 {
             let line = live::line(&row, self.target_rate);
             if self.bar.is_hidden() {
@@ -103,6 +106,39 @@ impl Monitor {
         self.rows.push(row);
         self.last = now;
         self.last_cpu = cpu_now;
+    }
+}
+
+/// Sums up a finished interval into the row the live line and the results use.
+pub fn row(interval: &IntervalMetrics, elapsed: f64, length: f64, cpu: f64) -> IntervalRow {
+    let summary = |op: &crate::metrics::interval::IntervalOperation| {
+        let at = |q: f64| {
+            if op.response.is_empty() {
+                0
+            } else {
+                op.response.value_at_quantile(q)
+            }
+        };
+        IntervalSummary {
+            succeeded: op.succeeded,
+            failed: op.failed,
+            timeouts: op.timeouts,
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            // Kinds the interval never saw need no histogram; the results leave them out.
+            histogram: if op.succeeded + op.failed > 0 {
+                histogram::encode(&op.response)
+            } else {
+                String::new()
+            },
+        }
+    };
+    IntervalRow {
+        elapsed,
+        length,
+        operations: std::array::from_fn(|i| summary(&interval.operations[i])),
+        late: interval.late,
+        cpu,
     }
 }
 

@@ -1,7 +1,7 @@
 //! One connection's share of each step: the bulk inserts, then the CRUD operations.
 //!
-//! A worker owns its connection, its documents and its buffers, and records into its own
-//! metrics, so nothing on the way of an operation is shared with other workers.
+//! A worker owns its connection, its documents and its buffers, and counts into its own
+//! metrics. Only latencies go to the shared recorder, into its running thread's shard.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +13,7 @@ use hyper::Method;
 use super::stop::Stop;
 use crate::driver::responses::{self, BulkItem};
 use crate::driver::{Call, Client, Exchange, TransportError};
-use crate::metrics::{ConnectionMetrics, Failure, SharedInterval};
+use crate::metrics::{ConnectionMetrics, Failure, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
@@ -32,6 +32,8 @@ pub struct Shared {
     pub stop: Stop,
     /// Starting later than the schedule by more than this makes an operation late.
     pub late_threshold: Duration,
+    /// Latencies and the live interval of the current phase.
+    pub recorder: Arc<Recorder>,
 }
 
 /// When a connection sends its operations.
@@ -66,8 +68,6 @@ pub struct Worker {
     pub client: Client,
     pub pool: DocumentPool,
     shared: Arc<Shared>,
-    /// What the current interval saw, taken over by the monitor.
-    pub interval: SharedInterval,
     /// Chooses which live document a read, update or delete touches.
     pick_rng: Rng,
     /// How the current phase chooses documents.
@@ -100,7 +100,6 @@ impl Worker {
             client,
             pool: DocumentPool::default(),
             shared,
-            interval: SharedInterval::default(),
             pick_rng,
             keys: KeyChoice::Uniform,
             body: Vec::new(),
@@ -153,7 +152,7 @@ impl Worker {
                     Failure::Transport
                 };
                 metrics.operation(operation).fail(failure);
-                self.record_interval(|i| i.failed(operation, timeout));
+                self.shared.recorder.failed(operation, timeout);
                 if error.is_unreachable() {
                     Err(format!(
                         "connection {} lost {}: {error}",
@@ -165,10 +164,6 @@ impl Worker {
                 }
             }
         }
-    }
-
-    fn record_interval(&self, record: impl FnOnce(&mut crate::metrics::IntervalMetrics)) {
-        record(&mut self.interval.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     fn set_document_path(&mut self, number: u64) {
@@ -233,28 +228,24 @@ impl Worker {
         bulk.statuses.add(answer.status, 1);
         let service = answer.timing.service_time();
         let items = if (200..300).contains(&answer.status) {
-            responses::bulk_items(&answer.body).ok_or(Failure::BadAnswer)
+            responses::bulk_items(&answer.body)
+                .filter(|items| items.len() == numbers.len())
+                .ok_or(Failure::BadAnswer)
         } else {
             Err(Failure::Status(answer.status))
         };
         let items = match items {
-            Ok(items) if items.len() == numbers.len() => items,
-            Ok(_) | Err(Failure::BadAnswer) => {
-                bulk.fail(Failure::BadAnswer);
-                self.record_interval(|i| i.failed(Operation::BulkInsert, false));
-                return;
-            }
+            Ok(items) => items,
             Err(failure) => {
                 bulk.fail(failure);
-                self.record_interval(|i| i.failed(Operation::BulkInsert, false));
+                self.shared.recorder.failed(Operation::BulkInsert, false);
                 return;
             }
         };
         bulk.succeeded += 1;
-        bulk.record_latency(service);
-        crate::metrics::connection::record_micros(&mut bulk.response, response);
-        self.record_interval(|i| i.succeeded(Operation::BulkInsert, response));
-        let bulk = metrics.operation(Operation::BulkInsert);
+        self.shared
+            .recorder
+            .succeeded(Operation::BulkInsert, service, response);
         for (&number, item) in numbers.iter().zip(items) {
             match item {
                 BulkItem::Stored(rev) => {
@@ -298,7 +289,7 @@ impl Worker {
                 && begin.duration_since(at) > self.shared.late_threshold
             {
                 metrics.late += 1;
-                self.record_interval(|i| i.late += 1);
+                self.shared.recorder.late();
             }
             let start = Start { begin, intended };
             let outcome = match operation {
@@ -350,13 +341,12 @@ impl Worker {
                     let op = metrics.operation(operation);
                     op.succeeded += 1;
                     op.documents += 1;
-                    op.record_latency(answer.timing.service_time());
-                    crate::metrics::connection::record_micros(&mut op.response, response);
-                    self.record_interval(|i| i.succeeded(operation, response));
+                    let service = answer.timing.service_time();
+                    self.shared.recorder.succeeded(operation, service, response);
                 }
                 Err(failure) => {
                     metrics.operation(operation).fail(failure);
-                    self.record_interval(|i| i.failed(operation, false));
+                    self.shared.recorder.failed(operation, false);
                 }
             }
         }

@@ -78,7 +78,7 @@ pub fn write(result: &RunResult, operation: &str, out: &mut impl Write) -> io::R
             {
                 Some(op) => histogram::decode(&op.histogram)
                     .map_err(|e| invalid(format!("{operation} in phase {}: {e}", phase.name)))?,
-                None => crate::metrics::connection::new_histogram(),
+                None => crate::metrics::recorder::new_histogram(),
             };
             let end = phase.started_at_ms as f64 / 1e3 + interval.elapsed_seconds;
             let start = (end - interval.length_seconds - base_ms as f64 / 1e3).max(0.0);

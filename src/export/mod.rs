@@ -73,7 +73,7 @@ pub(crate) mod sample {
     use crate::results::*;
 
     fn histogram(values: &[u64]) -> hdrhistogram::Histogram<u64> {
-        let mut h = crate::metrics::connection::new_histogram();
+        let mut h = crate::metrics::recorder::new_histogram();
         for &v in values {
             h.record(v).unwrap();
         }

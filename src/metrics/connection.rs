@@ -1,60 +1,23 @@
-//! What one connection measured during one step. Each connection records into its own
-//! value without locks; the report merges them afterwards.
-
-use hdrhistogram::Histogram;
+//! What one connection counted during one step. Each connection counts into its own
+//! value without locks; the report merges them afterwards. Latencies go to the shared
+//! [`Recorder`](super::Recorder) instead: histograms are too big to keep per connection.
 
 use super::errors::{Failure, FailureCounts};
 use crate::workload::Operation;
 
-/// Latencies are recorded in microseconds, with three significant digits.
-pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
-
 /// One operation kind on one connection.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct OperationMetrics {
     /// Operations that succeeded.
     pub succeeded: u64,
     /// Documents stored (bulk insert: per document; others: per operation).
     pub documents: u64,
     pub failures: FailureCounts,
-    /// Service time of successful operations (first byte of the request out to the last
-    /// byte of the answer in), in microseconds.
-    pub latency: Histogram<u64>,
-    /// Response time of successful operations, from the moment the schedule meant them to
-    /// start (open model) or from sending (closed model), in microseconds. Under a rate,
-    /// this is the figure that shows a stalled server.
-    pub response: Histogram<u64>,
     /// Every answer's HTTP status.
     pub statuses: StatusCounts,
     /// Nanoseconds spent waiting for the server's answer to begin (Iron Cushion's
     /// `remoteProcessing`, per operation kind).
     pub remote_ns: u64,
-}
-
-impl Default for OperationMetrics {
-    fn default() -> OperationMetrics {
-        OperationMetrics {
-            succeeded: 0,
-            documents: 0,
-            failures: FailureCounts::default(),
-            latency: new_histogram(),
-            response: new_histogram(),
-            statuses: StatusCounts::default(),
-            remote_ns: 0,
-        }
-    }
-}
-
-/// An auto-resizing histogram of microseconds.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new(LATENCY_SIGNIFICANT_DIGITS)
-        .expect("3 significant digits is a valid histogram precision")
-}
-
-/// Records nanoseconds as microseconds; auto-resizing histograms accept any value, and
-/// anything under 1 µs counts as 1 µs.
-pub fn record_micros(histogram: &mut Histogram<u64>, nanoseconds: u64) {
-    let _ = histogram.record((nanoseconds / 1_000).max(1));
 }
 
 /// Counts of HTTP statuses.
@@ -86,10 +49,6 @@ impl StatusCounts {
 }
 
 impl OperationMetrics {
-    pub fn record_latency(&mut self, nanoseconds: u64) {
-        record_micros(&mut self.latency, nanoseconds);
-    }
-
     pub fn fail(&mut self, failure: Failure) {
         self.failures.add(failure, 1);
     }
@@ -98,8 +57,6 @@ impl OperationMetrics {
         self.succeeded += other.succeeded;
         self.documents += other.documents;
         self.failures.merge(&other.failures);
-        let _ = self.latency.add(&other.latency);
-        let _ = self.response.add(&other.response);
         self.statuses.merge(&other.statuses);
         self.remote_ns += other.remote_ns;
     }

@@ -1,16 +1,12 @@
-//! What happened in the current interval (a second by default), for the live lines.
-//!
-//! Each connection records into its own [`SharedInterval`]; the monitor takes it over once
-//! per interval. The lock is only ever contended at that hand-over.
-
-use std::sync::{Arc, Mutex};
+//! What happened in the current interval (a second by default), for the live lines, and
+//! the compact row each finished interval leaves behind.
 
 use hdrhistogram::Histogram;
 
-use super::connection::{new_histogram, record_micros};
+use super::recorder::{new_histogram, record_micros};
 use crate::workload::Operation;
 
-/// One operation kind within one interval.
+/// One operation kind within one interval, while it is being recorded.
 #[derive(Clone, Debug)]
 pub struct IntervalOperation {
     pub succeeded: u64,
@@ -61,10 +57,32 @@ impl IntervalMetrics {
         }
         self.late += other.late;
     }
+
+    /// Starts the next interval, keeping the histograms' memory.
+    pub fn clear(&mut self) {
+        for op in &mut self.operations {
+            op.succeeded = 0;
+            op.failed = 0;
+            op.timeouts = 0;
+            op.response.reset();
+        }
+        self.late = 0;
+    }
 }
 
-/// A connection's interval recorder, shared with the monitor.
-pub type SharedInterval = Arc<Mutex<IntervalMetrics>>;
+/// One operation kind in a finished interval. A long run keeps one row per interval, so a
+/// row holds its histogram encoded (a few hundred bytes) rather than live (tens of KB).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IntervalSummary {
+    pub succeeded: u64,
+    pub failed: u64,
+    pub timeouts: u64,
+    /// Response time percentiles of successful operations, microseconds (0 when none).
+    pub p50_us: u64,
+    pub p99_us: u64,
+    /// The response time histogram in `results::histogram`'s encoding.
+    pub histogram: String,
+}
 
 /// One finished interval of a step, merged over connections.
 #[derive(Clone, Debug)]
@@ -73,7 +91,15 @@ pub struct IntervalRow {
     pub elapsed: f64,
     /// The interval's length in seconds.
     pub length: f64,
-    pub metrics: IntervalMetrics,
+    pub operations: [IntervalSummary; 5],
+    /// Operations that started late by more than the threshold (open model).
+    pub late: u64,
     /// The client's CPU use in the interval, as a fraction of the cores it may use.
     pub cpu: f64,
+}
+
+impl IntervalRow {
+    pub fn of(&self, operation: Operation) -> &IntervalSummary {
+        &self.operations[operation.index()]
+    }
 }

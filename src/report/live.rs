@@ -16,20 +16,13 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
     let mut out = format!("{:>7.1}s ", row.elapsed);
     let mut total = 0u64;
     for op in Operation::ALL {
-        let m = &row.metrics.operations[op.index()];
+        let m = row.of(op);
         if m.succeeded + m.failed == 0 {
             continue;
         }
         total += m.succeeded + m.failed;
         let rate = m.succeeded as f64 / row.length;
-        let (p50, p99) = if m.response.is_empty() {
-            (0.0, 0.0)
-        } else {
-            (
-                ms(m.response.value_at_quantile(0.5)),
-                ms(m.response.value_at_quantile(0.99)),
-            )
-        };
+        let (p50, p99) = (ms(m.p50_us), ms(m.p99_us));
         let _ = write!(
             out,
             " {}({:.0}/s p50={:.2} p99={:.2}ms err={} to={})",
@@ -45,12 +38,18 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
         out.push_str(" (no operation finished)");
     }
     let _ = write!(out, " cpu={:.0}%", row.cpu * 100.0);
-    if row.metrics.late > 0 {
+    if row.late > 0 {
         let target = target_rate.map_or(String::new(), |r| format!(" of {r:.0}/s"));
+        // With the CPU saturated, more connections would only make it worse.
+        let fix = if row.cpu >= SATURATED {
+            "lower --rate"
+        } else {
+            "add connections"
+        };
         let _ = write!(
             out,
-            " BEHIND: {} started late, the client cannot keep up with --rate{target}; add connections",
-            row.metrics.late
+            " BEHIND: {} started late, the client cannot keep up with --rate{target}; {fix}",
+            row.late
         );
     }
     if row.cpu >= SATURATED {

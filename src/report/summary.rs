@@ -108,20 +108,31 @@ fn rate_lines(phase: &PhaseResult, out: &mut String) {
         grouped(started)
     );
     if phase.late > 0 || delivered < target * 0.98 {
+        // More connections only help when they, not the client's CPU, were short.
+        let why = if busiest_cpu(phase) >= SATURATED {
+            "the client's CPU was saturated; lower --rate or spread the load over more machines (--node-count)"
+        } else {
+            "every connection was busy when operations were due; add connections (--num_connections) or lower --rate"
+        };
         let _ = writeln!(
             out,
-            "  WARNING: the client could not keep to --rate {target}: every connection was busy when operations were due; add connections (--num_connections) or lower --rate"
+            "  WARNING: the client could not keep to --rate {target}: {why}"
         );
     }
 }
 
-fn saturation_line(phase: &PhaseResult, out: &mut String) {
-    let busiest = phase
+/// The client's CPU share in its busiest interval that lasted long enough to judge.
+fn busiest_cpu(phase: &PhaseResult) -> f64 {
+    phase
         .intervals
         .iter()
         .filter(|r| r.length_seconds > 0.5)
         .map(|r| r.cpu)
-        .fold(0.0, f64::max);
+        .fold(0.0, f64::max)
+}
+
+fn saturation_line(phase: &PhaseResult, out: &mut String) {
+    let busiest = busiest_cpu(phase);
     if busiest >= SATURATED {
         let _ = writeln!(
             out,
@@ -218,7 +229,7 @@ mod tests {
 
     #[test]
     fn buckets_are_powers_of_two_milliseconds() {
-        let mut h = crate::metrics::connection::new_histogram();
+        let mut h = crate::metrics::recorder::new_histogram();
         for micros in [500, 800, 1_500, 3_000, 3_500, 7_000, 30_000, 30_000] {
             h.record(micros).unwrap();
         }

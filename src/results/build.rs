@@ -10,7 +10,7 @@ use super::{
     histogram,
 };
 use crate::engine::PhaseOutcome;
-use crate::metrics::{ConnectionMetrics, IntervalRow, OperationMetrics};
+use crate::metrics::{ConnectionMetrics, IntervalRow, OperationLatencies, OperationMetrics};
 use crate::workload::Operation;
 
 const NANOS_PER_SEC: f64 = 1e9;
@@ -127,7 +127,12 @@ pub fn latency(h: &Histogram<u64>) -> Latency {
     }
 }
 
-fn operation(op: Operation, m: &OperationMetrics, wall_seconds: f64) -> OperationResult {
+fn operation(
+    op: Operation,
+    m: &OperationMetrics,
+    latencies: &OperationLatencies,
+    wall_seconds: f64,
+) -> OperationResult {
     OperationResult {
         operation: op.name().to_string(),
         succeeded: m.succeeded,
@@ -150,8 +155,8 @@ fn operation(op: Operation, m: &OperationMetrics, wall_seconds: f64) -> Operatio
             .into_iter()
             .map(|(s, n)| (s.to_string(), n))
             .collect(),
-        latency: latency(&m.latency),
-        response: latency(&m.response),
+        latency: latency(&latencies.latency),
+        response: latency(&latencies.response),
     }
 }
 
@@ -160,29 +165,20 @@ fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
     let operations = Operation::ALL
         .into_iter()
         .filter_map(|op| {
-            let m = &row.metrics.operations[op.index()];
-            (m.succeeded + m.failed > 0).then(|| {
-                let at = |q: f64| {
-                    if m.response.is_empty() {
-                        0.0
-                    } else {
-                        ms(m.response.value_at_quantile(q) as f64)
-                    }
-                };
-                IntervalOperation {
-                    operation: op.name().to_string(),
-                    succeeded: m.succeeded,
-                    failed: m.failed,
-                    timeouts: m.timeouts,
-                    throughput: if row.length > 0.0 {
-                        m.succeeded as f64 / row.length
-                    } else {
-                        0.0
-                    },
-                    p50_ms: at(0.5),
-                    p99_ms: at(0.99),
-                    histogram: histogram::encode(&m.response),
-                }
+            let m = row.of(op);
+            (m.succeeded + m.failed > 0).then(|| IntervalOperation {
+                operation: op.name().to_string(),
+                succeeded: m.succeeded,
+                failed: m.failed,
+                timeouts: m.timeouts,
+                throughput: if row.length > 0.0 {
+                    m.succeeded as f64 / row.length
+                } else {
+                    0.0
+                },
+                p50_ms: ms(m.p50_us as f64),
+                p99_ms: ms(m.p99_us as f64),
+                histogram: m.histogram.clone(),
             })
         })
         .collect();
@@ -191,7 +187,7 @@ fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
         elapsed_seconds: row.elapsed,
         length_seconds: row.length,
         cpu: row.cpu,
-        late: row.metrics.late,
+        late: row.late,
         operations,
     }
 }
@@ -220,7 +216,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
         late: outcome.connections.iter().map(|c| c.late).sum(),
         operations: merged
             .iter()
-            .map(|(op, m)| operation(*op, m, wall_seconds))
+            .map(|(op, m)| operation(*op, m, &outcome.latencies[op.index()], wall_seconds))
             .collect(),
         iron_cushion: iron_cushion(outcome, attempted),
         intervals: outcome

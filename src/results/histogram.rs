@@ -31,7 +31,7 @@ mod tests {
 
     #[test]
     fn round_trips_exactly() {
-        let mut h = crate::metrics::connection::new_histogram();
+        let mut h = crate::metrics::recorder::new_histogram();
         for v in [1, 17, 1_000, 1_001, 250_000, 3_600_000_000] {
             h.record(v).unwrap();
         }

@@ -1,0 +1,195 @@
+//! Where every connection records its latencies: one set of histograms per runtime
+//! thread, not per connection.
+//!
+//! A histogram with three significant digits takes 16 KB empty and tens of KB once it has
+//! seen a few milliseconds. Per connection, with two histograms per operation kind plus the
+//! interval's, that made 10,000 connections take gigabytes. Shards keep the memory fixed
+//! whatever the connection count, and since each runtime thread records into its own
+//! shard, a shard's lock is only ever contended when the monitor takes the interval.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use hdrhistogram::Histogram;
+
+use super::interval::IntervalMetrics;
+use crate::workload::Operation;
+
+/// Latencies are recorded in microseconds, with three significant digits.
+pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
+
+/// An auto-resizing histogram of microseconds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new(LATENCY_SIGNIFICANT_DIGITS)
+        .expect("3 significant digits is a valid histogram precision")
+}
+
+/// Records nanoseconds as microseconds; auto-resizing histograms accept any value, and
+/// anything under 1 µs counts as 1 µs.
+pub fn record_micros(histogram: &mut Histogram<u64>, nanoseconds: u64) {
+    let _ = histogram.record((nanoseconds / 1_000).max(1));
+}
+
+/// Latencies of one operation kind's successful operations, microseconds.
+#[derive(Clone, Debug)]
+pub struct OperationLatencies {
+    /// Service time: first byte of the request out to the last byte of the answer in.
+    pub latency: Histogram<u64>,
+    /// Response time: from the moment the schedule meant the operation to start (open
+    /// model) or from sending (closed model). Under a rate, this shows a stalled server.
+    pub response: Histogram<u64>,
+}
+
+impl Default for OperationLatencies {
+    fn default() -> OperationLatencies {
+        OperationLatencies {
+            latency: new_histogram(),
+            response: new_histogram(),
+        }
+    }
+}
+
+impl OperationLatencies {
+    pub fn record(&mut self, service_ns: u64, response_ns: u64) {
+        record_micros(&mut self.latency, service_ns);
+        record_micros(&mut self.response, response_ns);
+    }
+
+    pub fn merge(&mut self, other: &OperationLatencies) {
+        let _ = self.latency.add(&other.latency);
+        let _ = self.response.add(&other.response);
+    }
+
+    fn clear(&mut self) {
+        self.latency.reset();
+        self.response.reset();
+    }
+}
+
+/// The latencies of a step, per operation kind.
+pub type StepLatencies = [OperationLatencies; 5];
+
+#[derive(Default)]
+struct Shard {
+    step: StepLatencies,
+    interval: IntervalMetrics,
+}
+
+/// The recorders of one engine, shared by all its connections and its monitor.
+pub struct Recorder {
+    shards: Box<[Mutex<Shard>]>,
+}
+
+/// Gives each thread that records its own shard number, in the order threads first record.
+fn thread_number() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static NUMBER: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    NUMBER.with(|n| *n)
+}
+
+impl Recorder {
+    /// A recorder with one shard per thread that may record; more threads than shards
+    /// share shards, which only costs some lock contention.
+    pub fn new(threads: usize) -> Recorder {
+        Recorder {
+            shards: (0..threads.max(1))
+                .map(|_| Mutex::new(Shard::default()))
+                .collect(),
+        }
+    }
+
+    fn shard(&self) -> MutexGuard<'_, Shard> {
+        let shard = &self.shards[thread_number() % self.shards.len()];
+        shard.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn each_shard(&self) -> impl Iterator<Item = MutexGuard<'_, Shard>> {
+        self.shards
+            .iter()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// A successful operation with its service and response times.
+    pub fn succeeded(&self, operation: Operation, service_ns: u64, response_ns: u64) {
+        let mut shard = self.shard();
+        shard.step[operation.index()].record(service_ns, response_ns);
+        shard.interval.succeeded(operation, response_ns);
+    }
+
+    /// A failed operation; `timeout` when it failed for want of an answer in time.
+    pub fn failed(&self, operation: Operation, timeout: bool) {
+        self.shard().interval.failed(operation, timeout);
+    }
+
+    /// An operation that started later than the schedule meant.
+    pub fn late(&self) {
+        self.shard().interval.late += 1;
+    }
+
+    /// Adds the current interval of every shard to `into` and starts the next one.
+    pub fn take_interval(&self, into: &mut IntervalMetrics) {
+        for mut shard in self.each_shard() {
+            into.merge(&shard.interval);
+            shard.interval.clear();
+        }
+    }
+
+    /// The step's latencies so far, merged over shards.
+    pub fn step(&self) -> StepLatencies {
+        let mut merged = StepLatencies::default();
+        for shard in self.each_shard() {
+            for (total, op) in merged.iter_mut().zip(&shard.step) {
+                total.merge(op);
+            }
+        }
+        merged
+    }
+
+    /// Forgets everything recorded, for the next step; keeps the histograms' memory.
+    pub fn clear(&self) {
+        for mut shard in self.each_shard() {
+            shard.step.iter_mut().for_each(OperationLatencies::clear);
+            shard.interval.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_what_threads_recorded_and_clears_intervals_apart_from_the_step() {
+        let recorder = std::sync::Arc::new(Recorder::new(2));
+        let threads: Vec<_> = (1..=4u64)
+            .map(|t| {
+                let recorder = recorder.clone();
+                std::thread::spawn(move || {
+                    for k in 0..100 {
+                        recorder.succeeded(Operation::Read, t * 1_000_000, (t + k) * 1_000);
+                    }
+                    recorder.failed(Operation::Update, t == 4);
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let mut interval = IntervalMetrics::default();
+        recorder.take_interval(&mut interval);
+        let read = &interval.operations[Operation::Read.index()];
+        assert_eq!(read.succeeded, 400);
+        assert_eq!(read.response.len(), 400);
+        let update = &interval.operations[Operation::Update.index()];
+        assert_eq!((update.failed, update.timeouts), (4, 1));
+        let mut next = IntervalMetrics::default();
+        recorder.take_interval(&mut next);
+        assert_eq!(next.operations[Operation::Read.index()].succeeded, 0);
+        let step = recorder.step();
+        let read = &step[Operation::Read.index()];
+        assert_eq!(read.latency.len(), 400);
+        assert_eq!(read.latency.max(), read.latency.highest_equivalent(4_000));
+        recorder.clear();
+        assert!(recorder.step()[Operation::Read.index()].latency.is_empty());
+    }
+}
