@@ -269,6 +269,7 @@ impl Worker {
         let number = move |j: u64| numbering.base + j * numbering.stride + index;
         let mut abort = None;
         let stop = self.shared.stop.stop.clone();
+        let mut progress = ProgressShare::new(self.shared.progress.clone());
         for (k, operation) in work.order.enumerate() {
             let intended = match work.pacing {
                 Pacing::Closed => None,
@@ -306,12 +307,13 @@ impl Worker {
                     self.bulk(&mut metrics, numbers, start).await
                 }
             };
-            self.shared.progress.fetch_add(1, Ordering::Relaxed);
+            progress.done(begin);
             if let Err(reason) = outcome {
                 abort = Some(reason);
                 break;
             }
         }
+        progress.flush();
         metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
         (metrics, abort)
     }
@@ -465,6 +467,43 @@ impl Worker {
             },
         )
         .await
+    }
+}
+
+/// A connection's finished operations, added to the shared progress count in batches:
+/// every connection adding to one counter at every operation would make the threads
+/// fight over its cache line.
+struct ProgressShare {
+    shared: Arc<AtomicU64>,
+    pending: u64,
+    since: Instant,
+}
+
+impl ProgressShare {
+    /// At most this many operations, or this long, before the count is passed on.
+    const BATCH: u64 = 64;
+    const PERIOD: Duration = Duration::from_millis(50);
+
+    fn new(shared: Arc<AtomicU64>) -> ProgressShare {
+        ProgressShare {
+            shared,
+            pending: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// One more operation, which began at `began`.
+    fn done(&mut self, began: Instant) {
+        self.pending += 1;
+        if self.pending >= Self::BATCH || began.duration_since(self.since) >= Self::PERIOD {
+            self.flush();
+            self.since = began;
+        }
+    }
+
+    fn flush(&mut self) {
+        self.shared.fetch_add(self.pending, Ordering::Relaxed);
+        self.pending = 0;
     }
 }
 
