@@ -51,24 +51,37 @@ impl Rev {
 }
 
 fn parse_hex_16(text: &str) -> Option<[u8; 16]> {
-    let bytes = text.as_bytes();
     let mut digest = [0u8; 16];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        let high = hex_value(pair[0])?;
-        let low = hex_value(pair[1])?;
-        digest[i] = high << 4 | low;
+    // Invalid digits are collected and checked once, so the loop has no branches: every
+    // read and write parses a revision.
+    let mut invalid = 0u8;
+    for (byte, pair) in digest.iter_mut().zip(text.as_bytes().chunks_exact(2)) {
+        let (high, low) = (HEX[pair[0] as usize], HEX[pair[1] as usize]);
+        invalid |= high | low;
+        *byte = high << 4 | (low & 0x0f);
     }
-    Some(digest)
+    (invalid & INVALID == 0).then_some(digest)
 }
 
-/// Lowercase hex only, so that writing the digest back gives the same text.
-fn hex_value(byte: u8) -> Option<u8> {
-    match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'a'..=b'f' => Some(byte - b'a' + 10),
-        _ => None,
+/// Marks a byte that is not a lowercase hex digit in [`HEX`].
+const INVALID: u8 = 0x80;
+
+/// Each byte's value as a lowercase hex digit, or [`INVALID`]. Lowercase only, so that
+/// writing the digest back gives the same text.
+const HEX: [u8; 256] = {
+    let mut table = [INVALID; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
