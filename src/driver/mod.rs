@@ -6,7 +6,7 @@ pub mod connection;
 pub mod http1;
 pub mod responses;
 pub mod rev;
-pub mod timed_io;
 
 pub use connection::{Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError};
+pub use http1::Method;
 pub use rev::Rev;
