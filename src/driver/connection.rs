@@ -712,23 +712,49 @@ mod tests {
     async fn timing_splits_waiting_from_receiving() {
         let (endpoint, _) = serve(|mut stream, _| async move {
             read_request(&mut stream).await.unwrap();
-            tokio::time::sleep(Duration::from_millis(60)).await;
+            tokio::time::sleep(Duration::from_millis(40)).await;
             stream
                 .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbo")
                 .await
                 .unwrap();
-            tokio::time::sleep(Duration::from_millis(60)).await;
+            tokio::time::sleep(Duration::from_millis(120)).await;
             stream.write_all(b"dy").await.unwrap();
         })
         .await;
-        let timing = client(endpoint).send(&get("/")).await.unwrap().timing;
+        let mut client = client(endpoint);
+        client.open().await.unwrap();
+        let started = Instant::now();
+        let timing = client.send(&get("/")).await.unwrap().timing;
+        let elapsed = started.elapsed().as_nanos() as u64;
         let ms = |ns: u64| Duration::from_nanos(ns).as_millis();
-        assert!(ms(timing.wait) >= 60, "{timing:?}");
-        assert!(ms(timing.receive) >= 60, "{timing:?}");
-        assert!(timing.send < timing.wait, "{timing:?}");
-        assert_eq!(
-            timing.service_time(),
-            timing.send + timing.wait + timing.receive
+        assert!(
+            ms(timing.wait) >= 40 && timing.wait < timing.receive,
+            "{timing:?}"
         );
+        assert!(ms(timing.receive) >= 120, "{timing:?}");
+        assert!(timing.send < timing.wait, "{timing:?}");
+        assert!(
+            timing.service_time() <= elapsed,
+            "{timing:?} in {elapsed} ns"
+        );
+    }
+
+    #[tokio::test]
+    async fn connection_close_from_the_server_is_not_reused() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
+                .await
+                .unwrap();
+            // Keeps the socket open but answers nothing more: reusing it would time out.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let mut client = Client::new(endpoint, Some(Duration::from_secs(2)));
+        for _ in 0..2 {
+            assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
     }
 }
