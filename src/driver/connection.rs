@@ -757,4 +757,21 @@ mod tests {
         }
         assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
     }
+
+    #[tokio::test]
+    async fn bytes_after_an_answer_end_the_connection() {
+        let (endpoint, accepted) = serve(|stream, _| async move {
+            answer_all(
+                stream,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA",
+            )
+            .await;
+        })
+        .await;
+        let mut client = client(endpoint);
+        for _ in 0..2 {
+            assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
 }
