@@ -155,8 +155,10 @@ struct Connection {
     /// Exchanges completed on this socket; a failure on a reused socket may be a stale
     /// keep-alive that the server closed while idle.
     completed: u64,
-    /// The last response said the connection ends after it.
-    closing: bool,
+    /// Between whole exchanges, and the last response did not end the connection. An
+    /// exchange whose future was dropped half-way (a timeout, the stop signal) leaves it
+    /// false: its response may still come and must not be taken for the next one's.
+    idle: bool,
 }
 
 impl Connection {
@@ -175,14 +177,14 @@ impl Connection {
             request: Vec::new(),
             received: BytesMut::new(),
             completed: 0,
-            closing: false,
+            idle: true,
         })
     }
 
     /// Whether another request may go out on this connection. Bytes that arrived unasked
     /// mean that the server and this client disagree on where an answer ended.
     fn reusable(&self) -> bool {
-        !self.closing && self.received.is_empty()
+        self.idle && self.received.is_empty()
     }
 
     /// Sends `call` and reads its whole response; `start` is when the call was made.
@@ -192,6 +194,7 @@ impl Connection {
         call: &Call<'_>,
         start: Instant,
     ) -> Result<Exchange, Failed> {
+        self.idle = false;
         self.request.clear();
         http1::write_request(
             &mut self.request,
@@ -211,7 +214,7 @@ impl Connection {
         let (response, first_byte) = self.receive(call.method).await?;
         let done = Instant::now();
         self.completed += 1;
-        self.closing = !response.keep_alive;
+        self.idle = response.keep_alive;
         Ok(Exchange {
             status: response.status,
             body: response.body,
@@ -773,5 +776,24 @@ mod tests {
             assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
         }
         assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn a_request_given_up_half_way_leaves_its_connection_unused() {
+        let (endpoint, accepted) = serve(|mut stream, number| async move {
+            while read_request(&mut stream).await.is_some() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n{number}");
+                stream.write_all(answer.as_bytes()).await.unwrap();
+            }
+        })
+        .await;
+        let mut client = client(endpoint);
+        let given_up =
+            tokio::time::timeout(Duration::from_millis(20), client.send(&get("/"))).await;
+        assert!(given_up.is_err());
+        // The first connection's late answer is not taken for the second request's.
+        assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"1");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 }
