@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::Method;
 use serde::Deserialize;
 
 use super::connection::{Call, Client, Endpoint, Exchange};
+use super::http1::Method;
 use crate::target::Target;
 
 /// Administrative requests are few; a generous limit still ends a hung server quickly.
@@ -74,7 +74,7 @@ impl Admin {
     async fn call(&mut self, method: Method, path: &str) -> Result<Exchange, SetupError> {
         let node = self.client.endpoint().node.to_string();
         let call = Call {
-            method: method.clone(),
+            method,
             path,
             body: None,
         };
@@ -94,7 +94,7 @@ impl Admin {
     /// Checks that the node answers like a CouchDB server: `GET /` gives a welcome object.
     pub async fn check_server(&mut self) -> Result<(), SetupError> {
         let node = self.client.endpoint().node.to_string();
-        let answer = self.call(Method::GET, "/").await?;
+        let answer = self.call(Method::Get, "/").await?;
         credentials_problem(answer.status, "GET /")?;
         let welcome: Option<serde_json::Map<String, serde_json::Value>> =
             serde_json::from_slice(&answer.body).ok();
@@ -117,7 +117,7 @@ impl Admin {
     /// The database's document count, or `None` when it does not exist.
     pub async fn document_count(&mut self) -> Result<Option<u64>, SetupError> {
         let path = self.database_path.clone();
-        let answer = self.call(Method::GET, &path).await?;
+        let answer = self.call(Method::Get, &path).await?;
         credentials_problem(answer.status, "GET on the database")?;
         match answer.status {
             200 => serde_json::from_slice::<DatabaseInfo>(&answer.body)
@@ -151,7 +151,7 @@ impl Admin {
     /// nodes of one run start together and another node created it first.
     async fn try_create(&mut self) -> Result<bool, SetupError> {
         let path = self.database_path.clone();
-        let answer = self.call(Method::PUT, &path).await?;
+        let answer = self.call(Method::Put, &path).await?;
         credentials_problem(answer.status, "creating the database")?;
         match answer.status {
             201 | 202 => Ok(true),
@@ -166,7 +166,7 @@ impl Admin {
 
     pub async fn delete(&mut self) -> Result<(), SetupError> {
         let path = self.database_path.clone();
-        let answer = self.call(Method::DELETE, &path).await?;
+        let answer = self.call(Method::Delete, &path).await?;
         credentials_problem(answer.status, "deleting the database")?;
         match answer.status {
             200 | 202 | 404 => Ok(()),

@@ -1,36 +1,45 @@
 //! One HTTP/1.1 keep-alive connection to one node, and the client that keeps it open.
+//!
+//! The exchange runs in the worker's own task, on a socket only it uses: it writes the
+//! request, reads the response and notes the moments Iron Cushion's timings need in
+//! between, with nothing shared with other tasks and, once the buffers have grown to fit,
+//! no allocation per request.
 
 use std::fmt;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
-use hyper::{Method, Request};
-use hyper_util::rt::TokioIo;
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::time::Sleep;
 
-use super::timed_io::{IoClock, TimedStream};
-use crate::target::{Credentials, Node};
+use super::http1::{self, Method, Response, ResponseReader};
+use crate::target::{Credentials, Node, Target};
 
 /// How long establishing a TCP connection may take before the node counts as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Free room the read buffer gets before each read: a CouchDB answer of a few KB then
+/// comes in with one read.
+const READ_SIZE: usize = 8 * 1024;
+
+/// The most room made at once for the rest of a body of known length: a large body is read
+/// into one allocation, but a wrong Content-Length does not allocate gigabytes up front.
+const MAX_RESERVE: u64 = 16 * 1024 * 1024;
+
 /// What every request to one node carries; built once, shared by its connections.
-#[derive(Debug)]
 pub struct Endpoint {
     pub node: Node,
-    host: HeaderValue,
-    authorization: Option<HeaderValue>,
+    /// The Host, Accept and Authorization header lines, rendered once.
+    headers: Vec<u8>,
 }
 
 impl Endpoint {
     /// One endpoint per node of the target, with its credentials.
-    pub fn all(target: &crate::target::Target) -> Vec<Arc<Endpoint>> {
+    pub fn all(target: &Target) -> Vec<Arc<Endpoint>> {
         target
             .nodes
             .iter()
@@ -39,19 +48,18 @@ impl Endpoint {
     }
 
     pub fn new(node: Node, credentials: Option<&Credentials>) -> Endpoint {
-        let host = HeaderValue::from_str(&node.host_header)
-            .unwrap_or_else(|_| HeaderValue::from_static("localhost"));
-        let authorization = credentials.map(|c| {
-            let mut value = HeaderValue::from_str(&c.basic_header())
-                .unwrap_or_else(|_| HeaderValue::from_static(""));
-            value.set_sensitive(true);
-            value
-        });
-        Endpoint {
-            node,
-            host,
-            authorization,
-        }
+        let authorization = credentials.map(Credentials::basic_header);
+        let headers = http1::common_headers(&node.host_header, authorization.as_deref());
+        Endpoint { node, headers }
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    /// Without the header lines: base64 in the Authorization line hides no password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("node", &self.node)
+            .finish_non_exhaustive()
     }
 }
 
@@ -59,13 +67,14 @@ impl Endpoint {
 #[derive(Debug)]
 pub enum TransportError {
     /// The TCP connection could not be made.
-    Connect(std::io::Error),
+    Connect(io::Error),
     /// The TCP connection was not made within [`CONNECT_TIMEOUT`].
     ConnectTimeout,
     /// The request or its response did not finish within the per-request timeout.
     Timeout,
-    /// The connection broke while the request or its response was on the way.
-    Broken(hyper::Error),
+    /// The connection broke while the request or its response was on the way, or the
+    /// response did not follow HTTP/1.1 (then the error's kind is `InvalidData`).
+    Broken(io::Error),
     /// The server closed the connection before answering.
     Closed,
 }
@@ -122,74 +131,141 @@ impl ExchangeTiming {
     }
 }
 
-type Io = TokioIo<TimedStream>;
-
-/// An open HTTP/1.1 connection.
-///
-/// hyper splits a connection into the sender and the future that does the socket work.
-/// The worker polls both itself, in its own task, instead of spawning the connection:
-/// a request then never waits for another thread to wake up, which would add tens of
-/// microseconds to every measured latency (and CPU to every request).
-struct Connection {
-    sender: SendRequest<Full<Bytes>>,
-    io: http1::Connection<Io, Full<Bytes>>,
-    clock: Arc<IoClock>,
-    /// Exchanges completed on this socket; a failure on a reused socket may be a stale
-    /// keep-alive that the server closed while idle.
-    completed: u64,
-}
-
-impl Connection {
-    /// Waits for `work` while doing the connection's socket work. Fails when the
-    /// connection ends first.
-    async fn drive<T>(
-        &mut self,
-        work: impl Future<Output = Result<T, hyper::Error>>,
-    ) -> Result<T, TransportError> {
-        tokio::pin!(work);
-        let ended = tokio::select! {
-            biased;
-            done = &mut work => return done.map_err(TransportError::Broken),
-            ended = &mut self.io => ended,
-        };
-        // The connection may have delivered the answer and then seen the server close
-        // the socket in the same poll: the answer still counts.
-        let last_look = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
-        if let Poll::Ready(done) = last_look {
-            return done.map_err(TransportError::Broken);
-        }
-        match ended {
-            Err(error) => Err(TransportError::Broken(error)),
-            Ok(()) => Err(TransportError::Closed),
-        }
-    }
-}
-
-async fn connect(endpoint: &Endpoint) -> Result<Connection, TransportError> {
-    let address = (endpoint.node.host.as_str(), endpoint.node.port);
-    let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
-        Err(_) => return Err(TransportError::ConnectTimeout),
-        Ok(Err(e)) => return Err(TransportError::Connect(e)),
-        Ok(Ok(stream)) => stream,
-    };
-    // Requests are written whole; waiting to coalesce them only adds latency.
-    let _ = stream.set_nodelay(true);
-    let clock = IoClock::new(Instant::now());
-    let io = TokioIo::new(TimedStream::new(stream, clock.clone()));
-    let (sender, io) = http1::handshake(io).await.map_err(TransportError::Broken)?;
-    Ok(Connection {
-        sender,
-        io,
-        clock,
-        completed: 0,
-    })
-}
-
 /// A request to send: the method, the path below the node's base path, and the body.
 pub struct Call<'a> {
     pub method: Method,
     pub path: &'a str,
-    pub body: Option<Bytes>,
+    pub body: Option<&'a [u8]>,
+}
+
+/// How an attempt failed, and whether any byte of a response had come back by then.
+struct Failed {
+    error: TransportError,
+    answered: bool,
+}
+
+/// An open connection and its buffers.
+struct Connection {
+    stream: TcpStream,
+    /// The request being sent; cleared, not freed, for the next one.
+    request: Vec<u8>,
+    /// Bytes read and not handed out yet. Each body is split off its front; once the
+    /// worker has dropped that body, reserving room takes the same allocation back.
+    received: BytesMut,
+    /// Exchanges completed on this socket; a failure on a reused socket may be a stale
+    /// keep-alive that the server closed while idle.
+    completed: u64,
+    /// Between whole exchanges, and the last response did not end the connection. An
+    /// exchange whose future was dropped half-way (a timeout, the stop signal) leaves it
+    /// false: its response may still come and must not be taken for the next one's.
+    idle: bool,
+}
+
+impl Connection {
+    async fn open(endpoint: &Endpoint) -> Result<Connection, TransportError> {
+        let address = (endpoint.node.host.as_str(), endpoint.node.port);
+        let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await
+        {
+            Err(_) => return Err(TransportError::ConnectTimeout),
+            Ok(Err(e)) => return Err(TransportError::Connect(e)),
+            Ok(Ok(stream)) => stream,
+        };
+        // Requests are written whole; waiting to coalesce them only adds latency.
+        let _ = stream.set_nodelay(true);
+        Ok(Connection {
+            stream,
+            request: Vec::new(),
+            received: BytesMut::new(),
+            completed: 0,
+            idle: true,
+        })
+    }
+
+    /// Whether another request may go out on this connection. Bytes that arrived unasked
+    /// mean that the server and this client disagree on where an answer ended.
+    fn reusable(&self) -> bool {
+        self.idle && self.received.is_empty()
+    }
+
+    /// Sends `call` and reads its whole response; `start` is when the call was made.
+    async fn exchange(
+        &mut self,
+        endpoint: &Endpoint,
+        call: &Call<'_>,
+        start: Instant,
+    ) -> Result<Exchange, Failed> {
+        self.idle = false;
+        self.request.clear();
+        http1::write_request(
+            &mut self.request,
+            call.method,
+            (&endpoint.node.base_path, call.path),
+            &endpoint.headers,
+            call.body,
+        );
+        self.stream
+            .write_all(&self.request)
+            .await
+            .map_err(|e| Failed {
+                error: TransportError::Broken(e),
+                answered: false,
+            })?;
+        let written = Instant::now();
+        let (response, first_byte) = self.receive(call.method).await?;
+        let done = Instant::now();
+        self.completed += 1;
+        self.idle = response.keep_alive;
+        Ok(Exchange {
+            status: response.status,
+            body: response.body,
+            timing: ExchangeTiming {
+                send: nanos(start, written),
+                wait: nanos(written, first_byte),
+                receive: nanos(first_byte, done),
+            },
+        })
+    }
+
+    /// Reads until the response is complete; returns it and when its first byte came.
+    async fn receive(&mut self, method: Method) -> Result<(Response, Instant), Failed> {
+        let mut reader = ResponseReader::new(method);
+        let mut first_byte = None;
+        loop {
+            let expected = reader.bytes_expected(&self.received).min(MAX_RESERVE) as usize;
+            self.received.reserve(expected.max(READ_SIZE));
+            let read = self.stream.read_buf(&mut self.received).await;
+            let answered = first_byte.is_some();
+            let broken = |error| Failed {
+                error: TransportError::Broken(error),
+                answered,
+            };
+            if read.map_err(broken)? == 0 {
+                return match (reader.end(&mut self.received), first_byte) {
+                    (_, None) => Err(Failed {
+                        error: TransportError::Closed,
+                        answered,
+                    }),
+                    (Some(response), Some(first)) => Ok((response, first)),
+                    (None, Some(_)) => Err(broken(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection in the middle of its response",
+                    ))),
+                };
+            }
+            let first = *first_byte.get_or_insert_with(Instant::now);
+            let parsed = reader.read(&mut self.received).map_err(|e| Failed {
+                error: TransportError::Broken(io::Error::new(io::ErrorKind::InvalidData, e)),
+                answered: true,
+            })?;
+            if let Some(response) = parsed {
+                return Ok((response, first));
+            }
+        }
+    }
+}
+
+fn nanos(from: Instant, to: Instant) -> u64 {
+    to.saturating_duration_since(from).as_nanos() as u64
 }
 
 /// Keeps one connection to one node open, reopening it when the server closes it.
@@ -197,6 +273,9 @@ pub struct Client {
     endpoint: Arc<Endpoint>,
     connection: Option<Connection>,
     timeout: Option<Duration>,
+    /// The per-request timer, made once and moved on for each request: moving a pending
+    /// timer later is one atomic store, registering a new one a trip to the timer wheel.
+    timer: Option<Pin<Box<Sleep>>>,
     /// How many times a connection had to be (re)opened.
     pub connects: u64,
 }
@@ -207,6 +286,7 @@ impl Client {
             endpoint,
             connection: None,
             timeout,
+            timer: None,
             connects: 0,
         }
     }
@@ -217,25 +297,9 @@ impl Client {
 
     /// Opens the connection now, so that the first request does not pay for it.
     pub async fn open(&mut self) -> Result<(), TransportError> {
-        self.ensure_open().await.map(|_| ())
-    }
-
-    async fn ensure_open(&mut self) -> Result<&mut Connection, TransportError> {
-        // An idle connection the server closed is found out when a request goes out on
-        // it; `send` resends in that case.
-        let usable = self
-            .connection
-            .as_ref()
-            .is_some_and(|c| c.sender.is_ready() && !c.sender.is_closed());
-        if !usable {
-            self.connection = None;
-            self.connection = Some(connect(&self.endpoint).await?);
-            self.connects += 1;
-        }
-        Ok(self
-            .connection
-            .as_mut()
-            .expect("connection was just opened"))
+        ensure_open(&mut self.connection, &self.endpoint, &mut self.connects)
+            .await
+            .map(|_| ())
     }
 
     /// Sends one request and reads its whole response.
@@ -247,88 +311,489 @@ impl Client {
     pub async fn send(&mut self, call: &Call<'_>) -> Result<Exchange, TransportError> {
         let mut retried = false;
         loop {
-            let request = self.build_request(call);
-            let timeout = self.timeout;
-            let connection = self.ensure_open().await?;
+            let connection =
+                ensure_open(&mut self.connection, &self.endpoint, &mut self.connects).await?;
             let reused = connection.completed > 0;
-            let result = match timeout {
-                None => exchange(connection, request).await,
-                Some(limit) => tokio::time::timeout(limit, exchange(connection, request))
-                    .await
-                    .unwrap_or(Err(TransportError::Timeout)),
+            let start = Instant::now();
+            let exchange = connection.exchange(&self.endpoint, call, start);
+            let result = match self.timeout {
+                None => exchange.await,
+                Some(limit) => within(&mut self.timer, start + limit, exchange).await,
             };
-            match result {
+            let failed = match result {
                 Ok(done) => return Ok(done),
-                Err(error) => {
-                    let no_response = self
-                        .connection
-                        .as_ref()
-                        .is_some_and(|c| c.clock.moments().first_read.is_none());
-                    // A timed-out or broken connection may still carry a late response:
-                    // never reuse it.
-                    self.connection = None;
-                    let stale = reused
-                        && no_response
-                        && matches!(error, TransportError::Broken(_) | TransportError::Closed)
-                        && !retried;
-                    if !stale {
-                        return Err(error);
-                    }
-                    retried = true;
-                }
+                Err(failed) => failed,
+            };
+            // A timed-out or broken connection may still carry a late response: never
+            // reuse it.
+            self.connection = None;
+            let stale = reused
+                && !failed.answered
+                && matches!(
+                    failed.error,
+                    TransportError::Broken(_) | TransportError::Closed
+                )
+                && !retried;
+            if !stale {
+                return Err(failed.error);
             }
+            retried = true;
         }
-    }
-
-    fn build_request(&self, call: &Call<'_>) -> Request<Full<Bytes>> {
-        let uri = format!("{}{}", self.endpoint.node.base_path, call.path);
-        let mut builder = Request::builder()
-            .method(call.method.clone())
-            .uri(uri)
-            .header(HOST, self.endpoint.host.clone())
-            .header(ACCEPT, HeaderValue::from_static("application/json"));
-        if call.body.is_some() {
-            builder = builder.header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        }
-        if let Some(auth) = &self.endpoint.authorization {
-            builder = builder.header(AUTHORIZATION, auth.clone());
-        }
-        builder
-            .body(Full::new(call.body.clone().unwrap_or_default()))
-            .expect("request parts are valid: path built from encoded segments")
     }
 }
 
-async fn exchange(
-    connection: &mut Connection,
-    request: Request<Full<Bytes>>,
-) -> Result<Exchange, TransportError> {
-    connection.clock.reset();
-    let handed_over = connection.clock.since_epoch(Instant::now());
-    let sending = connection.sender.send_request(request);
-    let response: hyper::Response<Incoming> = connection.drive(sending).await?;
-    let status = response.status().as_u16();
-    let body = connection
-        .drive(response.into_body().collect())
-        .await?
-        .to_bytes();
-    let done = connection.clock.since_epoch(Instant::now());
-    connection.completed += 1;
-    let moments = connection.clock.moments();
-    let write_start = moments.first_write_start.unwrap_or(handed_over);
-    let write_end = moments
-        .last_write_end
-        .unwrap_or(write_start)
-        .max(write_start);
-    let first_read = moments.first_read.unwrap_or(done).clamp(write_end, done);
-    Ok(Exchange {
-        status,
-        body,
-        timing: ExchangeTiming {
-            // hyper's hand-over to the socket is part of sending.
-            send: write_end.saturating_sub(handed_over),
-            wait: first_read - write_end,
-            receive: done - first_read,
-        },
-    })
+/// The open connection in `slot`, after opening a new one if there is none or it cannot
+/// be reused. An idle connection the server closed is only found out when a request goes
+/// out on it; `send` resends in that case.
+async fn ensure_open<'a>(
+    slot: &'a mut Option<Connection>,
+    endpoint: &Endpoint,
+    connects: &mut u64,
+) -> Result<&'a mut Connection, TransportError> {
+    let connection = match slot.take() {
+        Some(open) if open.reusable() => open,
+        unusable => {
+            // Closed before the next one opens: a client never holds two sockets.
+            drop(unusable);
+            let opened = Connection::open(endpoint).await?;
+            *connects += 1;
+            opened
+        }
+    };
+    Ok(slot.insert(connection))
+}
+
+/// `work`'s outcome, or a timeout at `deadline`.
+async fn within<T>(
+    timer: &mut Option<Pin<Box<Sleep>>>,
+    deadline: Instant,
+    work: impl Future<Output = Result<T, Failed>>,
+) -> Result<T, Failed> {
+    let deadline = tokio::time::Instant::from_std(deadline);
+    let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+    timer.as_mut().reset(deadline);
+    tokio::select! {
+        biased;
+        done = work => done,
+        () = timer.as_mut() => Err(Failed {
+            error: TransportError::Timeout,
+            answered: false,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::*;
+
+    /// A server on a free local port: each connection it accepts runs `script` with the
+    /// socket and the connection's number (from 0). Returns the client's endpoint and the
+    /// count of accepted connections.
+    async fn serve<S, F>(script: S) -> (Arc<Endpoint>, Arc<AtomicUsize>)
+    where
+        S: Fn(TcpStream, usize) -> F + Send + Sync + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let number = counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(script(stream, number));
+            }
+        });
+        let node = Node {
+            host: "127.0.0.1".to_string(),
+            port,
+            host_header: format!("127.0.0.1:{port}"),
+            base_path: String::new(),
+        };
+        (Arc::new(Endpoint::new(node, None)), accepted)
+    }
+
+    /// Reads one request (head and Content-Length body); `None` when the client closed.
+    async fn read_request(stream: &mut TcpStream) -> Option<String> {
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while !seen.ends_with(b"\r\n\r\n") {
+            if stream.read(&mut byte).await.ok()? == 0 {
+                return None;
+            }
+            seen.push(byte[0]);
+        }
+        let head = String::from_utf8(seen.clone()).unwrap();
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .map_or(0, |n| n.parse().unwrap());
+        let mut body = vec![0; length];
+        stream.read_exact(&mut body).await.ok()?;
+        seen.extend_from_slice(&body);
+        Some(String::from_utf8(seen).unwrap())
+    }
+
+    /// Answers every request on the connection with `answer`.
+    async fn answer_all(mut stream: TcpStream, answer: &'static [u8]) {
+        while read_request(&mut stream).await.is_some() {
+            stream.write_all(answer).await.unwrap();
+        }
+    }
+
+    fn get(path: &str) -> Call<'_> {
+        Call {
+            method: Method::Get,
+            path,
+            body: None,
+        }
+    }
+
+    fn client(endpoint: Arc<Endpoint>) -> Client {
+        Client::new(endpoint, Some(Duration::from_secs(10)))
+    }
+
+    #[tokio::test]
+    async fn content_length_answers_on_one_kept_alive_connection() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            while let Some(request) = read_request(&mut stream).await {
+                let body = format!("{{\"request\":{:?}}}", request);
+                let answer = format!(
+                    "HTTP/1.1 201 Created\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                stream.write_all(answer.as_bytes()).await.unwrap();
+            }
+        })
+        .await;
+        let mut client = client(endpoint);
+        for _ in 0..3 {
+            let call = Call {
+                method: Method::Put,
+                path: "/db/doc",
+                body: Some(b"{}"),
+            };
+            let answer = client.send(&call).await.unwrap();
+            assert_eq!(answer.status, 201);
+            let echoed: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
+            let port = client.endpoint().node.port;
+            assert_eq!(
+                echoed["request"],
+                format!(
+                    "PUT /db/doc HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+                )
+            );
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn chunked_answer_split_over_many_reads() {
+        const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+            5;name=value\r\nhello\r\n1\r\n,\r\n6 ; x=\"y\"\r\n world\r\n0\r\nX-Sum: 1\r\n\r\n";
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            while read_request(&mut stream).await.is_some() {
+                for piece in ANSWER.chunks(3) {
+                    stream.write_all(piece).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        })
+        .await;
+        let mut client = client(endpoint);
+        for _ in 0..2 {
+            let answer = client.send(&get("/db/a")).await.unwrap();
+            assert_eq!(&answer.body[..], b"hello, world");
+        }
+        // The decoder took exactly the answer: the connection carried the second request.
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn body_delimited_by_closing_ends_the_connection() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\n\r\nuntil")
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            stream.write_all(b" the end").await.unwrap();
+        })
+        .await;
+        let mut client = client(endpoint);
+        for _ in 0..2 {
+            let answer = client.send(&get("/")).await.unwrap();
+            assert_eq!(&answer.body[..], b"until the end");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn continue_comes_before_the_answer() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            answer_all_after(
+                stream,
+                b"HTTP/1.1 202 Accepted\r\nContent-Length: 2\r\n\r\nok",
+            )
+            .await;
+        })
+        .await;
+        let answer = client(endpoint).send(&get("/")).await.unwrap();
+        assert_eq!((answer.status, &answer.body[..]), (202, &b"ok"[..]));
+    }
+
+    /// Writes `answer` to a request already read, then answers the rest like [`answer_all`].
+    async fn answer_all_after(mut stream: TcpStream, answer: &'static [u8]) {
+        stream.write_all(answer).await.unwrap();
+        answer_all(stream, answer).await;
+    }
+
+    #[tokio::test]
+    async fn idle_connection_closed_by_the_server_is_retried_once() {
+        let (endpoint, accepted) = serve(|mut stream, number| async move {
+            if number == 0 {
+                // Answers one request, then closes the idle connection.
+                read_request(&mut stream).await.unwrap();
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst")
+                    .await
+                    .unwrap();
+            } else {
+                answer_all(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain").await;
+            }
+        })
+        .await;
+        let mut client = client(endpoint);
+        assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"first");
+        // Let the server's close arrive before the next request goes out.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"again");
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn reset_in_the_middle_of_a_body_is_an_error_without_retry() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .await
+                .unwrap();
+            read_request(&mut stream).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nsome of it")
+                .await
+                .unwrap();
+            // Long enough for the client to read what came; then a reset, not a close.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            stream.set_zero_linger().unwrap();
+        })
+        .await;
+        let mut client = client(endpoint);
+        client.send(&get("/")).await.unwrap();
+        let error = client.send(&get("/")).await.unwrap_err();
+        assert!(matches!(error, TransportError::Broken(_)), "{error}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn no_answer_in_time_is_a_timeout() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let mut client = Client::new(endpoint, Some(Duration::from_millis(200)));
+        let started = Instant::now();
+        let error = client.send(&get("/")).await.unwrap_err();
+        assert!(matches!(error, TransportError::Timeout), "{error}");
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(5));
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn the_timer_is_moved_on_for_each_request() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            while read_request(&mut stream).await.is_some() {
+                tokio::time::sleep(Duration::from_millis(60)).await;
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                    .await
+                    .unwrap();
+            }
+        })
+        .await;
+        // Four requests of 60 ms each outlast one 150 ms timeout, not four.
+        let mut client = Client::new(endpoint, Some(Duration::from_millis(150)));
+        for _ in 0..4 {
+            client.send(&get("/")).await.unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn malformed_status_line_is_an_error() {
+        let (endpoint, _) = serve(|stream, _| async move {
+            answer_all(stream, b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n").await;
+        })
+        .await;
+        let error = client(endpoint).send(&get("/")).await.unwrap_err();
+        let TransportError::Broken(cause) = &error else {
+            panic!("{error}");
+        };
+        assert_eq!(cause.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            error.to_string().contains("invalid response status"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_bodies_keep_the_connection() {
+        let (endpoint, accepted) = serve(|stream, _| async move {
+            answer_all(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
+        })
+        .await;
+        let mut client = client(endpoint);
+        for _ in 0..3 {
+            let answer = client.send(&get("/")).await.unwrap();
+            assert_eq!((answer.status, answer.body.len()), (200, 0));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn large_body_arrives_whole() {
+        const SIZE: usize = 2 * 1024 * 1024;
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            let mut answer =
+                format!("HTTP/1.1 200 OK\r\nContent-Length: {SIZE}\r\n\r\n").into_bytes();
+            answer.extend((0..SIZE).map(|i| (i % 251) as u8));
+            stream.write_all(&answer).await.unwrap();
+        })
+        .await;
+        let answer = client(endpoint).send(&get("/")).await.unwrap();
+        assert_eq!(answer.body.len(), SIZE);
+        assert!(
+            answer
+                .body
+                .iter()
+                .enumerate()
+                .all(|(i, &b)| b == (i % 251) as u8)
+        );
+    }
+
+    #[tokio::test]
+    async fn bodies_reuse_the_read_buffer_once_dropped() {
+        let (endpoint, _) = serve(|stream, _| async move {
+            answer_all(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody").await;
+        })
+        .await;
+        let mut client = client(endpoint);
+        let first = client.send(&get("/")).await.unwrap().body.as_ptr() as usize;
+        for _ in 0..3 {
+            let again = client.send(&get("/")).await.unwrap().body.as_ptr() as usize;
+            assert_eq!(again, first, "a new allocation for a body");
+        }
+    }
+
+    #[tokio::test]
+    async fn timing_splits_waiting_from_receiving() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbo")
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(120)).await;
+            stream.write_all(b"dy").await.unwrap();
+        })
+        .await;
+        let mut client = client(endpoint);
+        client.open().await.unwrap();
+        let started = Instant::now();
+        let timing = client.send(&get("/")).await.unwrap().timing;
+        let elapsed = started.elapsed().as_nanos() as u64;
+        let ms = |ns: u64| Duration::from_nanos(ns).as_millis();
+        assert!(
+            ms(timing.wait) >= 40 && timing.wait < timing.receive,
+            "{timing:?}"
+        );
+        assert!(ms(timing.receive) >= 120, "{timing:?}");
+        assert!(timing.send < timing.wait, "{timing:?}");
+        assert!(
+            timing.service_time() <= elapsed,
+            "{timing:?} in {elapsed} ns"
+        );
+    }
+
+    #[tokio::test]
+    async fn connection_close_from_the_server_is_not_reused() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
+                .await
+                .unwrap();
+            // Keeps the socket open but answers nothing more: reusing it would time out.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let mut client = Client::new(endpoint, Some(Duration::from_secs(2)));
+        for _ in 0..2 {
+            assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn bytes_after_an_answer_end_the_connection() {
+        let (endpoint, accepted) = serve(|stream, _| async move {
+            answer_all(
+                stream,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA",
+            )
+            .await;
+        })
+        .await;
+        let mut client = client(endpoint);
+        for _ in 0..2 {
+            assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn a_request_given_up_half_way_leaves_its_connection_unused() {
+        let (endpoint, accepted) = serve(|mut stream, number| async move {
+            while read_request(&mut stream).await.is_some() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n{number}");
+                stream.write_all(answer.as_bytes()).await.unwrap();
+            }
+        })
+        .await;
+        let mut client = client(endpoint);
+        let given_up =
+            tokio::time::timeout(Duration::from_millis(20), client.send(&get("/"))).await;
+        assert!(given_up.is_err());
+        // The first connection's late answer is not taken for the second request's.
+        assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"1");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
 }

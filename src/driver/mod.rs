@@ -1,11 +1,12 @@
-//! Talking to a CouchDB-API server: connections that time their exchanges, the shape of
-//! CouchDB's answers, and setting up the database a run uses.
+//! Talking to a CouchDB-API server: HTTP/1.1 on the wire, connections that time their
+//! exchanges, the shape of CouchDB's answers, and setting up the database a run uses.
 
 pub mod admin;
 pub mod connection;
+pub mod http1;
 pub mod responses;
 pub mod rev;
-pub mod timed_io;
 
 pub use connection::{Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError};
+pub use http1::Method;
 pub use rev::Rev;

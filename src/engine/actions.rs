@@ -5,12 +5,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use hyper::Method;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::driver::{Call, Client, Endpoint};
+use crate::driver::{Call, Client, Endpoint, Method};
 use crate::target::Target;
 use crate::workload::Action;
 
@@ -94,10 +92,11 @@ async fn request(
     path: &str,
     body: Option<Value>,
 ) -> Result<(u16, Value), String> {
+    let body = body.map(|b| b.to_string());
     let call = Call {
         method,
         path,
-        body: body.map(|b| Bytes::from(b.to_string())),
+        body: body.as_deref().map(str::as_bytes),
     };
     let answer = client.send(&call).await.map_err(|e| e.to_string())?;
     let value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
@@ -109,7 +108,7 @@ async fn file_size(
     client: &mut Client,
     database_path: &str,
 ) -> (Option<u64>, Option<String>, Option<bool>) {
-    let Ok((200, info)) = request(client, Method::GET, database_path, None).await else {
+    let Ok((200, info)) = request(client, Method::Get, database_path, None).await else {
         return (None, None, None);
     };
     let running = info["compact_running"].as_bool();
@@ -137,7 +136,7 @@ async fn compact(
         size_field,
         ..ActionReport::default()
     };
-    match request(client, Method::POST, &path, Some(json!({}))).await {
+    match request(client, Method::Post, &path, Some(json!({}))).await {
         Ok((200..=202, _)) => {}
         Ok((status, body)) => {
             report.error = Some(format!("_compact answered {status}: {body}"));
@@ -190,7 +189,7 @@ async fn replicate(
     // a one-shot replication is done.
     for (from, to) in directions {
         let body = json!({"source": from, "target": to, "create_target": true});
-        match request(client, Method::POST, "/_replicate", Some(body)).await {
+        match request(client, Method::Post, "/_replicate", Some(body)).await {
             Ok((200..=202, _)) => {}
             Ok((status, answer)) => errors.push(format!(
                 "_replicate answered {status}: {}",

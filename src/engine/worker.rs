@@ -7,12 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use hyper::Method;
-
 use super::stop::Stop;
 use crate::driver::responses::{self, BulkItem};
-use crate::driver::{Call, Client, Exchange, TransportError};
+use crate::driver::{Call, Client, Exchange, Method, TransportError};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
@@ -109,16 +106,18 @@ impl Worker {
         }
     }
 
-    /// Sends one request, records its timings and bytes, and counts transport failures.
-    /// Returns `Err` when the node cannot be reached any more: the step ends there.
+    /// Sends one request to `self.path`, with `self.body` if `with_body`, records its
+    /// timings and bytes, and counts transport failures. Returns `Err` when the node cannot
+    /// be reached any more: the step ends there.
     async fn exchange(
         &mut self,
         metrics: &mut ConnectionMetrics,
         operation: Operation,
         method: Method,
-        body: Option<Bytes>,
+        with_body: bool,
     ) -> Result<Answer, Abort> {
-        let sent = body.as_ref().map_or(0, |b| b.len() as u64);
+        let body = with_body.then_some(self.body.as_slice());
+        let sent = body.map_or(0, |b| b.len() as u64);
         let call = Call {
             method,
             path: &self.path,
@@ -174,10 +173,6 @@ impl Worker {
         self.path.push_str(&self.id);
     }
 
-    fn body_bytes(&self) -> Bytes {
-        Bytes::copy_from_slice(&self.body)
-    }
-
     /// One bulk insert of the documents numbered `numbers`.
     async fn bulk(
         &mut self,
@@ -200,10 +195,9 @@ impl Worker {
                 .write(&mut self.body, number, 1, Some(&self.id), None);
         }
         self.body.extend_from_slice(b"]}");
-        let body = self.body_bytes();
         let ready = Instant::now();
         let answer = self
-            .exchange(metrics, Operation::BulkInsert, Method::POST, Some(body))
+            .exchange(metrics, Operation::BulkInsert, Method::Post, true)
             .await?;
         let answered = Instant::now();
         if let Answer::Received(answer) = answer {
@@ -318,20 +312,21 @@ impl Worker {
         (metrics, abort)
     }
 
-    /// Sends the request prepared in `self.path` (and `body`), then lets `on_answer` judge
-    /// the answer. Local processing is the time before sending and after the answer.
+    /// Sends the request prepared in `self.path` (and `self.body` if `with_body`), then lets
+    /// `on_answer` judge the answer. Local processing is the time before sending and after
+    /// the answer.
     async fn perform(
         &mut self,
         metrics: &mut ConnectionMetrics,
         operation: Operation,
         method: Method,
-        body: Option<Bytes>,
+        with_body: bool,
         start: Start,
         on_answer: impl FnOnce(&mut Worker, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
     ) -> Result<(), Abort> {
         let Start { begin, intended } = start;
         let ready = Instant::now();
-        let answer = self.exchange(metrics, operation, method, body).await?;
+        let answer = self.exchange(metrics, operation, method, with_body).await?;
         let answered = Instant::now();
         if let Answer::Received(answer) = answer {
             metrics.operation(operation).statuses.add(answer.status, 1);
@@ -368,12 +363,11 @@ impl Worker {
         self.shared
             .writer
             .write(&mut self.body, number, 1, Some(&self.id), None);
-        let body = self.body_bytes();
         self.perform(
             metrics,
             Operation::Create,
-            Method::PUT,
-            Some(body),
+            Method::Put,
+            true,
             start,
             |w, _, answer| {
                 let rev = written(answer)?;
@@ -401,8 +395,8 @@ impl Worker {
         self.perform(
             metrics,
             Operation::Read,
-            Method::GET,
-            None,
+            Method::Get,
+            false,
             start,
             |w, _, answer| {
                 if answer.status != 200 {
@@ -432,12 +426,11 @@ impl Worker {
             Some(&self.id),
             Some(&self.rev),
         );
-        let body = self.body_bytes();
         self.perform(
             metrics,
             Operation::Update,
-            Method::PUT,
-            Some(body),
+            Method::Put,
+            true,
             start,
             |w, _, answer| {
                 let rev = written(answer)?;
@@ -457,8 +450,8 @@ impl Worker {
         self.perform(
             metrics,
             Operation::Delete,
-            Method::DELETE,
-            None,
+            Method::Delete,
+            false,
             start,
             |w, _, answer| {
                 written(answer)?;

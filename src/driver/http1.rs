@@ -1,0 +1,700 @@
+//! HTTP/1.1 on the wire, without sockets: writing a request into a buffer, and taking a
+//! response out of a read buffer however its bytes arrive (by Content-Length, chunked, or
+//! until the server closes). The connection feeds it bytes; the tests feed it slices.
+//!
+//! Only what a CouchDB client needs: no pipelining, no upgrades, no request trailers.
+
+use std::fmt;
+use std::mem::MaybeUninit;
+
+use bytes::{Buf, Bytes, BytesMut};
+use httparse::Status;
+
+/// The most header lines a response (or its trailer) may have; more is a bad response.
+pub const MAX_HEADERS: usize = 64;
+
+/// The longest response head (or trailer) accepted: a server that sends more without
+/// finishing it is not speaking HTTP to us.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The longest chunk-size line accepted (the size and its extensions).
+const MAX_CHUNK_LINE: usize = 4 * 1024;
+
+/// The request methods sofabench sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    /// Not sent by the workloads; its answers have no body, which the framing knows.
+    Head,
+    Put,
+    Post,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Put => "PUT",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Methods whose requests are meant to carry a body: an empty one is still announced
+    /// with `Content-Length: 0`, which some servers require.
+    fn has_request_body(self) -> bool {
+        matches!(self, Method::Put | Method::Post)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The header lines every request to one node carries (each ending in CRLF), rendered once.
+pub fn common_headers(host: &str, authorization: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"Host: ");
+    out.extend_from_slice(host.as_bytes());
+    out.extend_from_slice(b"\r\nAccept: application/json\r\n");
+    if let Some(value) = authorization {
+        out.extend_from_slice(b"Authorization: ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Appends one whole request to `out`: the request line for `base_path` + `path`, the
+/// `headers` from [`common_headers`], the body's type and length, and the body.
+pub fn write_request(
+    out: &mut Vec<u8>,
+    method: Method,
+    (base_path, path): (&str, &str),
+    headers: &[u8],
+    body: Option<&[u8]>,
+) {
+    debug_assert!(
+        !(base_path.bytes().chain(path.bytes())).any(|b| b <= b' '),
+        "paths are built from percent-encoded segments"
+    );
+    out.extend_from_slice(method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(base_path.as_bytes());
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    out.extend_from_slice(headers);
+    if body.is_some() {
+        out.extend_from_slice(b"Content-Type: application/json\r\n");
+    }
+    if body.is_some() || method.has_request_body() {
+        let length = body.map_or(0, <[u8]>::len);
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(itoa::Buffer::new().format(length).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body.unwrap_or_default());
+}
+
+/// A response that does not follow HTTP/1.1, and what is wrong with it.
+#[derive(Debug)]
+pub struct BadResponse(String);
+
+impl fmt::Display for BadResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad HTTP response: {}", self.0)
+    }
+}
+
+impl std::error::Error for BadResponse {}
+
+fn bad(what: impl fmt::Display) -> BadResponse {
+    BadResponse(what.to_string())
+}
+
+/// A whole response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub body: Bytes,
+    /// False when the connection cannot carry another request after this one.
+    pub keep_alive: bool,
+}
+
+/// Takes one response out of the front of a read buffer, over as many reads as it takes.
+pub struct ResponseReader {
+    head_request: bool,
+    state: State,
+}
+
+enum State {
+    Head,
+    Body {
+        status: u16,
+        keep_alive: bool,
+        framing: Framing,
+    },
+}
+
+/// Where the body ends.
+#[derive(Debug)]
+enum Framing {
+    Length(u64),
+    Chunked(Chunks),
+    /// Neither a length nor chunks: the server closing the connection ends the body.
+    UntilClose,
+}
+
+impl ResponseReader {
+    pub fn new(method: Method) -> ResponseReader {
+        ResponseReader {
+            head_request: method == Method::Head,
+            state: State::Head,
+        }
+    }
+
+    /// Takes what it can from the front of `buf` (keeping what it has not used yet there):
+    /// the response once its last byte is in, `None` while more bytes are needed.
+    pub fn read(&mut self, buf: &mut BytesMut) -> Result<Option<Response>, BadResponse> {
+        loop {
+            match &mut self.state {
+                State::Head => {
+                    let Some((length, head)) = parse_head(buf, self.head_request)? else {
+                        return Ok(None);
+                    };
+                    buf.advance(length);
+                    // Interim answers (100 Continue, 103 Early Hints) precede the real one.
+                    if !(100..200).contains(&head.status) {
+                        self.state = State::Body {
+                            status: head.status,
+                            keep_alive: head.keep_alive,
+                            framing: head.framing,
+                        };
+                    }
+                }
+                State::Body {
+                    status,
+                    keep_alive,
+                    framing,
+                } => {
+                    let body = match framing {
+                        Framing::Length(length) => split_length(buf, *length),
+                        Framing::Chunked(chunks) => chunks.read(buf)?,
+                        Framing::UntilClose => None,
+                    };
+                    return Ok(body.map(|body| Response {
+                        status: *status,
+                        body,
+                        keep_alive: *keep_alive,
+                    }));
+                }
+            }
+        }
+    }
+
+    /// The server closed the connection after the bytes in `buf`: the response if closing
+    /// ends it, `None` if the response was cut short.
+    pub fn end(&mut self, buf: &mut BytesMut) -> Option<Response> {
+        match &self.state {
+            State::Body {
+                status,
+                framing: Framing::UntilClose,
+                ..
+            } => Some(Response {
+                status: *status,
+                body: buf.split().freeze(),
+                keep_alive: false,
+            }),
+            _ => None,
+        }
+    }
+
+    /// How many more bytes the response is known to need, so that the read buffer can
+    /// make room for a large body at once rather than in many steps.
+    pub fn bytes_expected(&self, buf: &BytesMut) -> u64 {
+        match &self.state {
+            State::Body {
+                framing: Framing::Length(length),
+                ..
+            } => length.saturating_sub(buf.len() as u64),
+            State::Body {
+                framing: Framing::Chunked(chunks),
+                ..
+            } => chunks.bytes_expected(),
+            _ => 0,
+        }
+    }
+}
+
+fn split_length(buf: &mut BytesMut, length: u64) -> Option<Bytes> {
+    if length == 0 {
+        // An empty body takes nothing from the buffer.
+        return Some(Bytes::new());
+    }
+    let length = usize::try_from(length).ok()?;
+    (buf.len() >= length).then(|| buf.split_to(length).freeze())
+}
+
+/// What a response's head says.
+#[derive(Debug)]
+struct Head {
+    status: u16,
+    keep_alive: bool,
+    framing: Framing,
+}
+
+/// The head at the front of `buf` and its length, `None` while it is incomplete.
+fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(usize, Head)>, BadResponse> {
+    let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        buf,
+        &mut headers,
+    );
+    let length = match parsed {
+        Ok(Status::Complete(length)) => length,
+        Ok(Status::Partial) if buf.len() > MAX_HEAD_BYTES => {
+            return Err(bad(format_args!(
+                "no end of the head within {MAX_HEAD_BYTES} bytes"
+            )));
+        }
+        Ok(Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(bad(format_args!("more than {MAX_HEADERS} header lines")));
+        }
+        Err(e) => return Err(bad(e)),
+    };
+    let (Some(status), Some(version)) = (response.code, response.version) else {
+        return Err(bad("no status line"));
+    };
+    if status == 101 {
+        return Err(bad("101 Switching Protocols, but no upgrade was asked for"));
+    }
+    let fields = Fields::of(response.headers)?;
+    let keep_alive = if version == 0 {
+        fields.keep_alive && !fields.close
+    } else {
+        !fields.close
+    };
+    let no_body = head_request || matches!(status, 100..200 | 204 | 304);
+    let framing = if no_body {
+        Framing::Length(0)
+    } else {
+        fields.framing()?
+    };
+    let keep_alive = keep_alive && !matches!(framing, Framing::UntilClose);
+    Ok(Some((
+        length,
+        Head {
+            status,
+            keep_alive,
+            framing,
+        },
+    )))
+}
+
+/// The header fields that decide framing and keep-alive.
+#[derive(Default)]
+struct Fields {
+    content_length: Option<u64>,
+    /// Whether there is a Transfer-Encoding, and whether its last coding is `chunked`.
+    transfer_encoding: Option<bool>,
+    close: bool,
+    keep_alive: bool,
+}
+
+impl Fields {
+    fn of(headers: &[httparse::Header]) -> Result<Fields, BadResponse> {
+        let mut fields = Fields::default();
+        for header in headers {
+            let name = header.name;
+            if name.eq_ignore_ascii_case("content-length") {
+                let length = parse_length(header.value)?;
+                if fields.content_length.is_some_and(|l| l != length) {
+                    return Err(bad("two different Content-Length values"));
+                }
+                fields.content_length = Some(length);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                // Codings apply in order, over all Transfer-Encoding lines: the last counts.
+                if let Some(last) = tokens(header.value).last() {
+                    fields.transfer_encoding = Some(last.eq_ignore_ascii_case(b"chunked"));
+                }
+            } else if name.eq_ignore_ascii_case("connection") {
+                for token in tokens(header.value) {
+                    fields.close |= token.eq_ignore_ascii_case(b"close");
+                    fields.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+        }
+        Ok(fields)
+    }
+
+    /// RFC 9112 section 6.3, for a response with a body.
+    fn framing(&self) -> Result<Framing, BadResponse> {
+        match (self.transfer_encoding, self.content_length) {
+            // Both is how responses get smuggled; RFC 9112 says to treat it as an error.
+            (Some(_), Some(_)) => Err(bad("both Transfer-Encoding and Content-Length")),
+            (Some(true), None) => Ok(Framing::Chunked(Chunks::default())),
+            (Some(false), None) | (None, None) => Ok(Framing::UntilClose),
+            (None, Some(length)) => Ok(Framing::Length(length)),
+        }
+    }
+}
+
+fn parse_length(value: &[u8]) -> Result<u64, BadResponse> {
+    let digits = value.trim_ascii();
+    let valid = !digits.is_empty() && digits.len() <= 19 && digits.iter().all(u8::is_ascii_digit);
+    if !valid {
+        return Err(bad(format_args!(
+            "Content-Length {:?} is not a number",
+            String::from_utf8_lossy(value)
+        )));
+    }
+    Ok(digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
+}
+
+/// The comma-separated tokens of a header value, without surrounding blanks.
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+/// Decodes a chunked body in place: the data of each chunk is moved down over the
+/// chunk-size lines before it, so the body ends up at the front of the buffer, in the
+/// allocation it was read into.
+#[derive(Debug, Default)]
+struct Chunks {
+    step: ChunkStep,
+    /// Body bytes decoded so far, at the front of the buffer.
+    decoded: usize,
+    /// Where the bytes not looked at yet start.
+    raw: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+enum ChunkStep {
+    /// A chunk-size line, with extensions.
+    #[default]
+    Size,
+    /// This many bytes of a chunk's data.
+    Data(u64),
+    /// The CRLF after a chunk's data.
+    DataEnd,
+    /// The trailer fields after the last chunk, and the empty line that ends them.
+    Trailer,
+}
+
+impl Chunks {
+    /// The body once its end is in the buffer; it is then split off the buffer.
+    fn read(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, BadResponse> {
+        loop {
+            let rest = &buf[self.raw..];
+            match self.step {
+                ChunkStep::Size => match httparse::parse_chunk_size(rest) {
+                    Ok(Status::Complete((length, size))) => {
+                        self.raw += length;
+                        self.step = match size {
+                            0 => ChunkStep::Trailer,
+                            size => ChunkStep::Data(size),
+                        };
+                    }
+                    Ok(Status::Partial) if rest.len() > MAX_CHUNK_LINE => {
+                        return Err(bad(format_args!(
+                            "chunk-size line longer than {MAX_CHUNK_LINE} bytes"
+                        )));
+                    }
+                    Ok(Status::Partial) => return Ok(None),
+                    Err(e) => return Err(bad(e)),
+                },
+                ChunkStep::Data(left) => {
+                    let available = rest.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                    if available == 0 {
+                        return Ok(None);
+                    }
+                    buf.copy_within(self.raw..self.raw + available, self.decoded);
+                    self.decoded += available;
+                    self.raw += available;
+                    self.step = match left - available as u64 {
+                        0 => ChunkStep::DataEnd,
+                        left => ChunkStep::Data(left),
+                    };
+                }
+                ChunkStep::DataEnd => match rest {
+                    [b'\r', b'\n', ..] => {
+                        self.raw += 2;
+                        self.step = ChunkStep::Size;
+                    }
+                    [] | [b'\r'] => return Ok(None),
+                    _ => return Err(bad("chunk data longer than its size")),
+                },
+                ChunkStep::Trailer => {
+                    let Some(length) = trailer_length(rest)? else {
+                        return Ok(None);
+                    };
+                    let mut body = buf.split_to(self.raw + length);
+                    body.truncate(self.decoded);
+                    return Ok(Some(body.freeze()));
+                }
+            }
+        }
+    }
+
+    fn bytes_expected(&self) -> u64 {
+        match self.step {
+            ChunkStep::Data(left) => left,
+            _ => 0,
+        }
+    }
+}
+
+/// The length of the trailer section (fields and the empty line ending it), once it is
+/// all there. The fields themselves are not used.
+fn trailer_length(rest: &[u8]) -> Result<Option<usize>, BadResponse> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    match httparse::parse_headers(rest, &mut fields) {
+        Ok(Status::Complete((length, _))) => Ok(Some(length)),
+        Ok(Status::Partial) if rest.len() > MAX_HEAD_BYTES => Err(bad(format_args!(
+            "no end of the trailer within {MAX_HEAD_BYTES} bytes"
+        ))),
+        Ok(Status::Partial) => Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            Err(bad(format_args!("more than {MAX_HEADERS} trailer lines")))
+        }
+        Err(e) => Err(bad(format_args!("trailer: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: Method, path: &str, body: Option<&[u8]>) -> String {
+        let mut out = Vec::new();
+        let headers = common_headers("db:5984", Some("Basic dTpw"));
+        write_request(&mut out, method, ("/couch", path), &headers, body);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn requests_announce_bodies_only_where_they_belong() {
+        assert_eq!(
+            request(Method::Get, "/db/a", None),
+            "GET /couch/db/a HTTP/1.1\r\nHost: db:5984\r\nAccept: application/json\r\nAuthorization: Basic dTpw\r\n\r\n"
+        );
+        assert_eq!(
+            request(Method::Put, "/db", None),
+            "PUT /couch/db HTTP/1.1\r\nHost: db:5984\r\nAccept: application/json\r\nAuthorization: Basic dTpw\r\nContent-Length: 0\r\n\r\n"
+        );
+        assert_eq!(
+            request(Method::Post, "/db/_bulk_docs", Some(b"{\"docs\":[]}")),
+            "POST /couch/db/_bulk_docs HTTP/1.1\r\nHost: db:5984\r\nAccept: application/json\r\nAuthorization: Basic dTpw\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"docs\":[]}"
+        );
+    }
+
+    /// Feeds `wire` to a reader `step` bytes at a time, as reads would; returns the
+    /// response and what was left in the buffer after it.
+    fn feed(method: Method, wire: &[u8], step: usize) -> Result<(Response, BytesMut), BadResponse> {
+        let mut reader = ResponseReader::new(method);
+        let mut buf = BytesMut::new();
+        for piece in wire.chunks(step) {
+            buf.extend_from_slice(piece);
+            if let Some(response) = reader.read(&mut buf)? {
+                return Ok((response, buf));
+            }
+        }
+        match reader.end(&mut buf) {
+            Some(response) => Ok((response, buf)),
+            None => Err(bad("cut short")),
+        }
+    }
+
+    fn parse(wire: &str) -> Result<Response, BadResponse> {
+        feed(Method::Get, wire.as_bytes(), wire.len()).map(|(response, _)| response)
+    }
+
+    fn error(wire: &str) -> String {
+        parse(wire).expect_err("a bad response").to_string()
+    }
+
+    #[test]
+    fn content_length_body_in_any_pieces_leaves_what_follows() {
+        let wire = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloNEXT";
+        for step in 1..wire.len() {
+            let (response, rest) = feed(Method::Get, wire, step).unwrap();
+            assert_eq!((response.status, &response.body[..]), (200, &b"hello"[..]));
+            assert!(response.keep_alive);
+            // Whatever came with the last piece after the body stays in the buffer.
+            assert!(b"NEXT".starts_with(&rest), "step {step}: {rest:?}");
+        }
+    }
+
+    #[test]
+    fn chunked_body_with_extensions_and_trailer_in_any_pieces() {
+        let wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n\
+            5;name=value\r\nhello\r\n1 ; x\r\n,\r\nA\r\n0123456789\r\n\
+            0;last\r\nX-Checksum: 1\r\nX-Other: 2\r\n\r\nNEXT";
+        for step in 1..wire.len() {
+            let (response, rest) = feed(Method::Get, wire, step).unwrap();
+            assert_eq!(&response.body[..], b"hello,0123456789", "step {step}");
+            assert!(response.keep_alive);
+            assert!(b"NEXT".starts_with(&rest), "step {step}: {rest:?}");
+        }
+    }
+
+    #[test]
+    fn chunked_body_without_trailer_fields() {
+        let response = parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+        assert!(response.unwrap().body.is_empty());
+    }
+
+    #[test]
+    fn body_until_close_needs_the_end() {
+        let wire = b"HTTP/1.1 200 OK\r\n\r\nall of it";
+        let mut reader = ResponseReader::new(Method::Get);
+        let mut buf = BytesMut::from(&wire[..]);
+        assert!(reader.read(&mut buf).unwrap().is_none());
+        let response = reader.end(&mut buf).unwrap();
+        assert_eq!(&response.body[..], b"all of it");
+        assert!(!response.keep_alive);
+        // A transfer coding other than chunked last is also delimited by closing.
+        let wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nxyz";
+        let (response, _) = feed(Method::Get, wire, 4).unwrap();
+        assert_eq!(
+            (&response.body[..], response.keep_alive),
+            (&b"xyz"[..], false)
+        );
+    }
+
+    #[test]
+    fn cut_short_responses_are_not_complete() {
+        for wire in [
+            "HTTP/1.1 200 OK\r\nContent-Le",
+            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhell",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+        ] {
+            assert!(parse(wire).is_err(), "{wire:?}");
+        }
+    }
+
+    #[test]
+    fn interim_answers_come_before_the_real_one() {
+        let response = parse(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n\
+             HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+        )
+        .unwrap();
+        assert_eq!((response.status, &response.body[..]), (201, &b"ok"[..]));
+    }
+
+    #[test]
+    fn some_answers_have_no_body_whatever_the_head_says() {
+        for status in ["204 No Content", "304 Not Modified"] {
+            let wire = format!("HTTP/1.1 {status}\r\nContent-Length: 7\r\n\r\nNEXT");
+            let (response, rest) = feed(Method::Get, wire.as_bytes(), wire.len()).unwrap();
+            assert!(response.body.is_empty());
+            assert_eq!(
+                &rest[..],
+                b"NEXT",
+                "{status}: nothing after the head is body"
+            );
+        }
+        let wire = b"HTTP/1.1 200 OK\r\nContent-Length: 250\r\n\r\n";
+        let (response, _) = feed(Method::Head, wire, wire.len()).unwrap();
+        assert_eq!((response.status, response.body.len()), (200, 0));
+    }
+
+    #[test]
+    fn keep_alive_follows_version_and_connection_header() {
+        let cases = [
+            ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", true),
+            (
+                "HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n",
+                false,
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nConnection: x, close\r\nContent-Length: 0\r\n\r\n",
+                false,
+            ),
+            ("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false),
+            (
+                "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n",
+                true,
+            ),
+        ];
+        for (wire, keep_alive) in cases {
+            assert_eq!(parse(wire).unwrap().keep_alive, keep_alive, "{wire:?}");
+        }
+    }
+
+    #[test]
+    fn bad_responses_are_errors_with_a_reason() {
+        let cases = [
+            ("HTTP/1.1 abc OK\r\n\r\n", "invalid response status"),
+            ("hello there\r\n\r\n", "invalid HTTP version"),
+            ("HTTP/1.1 101 Switching Protocols\r\n\r\n", "101"),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "both",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+                "not a number",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                "two",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n",
+                "invalid chunk size",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
+                "longer than its size",
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nbad trailer\r\n\r\n",
+                "trailer",
+            ),
+        ];
+        for (wire, reason) in cases {
+            let message = error(wire);
+            assert!(message.contains(reason), "{wire:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn header_lines_are_capped() {
+        let many = |n: usize| {
+            let lines: String = (0..n).map(|i| format!("X-{i}: y\r\n")).collect();
+            format!("HTTP/1.1 200 OK\r\n{lines}Content-Length: 0\r\n\r\n")
+        };
+        assert!(parse(&many(MAX_HEADERS - 1)).is_ok());
+        assert!(error(&many(MAX_HEADERS)).contains("more than 64 header lines"));
+        let trailer: String = (0..=MAX_HEADERS).map(|i| format!("T-{i}: y\r\n")).collect();
+        let wire =
+            format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n{trailer}\r\n");
+        assert!(error(&wire).contains("trailer lines"));
+    }
+
+    #[test]
+    fn endless_heads_and_chunk_lines_are_refused() {
+        let mut reader = ResponseReader::new(Method::Get);
+        let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nX: "[..]);
+        buf.resize(MAX_HEAD_BYTES + 10, b'a');
+        assert!(reader.read(&mut buf).is_err());
+        let mut reader = ResponseReader::new(Method::Get);
+        let mut buf =
+            BytesMut::from(&b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;"[..]);
+        buf.resize(buf.len() + MAX_CHUNK_LINE + 10, b'a');
+        assert!(reader.read(&mut buf).is_err());
+    }
+}
