@@ -34,10 +34,13 @@ impl Signal {
         self.flag.load(Ordering::Relaxed)
     }
 
-    /// Resolves once the signal is raised.
-    pub async fn raised(&self) {
+    /// Resolves once the signal is raised. The future owns what it waits on, so a
+    /// connection can keep one for all its requests instead of subscribing for each.
+    pub fn raised(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut receiver = self.sender.subscribe();
-        let _ = receiver.wait_for(|raised| *raised).await;
+        async move {
+            let _ = receiver.wait_for(|raised| *raised).await;
+        }
     }
 }
 

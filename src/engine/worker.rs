@@ -3,6 +3,7 @@
 //! A worker owns its connection, its documents and its buffers, and counts into its own
 //! metrics. Only latencies go to the shared recorder, into its running thread's shard.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -69,6 +70,9 @@ pub struct Worker {
     pick_rng: Rng,
     /// How the current phase chooses documents.
     keys: KeyChoice,
+    /// Resolves when requests in flight are to be given up; kept across requests, since
+    /// subscribing to the signal for every request cost more than the rest of the wait.
+    abandoned: Pin<Box<dyn Future<Output = ()> + Send>>,
     body: Vec<u8>,
     path: String,
     id: String,
@@ -90,9 +94,22 @@ enum Answer {
     Lost,
 }
 
+impl Answer {
+    /// When the request went out and when its answer was in, for an operation that began
+    /// at `begin`. A lost exchange's time is not local processing: it spans it all.
+    fn span(&self, begin: Instant) -> (Instant, Instant) {
+        match self {
+            Answer::Received(exchange) => (exchange.started.max(begin), exchange.finished),
+            Answer::Lost => (begin, Instant::now()),
+        }
+    }
+}
+
 impl Worker {
     pub fn new(index: u64, client: Client, shared: Arc<Shared>, pick_rng: Rng) -> Worker {
+        let abandoned = Box::pin(shared.stop.abandon.raised());
         Worker {
+            abandoned,
             index,
             client,
             pool: DocumentPool::default(),
@@ -123,12 +140,14 @@ impl Worker {
             path: &self.path,
             body,
         };
-        let abandon = self.shared.stop.abandon.clone();
         let sent_or_abandoned = tokio::select! {
+            biased;
             result = self.client.send(&call) => Some(result),
-            () = abandon.raised() => None,
+            () = self.abandoned.as_mut() => None,
         };
         let Some(result) = sent_or_abandoned else {
+            // A finished future must not be polled again; a new one resolves at once.
+            self.abandoned = Box::pin(self.shared.stop.abandon.raised());
             return Err(format!(
                 "connection {} gave up a request in flight when interrupted",
                 self.index
@@ -195,11 +214,10 @@ impl Worker {
                 .write(&mut self.body, number, 1, Some(&self.id), None);
         }
         self.body.extend_from_slice(b"]}");
-        let ready = Instant::now();
         let answer = self
             .exchange(metrics, Operation::BulkInsert, Method::Post, true)
             .await?;
-        let answered = Instant::now();
+        let (ready, answered) = answer.span(start.begin);
         if let Answer::Received(answer) = answer {
             let response = answered
                 .duration_since(start.intended.unwrap_or(ready))
@@ -269,17 +287,19 @@ impl Worker {
                 Pacing::Closed => None,
                 Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
             };
-            let not_before = intended.unwrap_or_else(Instant::now);
+            // One clock read serves the checks and the operation's start, unless it waits.
+            let mut begin = Instant::now();
+            let not_before = intended.unwrap_or(begin);
             if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d) {
                 break;
             }
-            if let Some(at) = intended.filter(|&at| at > Instant::now()) {
+            if let Some(at) = intended.filter(|&at| at > begin) {
                 tokio::select! {
                     () = tokio::time::sleep_until(at.into()) => {}
                     () = stop.raised() => break,
                 }
+                begin = Instant::now();
             }
-            let begin = Instant::now();
             if let Some(at) = intended
                 && begin.duration_since(at) > self.shared.late_threshold
             {
@@ -325,9 +345,8 @@ impl Worker {
         on_answer: impl FnOnce(&mut Worker, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
     ) -> Result<(), Abort> {
         let Start { begin, intended } = start;
-        let ready = Instant::now();
         let answer = self.exchange(metrics, operation, method, with_body).await?;
-        let answered = Instant::now();
+        let (ready, answered) = answer.span(begin);
         if let Answer::Received(answer) = answer {
             metrics.operation(operation).statuses.add(answer.status, 1);
             match on_answer(self, metrics, &answer) {
