@@ -74,6 +74,48 @@ fn the_database_holds_what_the_report_says() {
     }
 }
 
+/// Iron Cushion's shape at a size where PouchDB Server on LevelDB answers `_bulk_docs`
+/// rows out of order (tens of swaps per 10,000 documents): no failure, and the database
+/// holds what the report says.
+fn a_run_at_scale_has_no_failures_the_tool_caused(server: &PouchServer) {
+    let address = format!("{ADDRESS}={}", server.admin_url);
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--database_name=scale",
+        "--quiet",
+        "--seed=1",
+        "--num_connections=10",
+        "--num_documents_per_bulk_insert=1000",
+        "--num_bulk_insert_operations=1",
+        "--num_crud_operations=1000",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("failed "), "{}", run.stdout);
+    let (create, delete) = (run.count("create"), run.count("delete"));
+    // Weights 2/2/3/3 of 10 x 1,000.
+    assert_eq!((create, run.count("update"), delete), (2_000, 3_000, 3_000));
+    let db = server.admin_db("scale");
+    let (status, info) = get(&db);
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["doc_count"], json!(10_000 + create - delete), "{info}");
+    if let Some(deleted) = info["doc_del_count"].as_u64() {
+        assert_eq!(deleted, delete, "{info}");
+    }
+    let all = changes(&db);
+    assert_eq!(all.iter().filter(|(_, _, d)| *d).count() as u64, delete);
+}
+
+#[test]
+fn at_scale_on_disk_with_an_admin() {
+    a_run_at_scale_has_no_failures_the_tool_caused(&PouchServer::secured(Storage::Disk));
+}
+
+#[test]
+fn at_scale_in_memory() {
+    a_run_at_scale_has_no_failures_the_tool_caused(&PouchServer::start());
+}
+
 /// The documents of the database, without `_id` and `_rev`, by their number.
 fn contents(db: &str) -> HashMap<u64, (u32, Value)> {
     let (status, body) = get(&format!("{db}/_all_docs?include_docs=true"));

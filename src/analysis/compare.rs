@@ -332,6 +332,7 @@ mod tests {
             documents: 0,
             throughput,
             failures: BTreeMap::new(),
+            failure_samples: Default::default(),
             statuses: BTreeMap::new(),
             latency: build::latency(&h),
             response: build::latency(&super::super::empty_histogram()),

@@ -31,6 +31,7 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::{add_encoded, empty_histogram};
+use crate::metrics::FailureSamples;
 use crate::results::build::{latency, remote_field};
 use crate::results::{
     IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult,
@@ -240,6 +241,18 @@ fn order(name: &str) -> usize {
         .unwrap_or(Operation::ALL.len())
 }
 
+/// Adds `more` examples to `into`, keeping as few per failure kind as a run keeps.
+fn add_samples(into: &mut BTreeMap<String, Vec<String>>, more: &BTreeMap<String, Vec<String>>) {
+    for (failure, texts) in more {
+        let kept = into.entry(failure.clone()).or_default();
+        for text in texts {
+            if kept.len() < FailureSamples::PER_KIND && !kept.contains(text) {
+                kept.push(text.clone());
+            }
+        }
+    }
+}
+
 fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, String> {
     let phases: Vec<&PhaseResult> = parts.iter().map(|(p, _)| *p).collect();
     let wall_seconds = phases.iter().map(|p| p.wall_seconds).fold(0.0, f64::max);
@@ -261,9 +274,11 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         let succeeded = ops.iter().map(|o| o.succeeded).sum();
         let mut failures = BTreeMap::new();
         let mut statuses = BTreeMap::new();
+        let mut samples = BTreeMap::new();
         for op in &ops {
             add_counts(&mut failures, &op.failures);
             add_counts(&mut statuses, &op.statuses);
+            add_samples(&mut samples, &op.failure_samples);
         }
         let phase_name = &phases[0].name;
         let context = |e: String| format!("phase {phase_name}, {name}: {e}");
@@ -278,6 +293,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
                 0.0
             },
             failures,
+            failure_samples: samples,
             statuses,
             latency: merge_latency(&ops.iter().map(|o| &o.latency).collect::<Vec<_>>())
                 .map_err(context)?,

@@ -577,6 +577,7 @@ mod tests {
             documents: succeeded,
             throughput: 0.0,
             failures: BTreeMap::new(),
+            failure_samples: Default::default(),
             statuses: BTreeMap::new(),
             latency: latency(values_us),
             response: latency(&[]),

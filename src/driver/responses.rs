@@ -1,6 +1,8 @@
 //! Reading CouchDB's answers: the revision a write produced, the revision a read found,
 //! and the per-document results of `_bulk_docs`.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
 use super::rev::Rev;
@@ -9,6 +11,9 @@ use super::rev::Rev;
 /// a `_bulk_docs` answer (`{"id":"…","error":"conflict","reason":"…"}` on failure).
 #[derive(Deserialize)]
 struct WriteResult<'a> {
+    /// Borrowed unless the id has escapes.
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     rev: Option<&'a str>,
     #[serde(default)]
@@ -61,17 +66,30 @@ pub enum BulkItem {
     Failed(String),
 }
 
-/// The per-document outcomes of a `_bulk_docs` answer, in request order; `None` when the
-/// body is not such an array.
-pub fn bulk_items(body: &[u8]) -> Option<Vec<BulkItem>> {
+/// One row of a `_bulk_docs` answer: the document's id as the server wrote it (`None`
+/// when the row has none) and what happened to it.
+#[derive(Debug, PartialEq)]
+pub struct BulkRow<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub item: BulkItem,
+}
+
+/// The rows of a `_bulk_docs` answer, in the order the server wrote them; `None` when the
+/// body is not such an array. Neither CouchDB nor PouchDB Server promises request order
+/// (PouchDB Server on LevelDB swaps neighbours now and then), so rows are matched to
+/// documents by id, never by position.
+pub fn bulk_rows(body: &[u8]) -> Option<Vec<BulkRow<'_>>> {
     let results: Vec<WriteResult> = serde_json::from_slice(body).ok()?;
     Some(
         results
             .into_iter()
-            .map(|r| match (r.error, r.rev.and_then(Rev::parse)) {
-                (None, Some(rev)) => BulkItem::Stored(rev),
-                (Some(error), _) => BulkItem::Failed(error),
-                (None, None) => BulkItem::Failed("no_rev".to_string()),
+            .map(|r| BulkRow {
+                id: r.id,
+                item: match (r.error, r.rev.and_then(Rev::parse)) {
+                    (None, Some(rev)) => BulkItem::Stored(rev),
+                    (Some(error), _) => BulkItem::Failed(error),
+                    (None, None) => BulkItem::Failed("no_rev".to_string()),
+                },
             })
             .collect(),
     )
@@ -112,9 +130,16 @@ mod tests {
     fn bulk_answers_keep_per_document_errors() {
         let body = br#"[{"ok":true,"id":"a","rev":"1-6d7933ba841aac702de8c481a90355ad"},
                         {"id":"b","error":"conflict","reason":"Document update conflict."}]"#;
-        let items = bulk_items(body).unwrap();
-        assert!(matches!(items[0], BulkItem::Stored(_)));
-        assert_eq!(items[1], BulkItem::Failed("conflict".to_string()));
-        assert_eq!(bulk_items(br#"{"error":"bad_request"}"#), None);
+        let rows = bulk_rows(body).unwrap();
+        assert_eq!(rows[0].id.as_deref(), Some("a"));
+        assert!(matches!(rows[0].item, BulkItem::Stored(_)));
+        assert_eq!(rows[1].id.as_deref(), Some("b"));
+        assert_eq!(rows[1].item, BulkItem::Failed("conflict".to_string()));
+        assert_eq!(bulk_rows(br#"{"error":"bad_request"}"#), None);
+        // A row without an id is kept without it; an escaped id is unescaped.
+        let rows = bulk_rows(br#"[{"ok":true,"rev":"1-x"},{"id":"a\u0062","error":"e"}]"#);
+        let rows = rows.unwrap();
+        assert_eq!(rows[0].id, None);
+        assert_eq!(rows[1].id.as_deref(), Some("ab"));
     }
 }

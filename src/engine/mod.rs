@@ -6,6 +6,7 @@
 //! document still has exactly one owner and no two connections ever race for it.
 
 mod actions;
+mod bulk_answer;
 pub mod monitor;
 mod progress;
 pub mod stop;

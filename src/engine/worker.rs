@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::bulk_answer::{self, DocumentOutcome};
 use super::stop::Stop;
-use crate::driver::responses::{self, BulkItem};
+use crate::driver::responses;
 use crate::driver::{Call, Client, Exchange, Method, TransportError};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
 use crate::seed::Rng;
@@ -169,7 +170,11 @@ impl Worker {
                 } else {
                     Failure::Transport
                 };
-                metrics.operation(operation).fail(failure);
+                let op = metrics.operation(operation);
+                if op.samples.wants(&failure) {
+                    op.samples.add(&failure, &error.to_string());
+                }
+                op.fail(failure);
                 self.shared.recorder.failed(operation, timeout);
                 if error.is_unreachable() {
                     Err(format!(
@@ -239,16 +244,15 @@ impl Worker {
         let bulk = metrics.operation(Operation::BulkInsert);
         bulk.statuses.add(answer.status, 1);
         let service = answer.timing.service_time();
-        let items = if (200..300).contains(&answer.status) {
-            responses::bulk_items(&answer.body)
-                .filter(|items| items.len() == numbers.len())
-                .ok_or(Failure::BadAnswer)
+        let rows = if (200..300).contains(&answer.status) {
+            responses::bulk_rows(&answer.body).ok_or(Failure::BadAnswer)
         } else {
             Err(Failure::Status(answer.status))
         };
-        let items = match items {
-            Ok(items) => items,
+        let rows = match rows {
+            Ok(rows) => rows,
             Err(failure) => {
+                bulk.samples.add_body(&failure, &answer.body);
                 bulk.fail(failure);
                 self.shared.recorder.failed(Operation::BulkInsert, false);
                 return;
@@ -258,14 +262,37 @@ impl Worker {
         self.shared
             .recorder
             .succeeded(Operation::BulkInsert, service, response);
-        for (&number, item) in numbers.iter().zip(items) {
-            match item {
-                BulkItem::Stored(rev) => {
+        let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
+        let unmatched = Failure::Document("bad_answer".to_string());
+        for (&number, outcome) in numbers.iter().zip(paired.documents) {
+            let failure = match outcome {
+                DocumentOutcome::Stored(rev) => {
                     bulk.documents += 1;
                     self.pool.add(number, rev);
+                    continue;
                 }
-                BulkItem::Failed(word) => bulk.failures.add(Failure::Document(word), 1),
-            }
+                DocumentOutcome::Refused(word) => Failure::Document(word),
+                DocumentOutcome::NoRow | DocumentOutcome::Repeated => {
+                    if bulk.samples.wants(&unmatched) {
+                        let what = if outcome == DocumentOutcome::NoRow {
+                            "no row"
+                        } else {
+                            "more than one row"
+                        };
+                        let id = self.shared.ids.id(number);
+                        bulk.samples
+                            .add(&unmatched, &format!("{what} for document {id:?}"));
+                    }
+                    unmatched.clone()
+                }
+            };
+            bulk.failures.add(failure, 1);
+        }
+        for stranger in &paired.strangers {
+            bulk.samples.add(
+                &unmatched,
+                &format!("a row for {stranger}, which the request did not hold"),
+            );
         }
     }
 
@@ -361,7 +388,9 @@ impl Worker {
                     self.shared.recorder.succeeded(operation, service, response);
                 }
                 Err(failure) => {
-                    metrics.operation(operation).fail(failure);
+                    let op = metrics.operation(operation);
+                    op.samples.add_body(&failure, &answer.body);
+                    op.fail(failure);
                     self.shared.recorder.failed(operation, false);
                 }
             }

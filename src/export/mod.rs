@@ -115,6 +115,7 @@ pub(crate) mod sample {
             documents: h.len(),
             throughput: h.len() as f64 / 2.0,
             failures: BTreeMap::from([("404".to_string(), 1)]),
+            failure_samples: Default::default(),
             statuses: BTreeMap::from([("200".to_string(), h.len()), ("404".to_string(), 1)]),
             latency: latency(&h),
             response: latency(&h),

@@ -2,7 +2,7 @@
 //! value without locks; the report merges them afterwards. Latencies go to the shared
 //! [`Recorder`](super::Recorder) instead: histograms are too big to keep per connection.
 
-use super::errors::{Failure, FailureCounts};
+use super::errors::{Failure, FailureCounts, FailureSamples};
 use crate::workload::Operation;
 
 /// One operation kind on one connection.
@@ -13,6 +13,8 @@ pub struct OperationMetrics {
     /// Documents stored (bulk insert: per document; others: per operation).
     pub documents: u64,
     pub failures: FailureCounts,
+    /// A few examples of what the server said, per failure kind.
+    pub samples: FailureSamples,
     /// Every answer's HTTP status.
     pub statuses: StatusCounts,
     /// Nanoseconds spent waiting for the server's answer to begin (Iron Cushion's
@@ -57,6 +59,7 @@ impl OperationMetrics {
         self.succeeded += other.succeeded;
         self.documents += other.documents;
         self.failures.merge(&other.failures);
+        self.samples.merge(&other.samples);
         self.statuses.merge(&other.statuses);
         self.remote_ns += other.remote_ns;
     }

@@ -64,3 +64,100 @@ impl FailureCounts {
         sorted
     }
 }
+
+/// A few examples per failure kind of what the server said, so that a user sees why
+/// (a 400's reason, a 500's error) without putting a proxy in between.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FailureSamples {
+    samples: Vec<(Failure, Vec<String>)>,
+}
+
+impl FailureSamples {
+    /// Examples kept per failure kind.
+    pub const PER_KIND: usize = 3;
+    /// Characters kept of one example.
+    pub const LENGTH: usize = 300;
+
+    /// Whether another example of `failure` would be kept: lets a caller skip building it.
+    pub fn wants(&self, failure: &Failure) -> bool {
+        self.samples
+            .iter()
+            .find(|(f, _)| f == failure)
+            .is_none_or(|(_, kept)| kept.len() < Self::PER_KIND)
+    }
+
+    /// Keeps `text` (cut to [`Self::LENGTH`] characters) as an example of `failure`, unless
+    /// there are enough, or the same text is kept already.
+    pub fn add(&mut self, failure: &Failure, text: &str) {
+        if !self.wants(failure) {
+            return;
+        }
+        let text = cut(text.trim(), Self::LENGTH);
+        match self.samples.iter_mut().find(|(f, _)| f == failure) {
+            Some((_, kept)) if kept.contains(&text) => {}
+            Some((_, kept)) => kept.push(text),
+            None => self.samples.push((failure.clone(), vec![text])),
+        }
+    }
+
+    /// Keeps the start of an answer's body as an example.
+    pub fn add_body(&mut self, failure: &Failure, body: &[u8]) {
+        if self.wants(failure) {
+            let start = &body[..body.len().min(Self::LENGTH * 4)];
+            self.add(failure, &String::from_utf8_lossy(start));
+        }
+    }
+
+    pub fn merge(&mut self, other: &FailureSamples) {
+        for (failure, texts) in &other.samples {
+            for text in texts {
+                self.add(failure, text);
+            }
+        }
+    }
+
+    /// The examples, by failure kind.
+    pub fn sorted(&self) -> Vec<(Failure, Vec<String>)> {
+        let mut sorted = self.samples.clone();
+        sorted.sort();
+        sorted
+    }
+}
+
+/// `text` cut to at most `most` characters, with an ellipsis when it was cut.
+fn cut(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_few_short_and_distinct() {
+        let mut samples = FailureSamples::default();
+        let bad = Failure::Status(400);
+        for _ in 0..2 {
+            samples.add_body(
+                &bad,
+                br#"{"error":"bad_request","reason":"invalid UTF-8 JSON"}"#,
+            );
+        }
+        samples.add(&bad, &"x".repeat(10_000));
+        samples.add_body(&bad, b"\xff\xfe not text");
+        samples.add(&bad, "a fourth one is not kept");
+        let sorted = samples.sorted();
+        assert_eq!(sorted.len(), 1);
+        let kept = &sorted[0].1;
+        assert_eq!(kept.len(), FailureSamples::PER_KIND);
+        assert!(kept[0].contains("invalid UTF-8 JSON"));
+        assert_eq!(kept[1].chars().count(), FailureSamples::LENGTH + 1);
+        let mut merged = FailureSamples::default();
+        merged.add(&Failure::Timeout, "t");
+        merged.merge(&samples);
+        assert_eq!(merged.sorted().len(), 2);
+    }
+}

@@ -8,7 +8,7 @@ pub mod recorder;
 pub mod spread;
 
 pub use connection::{ConnectionMetrics, OperationMetrics, StatusCounts};
-pub use errors::{Failure, FailureCounts};
+pub use errors::{Failure, FailureCounts, FailureSamples};
 pub use interval::{IntervalMetrics, IntervalRow, IntervalSummary};
 pub use recorder::{OperationLatencies, Recorder, StepLatencies};
 pub use spread::Spread;

@@ -70,6 +70,11 @@ pub fn failures(phase: &PhaseResult) -> String {
             .map(|(failure, n)| format!("{failure} x{}", grouped(**n)))
             .collect();
         let _ = writeln!(out, "  failed {}: {}", op.operation, parts.join(", "));
+        for (failure, examples) in &op.failure_samples {
+            for example in examples {
+                let _ = writeln!(out, "    e.g. {failure}: {example}");
+            }
+        }
     }
     out
 }

@@ -149,6 +149,12 @@ fn operation(
             .into_iter()
             .map(|(f, n)| (f.to_string(), n))
             .collect(),
+        failure_samples: m
+            .samples
+            .sorted()
+            .into_iter()
+            .map(|(f, texts)| (f.to_string(), texts))
+            .collect(),
         statuses: m
             .statuses
             .sorted()

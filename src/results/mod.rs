@@ -116,6 +116,10 @@ pub struct OperationResult {
     /// Failures by kind: an HTTP status (`"404"`), `doc:<error>`, `timeout`, `transport`,
     /// `bad_answer`, `no_document`.
     pub failures: BTreeMap<String, u64>,
+    /// A few examples of what the server said, per failure kind (answer bodies cut to
+    /// 300 characters, or what broke).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failure_samples: BTreeMap<String, Vec<String>>,
     /// Every answer's HTTP status, with counts.
     pub statuses: BTreeMap<String, u64>,
     /// Service time of successful operations.

@@ -36,6 +36,16 @@ impl DocumentIds {
         let _ = write!(out, "-{number:010}");
     }
 
+    /// The number in an id of this run's form, `None` for any other id. Only the
+    /// prefix and the digits are checked; [`DocumentIds::write`] gives the one spelling.
+    pub fn number_of(&self, id: &str) -> Option<u64> {
+        let digits = id.strip_prefix(&self.prefix)?.strip_prefix('-')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
+
     /// The id of document `number`, as a new string.
     pub fn id(&self, number: u64) -> String {
         let mut out = String::new();

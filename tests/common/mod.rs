@@ -35,56 +35,92 @@ fn die_with_parent(command: &mut Command) {
     }
 }
 
-/// A PouchDB Server (from the pinned npm package), in memory, on a free port, in its own
-/// temporary directory; stopped when dropped.
+/// Where a PouchDB Server keeps its documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// `-m`: in memory; fast, but not what users run.
+    Memory,
+    /// LevelDB files under its data directory: its default, what users run. It answers
+    /// some `_bulk_docs` rows out of request order, which in memory never happens.
+    Disk,
+}
+
+/// The admin a secured server is started with: out of admin party, every request that
+/// changes the server needs these credentials, as on a production CouchDB.
+pub const ADMIN: (&str, &str) = ("admin", "s3cret-pw");
+
+const QUIET: &str = r#""log":{"file":"/dev/null","level":"none"}"#;
+
+/// A PouchDB Server (from the pinned npm package) on a free port, in its own temporary
+/// directory; stopped when dropped.
 pub struct PouchServer {
     child: Child,
+    /// The server's address, without credentials.
     pub url: String,
     pub port: u16,
-    _dir: tempfile::TempDir,
+    storage: Storage,
+    config_path: PathBuf,
+    /// `http://admin:…@host:port` when the server has an admin, else the same as `url`.
+    pub admin_url: String,
+    dir: tempfile::TempDir,
 }
 
 impl PouchServer {
+    /// In memory, in admin party: the quickest server, for tests of the tool itself.
     pub fn start() -> PouchServer {
-        Self::start_with_config(r#"{"log":{"file":"/dev/null","level":"none"}}"#)
+        Self::start_with_config(&format!("{{{QUIET}}}"))
     }
 
     pub fn start_with_config(config: &str) -> PouchServer {
-        let binary = repository().join("node_modules/.bin/pouchdb-server");
-        assert!(
-            binary.exists(),
-            "PouchDB Server is not installed: run `npm ci --ignore-scripts` (make test does it)"
-        );
+        Self::launch(Storage::Memory, config, None)
+    }
+
+    /// On LevelDB, in admin party.
+    pub fn on_disk() -> PouchServer {
+        Self::launch(Storage::Disk, &format!("{{{QUIET}}}"), None)
+    }
+
+    /// With [`ADMIN`] configured, as users run a server: anonymous requests that change
+    /// anything are refused, and tests must send the credentials.
+    pub fn secured(storage: Storage) -> PouchServer {
+        let (user, password) = ADMIN;
+        let config = format!(r#"{{{QUIET},"admins":{{"{user}":"{password}"}}}}"#);
+        Self::launch(storage, &config, Some(ADMIN))
+    }
+
+    fn launch(storage: Storage, config: &str, admin: Option<(&str, &str)>) -> PouchServer {
         let dir = tempfile::tempdir().unwrap();
         let config_path = dir.path().join("config.json");
         std::fs::write(&config_path, config).unwrap();
         let port = free_port();
-        let mut command = Command::new(binary);
-        command
-            .args(["-o", "127.0.0.1", "-p", &port.to_string(), "-n", "-m"])
-            .arg("-c")
-            .arg(&config_path)
-            .arg("-d")
-            .arg(format!("{}/", dir.path().display()))
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        die_with_parent(&mut command);
-        let child = command.spawn().expect("start pouchdb-server");
+        let url = format!("http://127.0.0.1:{port}");
+        let admin_url = match admin {
+            Some((user, password)) => format!("http://{user}:{password}@127.0.0.1:{port}"),
+            None => url.clone(),
+        };
+        let child = spawn_server(storage, port, &config_path, dir.path());
         let server = PouchServer {
             child,
-            url: format!("http://127.0.0.1:{port}"),
+            url,
             port,
-            _dir: dir,
+            storage,
+            config_path,
+            admin_url,
+            dir,
         };
+        server.wait_until_up();
+        server
+    }
+
+    fn wait_until_up(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if get(&format!("{}/", server.url)).0 == 200 {
-                return server;
+            if get(&format!("{}/", self.url)).0 == 200 {
+                return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!("PouchDB Server did not come up at {}", server.url);
+        panic!("PouchDB Server did not come up at {}", self.url);
     }
 
     pub fn kill(&mut self) {
@@ -92,9 +128,54 @@ impl PouchServer {
         let _ = self.child.wait();
     }
 
+    /// Starts the server again on the same port and data (a restart, as after a crash);
+    /// returns when it answers. Documents survive on disk, not in memory.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = spawn_server(self.storage, self.port, &self.config_path, self.dir.path());
+        self.wait_until_up();
+    }
+
+    /// Stops the process without ending it (SIGSTOP): a frozen server.
+    pub fn freeze(&self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGSTOP) };
+    }
+
+    pub fn thaw(&self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGCONT) };
+    }
+
     pub fn db(&self, name: &str) -> String {
         format!("{}/{}", self.url, name)
     }
+
+    /// The database's URL with the admin's credentials, for checking it afterwards.
+    pub fn admin_db(&self, name: &str) -> String {
+        format!("{}/{}", self.admin_url, name)
+    }
+}
+
+fn spawn_server(storage: Storage, port: u16, config: &Path, dir: &Path) -> Child {
+    let binary = repository().join("node_modules/.bin/pouchdb-server");
+    assert!(
+        binary.exists(),
+        "PouchDB Server is not installed: run `npm ci --ignore-scripts` (make test does it)"
+    );
+    let mut command = Command::new(binary);
+    command.args(["-o", "127.0.0.1", "-p", &port.to_string(), "-n"]);
+    if storage == Storage::Memory {
+        command.arg("-m");
+    }
+    command
+        .arg("-c")
+        .arg(config)
+        .arg("-d")
+        .arg(format!("{}/", dir.display()))
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    die_with_parent(&mut command);
+    command.spawn().expect("start pouchdb-server")
 }
 
 impl Drop for PouchServer {
