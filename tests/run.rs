@@ -494,38 +494,6 @@ fn a_database_deleted_mid_run_is_counted_as_404s() {
 }
 
 #[test]
-fn a_server_killed_mid_run_ends_the_run_with_a_report() {
-    let mut server = PouchServer::start();
-    let db = server.db("killed");
-    let child = spawn_sofabench(&[
-        "run",
-        &format!("--database_address={}", server.url),
-        "--database_name=killed",
-        "--timeout=2s",
-        "--quiet",
-        "--num_connections=2",
-        "--num_bulk_insert_operations=1",
-        "--num_documents_per_bulk_insert=10",
-        "--num_crud_operations=100000",
-        "--delete_weight=0",
-    ]);
-    assert!(wait_for(
-        Duration::from_secs(20),
-        || get(&db).1["doc_count"].as_u64().unwrap_or(0) > 40
-    ));
-    server.kill();
-    let run = finish(child);
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("CRUD BENCHMARK RESULTS"),
-        "{}",
-        run.stdout
-    );
-    assert!(run.stdout.contains("stopped early"), "{}", run.stdout);
-    assert!(run.took < Duration::from_secs(15));
-}
-
-#[test]
 fn json_byte_totals_equal_the_bodies_on_the_wire() {
     let server = PouchServer::start();
     let proxy = common::counting_proxy::CountingProxy::start(server.port);

@@ -299,6 +299,20 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
                 .map_err(context)?,
             response: merge_latency(&ops.iter().map(|o| &o.response).collect::<Vec<_>>())
                 .map_err(context)?,
+            failed_latency: {
+                let failed: Vec<&Latency> = ops
+                    .iter()
+                    .filter_map(|o| o.failed_latency.as_ref())
+                    .collect();
+                if failed.is_empty() {
+                    None
+                } else {
+                    Some(merge_latency(&failed).map_err(context)?)
+                }
+            },
+            resends: ops.iter().map(|o| o.resends).sum(),
+            unknown_outcomes: ops.iter().map(|o| o.unknown_outcomes).sum(),
+            not_run: ops.iter().map(|o| o.not_run).sum(),
         });
     }
     let started_at_ms = phases.iter().map(|p| p.started_at_ms).min().unwrap_or(0);

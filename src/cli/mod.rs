@@ -170,6 +170,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "30s")]
     timeout: std::time::Duration,
 
+    /// How long a connection that lost its server keeps trying to reconnect (capped
+    /// backoff with jitter) before it gives up its share of the phase; 0 gives up at once.
+    /// Meanwhile its operations wait (closed model) or fail as `unreachable` (--rate).
+    #[arg(long = "reconnect-for", value_name = "TIME", value_parser = duration::parse, default_value = "30s")]
+    reconnect_for: std::time::Duration,
+
+    /// With several --database_address nodes: a connection that cannot reach its node
+    /// moves on to the next one that answers.
+    #[arg(long)]
+    failover: bool,
+
     /// How often a live line is printed.
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
     interval: std::time::Duration,

@@ -130,6 +130,8 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
             index: args.node_index,
             count: args.node_count,
         },
+        reconnect_for: args.reconnect_for,
+        failover: args.failover,
     };
     let config = config_record(&args, &settings, &plan, &scenario, &template_name);
     runtime.block_on(run(
@@ -297,6 +299,11 @@ fn config_record(
         "timeout_seconds",
         json!(settings.timeout.map(|d| d.as_secs_f64())),
     );
+    set(
+        "reconnect_for_seconds",
+        json!(settings.reconnect_for.as_secs_f64()),
+    );
+    set("failover", json!(settings.failover));
     set("id_prefix", json!(settings.ids.prefix()));
     set("reuse", json!(args.reuse));
     set("recreate", json!(args.recreate));
@@ -354,9 +361,11 @@ async fn run(
         let result = results::build::phase(&outcome);
         print(&report::phase_text(&result, outcome.interrupted));
         phases.push(result);
-        let ended_early = !outcome.aborted.is_empty() || outcome.interrupted;
+        // A phase whose connections gave up does not stop the run: the next phase tries
+        // again, and what it cannot run is counted there.
+        let interrupted = outcome.interrupted;
         outcomes.push(outcome);
-        if ended_early {
+        if interrupted {
             break;
         }
     }
@@ -468,22 +477,43 @@ fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {
     }
 }
 
-/// The run failed when any operation failed or a step stopped early.
+/// The run failed when any operation failed, left its outcome unknown or was not run.
 fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
-    let failed: u64 = outcomes
-        .iter()
-        .flat_map(|o| o.connections.iter())
-        .map(|c| c.failures())
-        .sum();
+    let operations = || {
+        outcomes
+            .iter()
+            .flat_map(|o| o.connections.iter())
+            .flat_map(|c| c.operations.iter())
+    };
+    let failed: u64 = operations().map(|op| op.failures.total()).sum();
+    let unknown: u64 = operations().map(|op| op.unknown).sum();
+    let not_run: u64 = operations().map(|op| op.not_run).sum();
     let aborted = outcomes.iter().any(|o| !o.aborted.is_empty());
-    if aborted {
-        Err(Failed::run(
-            "the run stopped early because the server could not be reached; the figures above cover what was done",
-        ))
-    } else if failed > 0 {
-        eprintln!("sofabench: {failed} operations failed (see \"failed\" lines above)");
-        Err(Failed::Quiet { code: RUN_FAILED })
-    } else {
-        Ok(())
+    if failed + unknown + not_run == 0 && !aborted {
+        return Ok(());
     }
+    let mut parts = Vec::new();
+    if failed > 0 {
+        parts.push(format!("{} operations failed", grouped(failed)));
+    }
+    if unknown > 0 {
+        parts.push(format!(
+            "{} documents have an unknown outcome",
+            grouped(unknown)
+        ));
+    }
+    if not_run > 0 {
+        parts.push(format!(
+            "{} planned operations were not run",
+            grouped(not_run)
+        ));
+    }
+    if aborted {
+        parts.push("connections gave up reconnecting".to_string());
+    }
+    eprintln!(
+        "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",
+        parts.join("; ")
+    );
+    Err(Failed::Quiet { code: RUN_FAILED })
 }

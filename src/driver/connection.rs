@@ -22,6 +22,18 @@ use crate::target::{Credentials, Node, Target};
 /// How long establishing a TCP connection may take before the node counts as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// A connection idle this long is closed and a new one opened before the next request.
+/// Servers close idle keep-alive connections (PouchDB Server after about 5 s); a request
+/// sent as the server closes the socket may or may not have been seen, so the client
+/// retires the connection first rather than meet that race.
+pub const IDLE_RETIRE: Duration = Duration::from_secs(4);
+
+/// A connection idle this long is checked for a close from the server (a non-blocking
+/// peek) before a request goes out on it. Under load connections are never idle this
+/// long, so the check costs the hot path nothing; a close that came in a shorter gap is
+/// met by the request and handled as a lost answer.
+const PEEK_AFTER_IDLE: Duration = Duration::from_millis(1);
+
 /// Free room the read buffer gets before each read: a CouchDB answer of a few KB then
 /// comes in with one read, and a longer body, once its length is known, gets room for all
 /// of it at once. Every connection keeps this much, so it stays small for 10,000 of them.
@@ -116,6 +128,36 @@ pub struct Exchange {
     /// the caller's figures can use them instead of reading the clock again.
     pub started: Instant,
     pub finished: Instant,
+    /// True when the request was sent a second time (a GET whose first attempt met a
+    /// closed connection before any byte of an answer); the first attempt's time is in
+    /// `timing.wait`.
+    pub resent: bool,
+}
+
+/// Why a request got no answer, and what that means for the operation.
+#[derive(Debug)]
+pub struct Unanswered {
+    pub error: TransportError,
+    /// False only when the request provably never reached the server (no connection
+    /// could be made). When true, a write may have been applied: its outcome is unknown.
+    pub may_have_reached: bool,
+    /// True when a GET was sent a second time before it failed.
+    pub resent: bool,
+    /// When the first attempt began, so that the failure's time counts.
+    pub started: Instant,
+}
+
+impl Unanswered {
+    /// True when the node could not be reached at all.
+    pub fn is_unreachable(&self) -> bool {
+        self.error.is_unreachable()
+    }
+}
+
+impl fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
 }
 
 /// Where the time of one exchange went, in nanoseconds. `send + wait + receive` is the
@@ -124,7 +166,8 @@ pub struct Exchange {
 pub struct ExchangeTiming {
     /// Writing the request to the socket (Iron Cushion's `sendData`).
     pub send: u64,
-    /// From the request's last byte out to the response's first byte in (`remoteProcessing`).
+    /// From the request's last byte out to the response's first byte in (`remoteProcessing`);
+    /// for a resent GET, the first attempt's time too, since the server held it.
     pub wait: u64,
     /// From the response's first byte to its last (`receiveData`).
     pub receive: u64,
@@ -164,6 +207,8 @@ struct Connection {
     /// exchange whose future was dropped half-way (a timeout, the stop signal) leaves it
     /// false: its response may still come and must not be taken for the next one's.
     idle: bool,
+    /// When the last exchange ended (or the connection opened).
+    idle_since: Instant,
 }
 
 impl Connection {
@@ -183,13 +228,44 @@ impl Connection {
             received: BytesMut::new(),
             completed: 0,
             idle: true,
+            idle_since: Instant::now(),
         })
     }
 
     /// Whether another request may go out on this connection. Bytes that arrived unasked
     /// mean that the server and this client disagree on where an answer ended.
     fn reusable(&self) -> bool {
-        self.idle && self.received.is_empty()
+        if !self.idle || !self.received.is_empty() {
+            return false;
+        }
+        let idle_for = self.idle_since.elapsed();
+        idle_for < IDLE_RETIRE && (idle_for < PEEK_AFTER_IDLE || !self.peer_closed())
+    }
+
+    /// Whether the server closed (or reset) the connection, or sent bytes nobody asked
+    /// for, as seen without waiting and without taking anything from the socket.
+    fn peer_closed(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut byte = 0u8;
+        // SAFETY: `recv` writes at most one byte into `byte`, which lives across the call;
+        // MSG_PEEK leaves the data in the socket and MSG_DONTWAIT never blocks the thread.
+        let peeked = unsafe {
+            libc::recv(
+                self.stream.as_raw_fd(),
+                (&raw mut byte).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        match peeked {
+            // Open and quiet: the normal case.
+            -1 => !matches!(
+                io::Error::last_os_error().kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ),
+            // 0: the server's FIN; more: bytes that belong to no request.
+            _ => true,
+        }
     }
 
     /// Sends `call` and reads its whole response; `start` is when the call was made.
@@ -220,6 +296,7 @@ impl Connection {
         let done = Instant::now();
         self.completed += 1;
         self.idle = response.keep_alive;
+        self.idle_since = done;
         Ok(Exchange {
             status: response.status,
             body: response.body,
@@ -230,6 +307,7 @@ impl Connection {
             },
             started: start,
             finished: done,
+            resent: false,
         })
     }
 
@@ -302,6 +380,10 @@ impl Client {
         &self.endpoint
     }
 
+    pub fn endpoint_arc(&self) -> &Arc<Endpoint> {
+        &self.endpoint
+    }
+
     /// Opens the connection now, so that the first request does not pay for it.
     pub async fn open(&mut self) -> Result<(), TransportError> {
         ensure_open(&mut self.connection, &self.endpoint, &mut self.connects)
@@ -311,47 +393,87 @@ impl Client {
 
     /// Sends one request and reads its whole response.
     ///
-    /// A request that fails on a reused connection before any byte of a response came back
-    /// is sent once more on a new connection: the server closed an idle keep-alive
-    /// connection as the request went out, so it never saw it. That is the one case where
-    /// resending cannot apply an operation twice.
-    pub async fn send(&mut self, call: &Call<'_>) -> Result<Exchange, TransportError> {
-        let mut retried = false;
+    /// A request is sent again only when that cannot apply it twice or hide its time: a
+    /// GET whose first attempt, on a reused connection, met a close before any byte of an
+    /// answer, once, with the first attempt's time counted. Writes are never resent: a
+    /// write whose answer was lost may have been applied, and the caller counts its
+    /// outcome as unknown. Closes the client can see coming (an idle connection past
+    /// [`IDLE_RETIRE`], or one the server has closed already) are met by opening a new
+    /// connection before sending.
+    pub async fn send(&mut self, call: &Call<'_>) -> Result<Exchange, Unanswered> {
+        let first_start = Instant::now();
+        let deadline = self.timeout.map(|limit| first_start + limit);
+        let mut resent = false;
         loop {
-            let connection =
-                ensure_open(&mut self.connection, &self.endpoint, &mut self.connects).await?;
+            let opened = ensure_open(&mut self.connection, &self.endpoint, &mut self.connects);
+            let opened = match deadline {
+                None => opened.await,
+                Some(at) => match tokio::time::timeout_at(at.into(), opened).await {
+                    Ok(opened) => opened,
+                    Err(_) => Err(TransportError::Timeout),
+                },
+            };
+            let connection = opened.map_err(|error| Unanswered {
+                // A GET being resent may have reached the server the first time; it
+                // changes nothing, so the flag only matters for writes, sent once.
+                may_have_reached: resent,
+                error,
+                resent,
+                started: first_start,
+            })?;
             let reused = connection.completed > 0;
             let start = Instant::now();
             let exchange = connection.exchange(&self.endpoint, call, start);
-            let result = match self.timeout {
+            let result = match deadline {
                 None => exchange.await,
-                Some(limit) => within(&mut self.timer, start + limit, exchange).await,
+                Some(at) => within(&mut self.timer, at, exchange).await,
             };
             let failed = match result {
-                Ok(done) => return Ok(done),
+                Ok(mut done) => {
+                    // A resent GET's first attempt is time the operation waited.
+                    done.timing.wait += nanos(first_start, start);
+                    done.started = first_start;
+                    done.resent = resent;
+                    return Ok(done);
+                }
                 Err(failed) => failed,
             };
             // A timed-out or broken connection may still carry a late response: never
             // reuse it.
             self.connection = None;
-            let stale = reused
+            let closed_unanswered = reused
                 && !failed.answered
                 && matches!(
                     failed.error,
                     TransportError::Broken(_) | TransportError::Closed
-                )
-                && !retried;
-            if !stale {
-                return Err(failed.error);
+                );
+            if !(closed_unanswered && call.method == Method::Get && !resent) {
+                return Err(Unanswered {
+                    error: failed.error,
+                    may_have_reached: true,
+                    resent,
+                    started: first_start,
+                });
             }
-            retried = true;
+            resent = true;
         }
+    }
+
+    /// Forgets the open connection, so the next request opens a new one (on another node
+    /// after [`Client::move_to`]).
+    pub fn disconnect(&mut self) {
+        self.connection = None;
+    }
+
+    /// Points the client at another node; the next request connects there.
+    pub fn move_to(&mut self, endpoint: Arc<Endpoint>) {
+        self.connection = None;
+        self.endpoint = endpoint;
     }
 }
 
 /// The open connection in `slot`, after opening a new one if there is none or it cannot
-/// be reused. An idle connection the server closed is only found out when a request goes
-/// out on it; `send` resends in that case.
+/// be reused.
 async fn ensure_open<'a>(
     slot: &'a mut Option<Connection>,
     endpoint: &Endpoint,
@@ -611,7 +733,7 @@ mod tests {
         let mut client = client(endpoint);
         client.send(&get("/")).await.unwrap();
         let error = client.send(&get("/")).await.unwrap_err();
-        assert!(matches!(error, TransportError::Broken(_)), "{error}");
+        assert!(matches!(error.error, TransportError::Broken(_)), "{error}");
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (1, 1));
     }
@@ -626,7 +748,7 @@ mod tests {
         let mut client = Client::new(endpoint, Some(Duration::from_millis(200)));
         let started = Instant::now();
         let error = client.send(&get("/")).await.unwrap_err();
-        assert!(matches!(error, TransportError::Timeout), "{error}");
+        assert!(matches!(error.error, TransportError::Timeout), "{error}");
         let waited = started.elapsed();
         assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(5));
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
@@ -658,7 +780,7 @@ mod tests {
         })
         .await;
         let error = client(endpoint).send(&get("/")).await.unwrap_err();
-        let TransportError::Broken(cause) = &error else {
+        let TransportError::Broken(cause) = &error.error else {
             panic!("{error}");
         };
         assert_eq!(cause.kind(), io::ErrorKind::InvalidData);
@@ -802,5 +924,127 @@ mod tests {
         // The first connection's late answer is not taken for the second request's.
         assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"1");
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// Answers the first request on each connection, then holds the second for `hold`
+    /// and closes without a byte of an answer, as a server that dies with it would.
+    async fn hold_then_close(
+        hold: Duration,
+    ) -> (Arc<Endpoint>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+        let requests = Arc::new(AtomicUsize::new(0));
+        let seen = requests.clone();
+        let (endpoint, accepted) = serve(move |mut stream, number| {
+            let seen = seen.clone();
+            async move {
+                let mut answered = 0;
+                while read_request(&mut stream).await.is_some() {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    if number == 0 && answered == 1 {
+                        tokio::time::sleep(hold).await;
+                        return;
+                    }
+                    answered += 1;
+                    stream
+                        .write_all(b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
+                        .await
+                        .unwrap();
+                }
+            }
+        })
+        .await;
+        (endpoint, accepted, requests)
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_answer_was_lost_is_not_resent_and_may_have_been_applied() {
+        let (endpoint, _, requests) = hold_then_close(Duration::from_millis(300)).await;
+        let mut client = client(endpoint);
+        let put = Call {
+            method: Method::Put,
+            path: "/db/doc",
+            body: Some(b"{}"),
+        };
+        client.send(&put).await.unwrap();
+        let started = Instant::now();
+        let lost = client.send(&put).await.unwrap_err();
+        assert!(matches!(lost.error, TransportError::Closed), "{lost}");
+        assert!(lost.may_have_reached && !lost.resent);
+        assert!(lost.started >= started && lost.started.elapsed() >= Duration::from_millis(300));
+        // The server saw the write once: it was not sent again.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(requests.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_read_that_met_a_close_is_resent_once_with_its_time_counted() {
+        let (endpoint, accepted, requests) = hold_then_close(Duration::from_millis(300)).await;
+        let mut client = client(endpoint);
+        client.send(&get("/db/doc")).await.unwrap();
+        let answer = client.send(&get("/db/doc")).await.unwrap();
+        assert!(answer.resent);
+        // The 300 ms the server held the first attempt are in the service time.
+        let held = Duration::from_nanos(answer.timing.service_time());
+        assert!(held >= Duration::from_millis(300), "{held:?}");
+        assert_eq!(requests.load(Ordering::SeqCst), 3);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_connection_idle_past_the_retire_age_is_replaced_before_sending() {
+        let (endpoint, accepted) = serve(|stream, _| async move {
+            answer_all(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").await;
+        })
+        .await;
+        let mut client = client(endpoint);
+        client.send(&get("/")).await.unwrap();
+        client.send(&get("/")).await.unwrap();
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        if let Some(connection) = client.connection.as_mut() {
+            connection.idle_since -= IDLE_RETIRE;
+        }
+        let answer = client.send(&get("/")).await.unwrap();
+        assert!(!answer.resent);
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn a_close_seen_before_sending_opens_a_new_connection_without_a_resend() {
+        let requests = Arc::new(AtomicUsize::new(0));
+        let seen = requests.clone();
+        let (endpoint, accepted) = serve(move |mut stream, _| {
+            let seen = seen.clone();
+            async move {
+                // One answer, then the server closes the idle connection.
+                read_request(&mut stream).await.unwrap();
+                seen.fetch_add(1, Ordering::SeqCst);
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    .await
+                    .unwrap();
+            }
+        })
+        .await;
+        let mut client = client(endpoint);
+        client.send(&get("/")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let answer = client.send(&get("/")).await.unwrap();
+        assert!(!answer.resent, "the close was not seen before sending");
+        assert_eq!(requests.load(Ordering::SeqCst), 2);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_node_is_known_not_to_have_seen_the_request() {
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let node = crate::target::Target::parse(&format!("http://127.0.0.1:{port}"), "db")
+            .unwrap()
+            .nodes[0]
+            .clone();
+        let mut client = client(Arc::new(Endpoint::new(node, None)));
+        let lost = client.send(&get("/")).await.unwrap_err();
+        assert!(lost.is_unreachable() && !lost.may_have_reached, "{lost}");
     }
 }

@@ -7,6 +7,8 @@ pub mod http1;
 pub mod responses;
 pub mod rev;
 
-pub use connection::{Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError};
+pub use connection::{
+    Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError, Unanswered,
+};
 pub use http1::Method;
 pub use rev::Rev;

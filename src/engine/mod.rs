@@ -9,6 +9,7 @@ mod actions;
 mod bulk_answer;
 pub mod monitor;
 mod progress;
+mod reconnect;
 pub mod stop;
 mod worker;
 
@@ -71,6 +72,10 @@ pub struct RunSettings {
     /// This node's slice when several machines share the run: the phases count all
     /// nodes' connections, and this node drives its `index`-th share of them.
     pub node: NodeSlice,
+    /// How long a connection that lost its server keeps trying to reconnect.
+    pub reconnect_for: Duration,
+    /// With several nodes, move a connection that cannot reach its node to the next one.
+    pub failover: bool,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -115,6 +120,9 @@ impl Engine {
             late_threshold: settings.late_threshold,
             // One shard per runtime thread, and one for the thread that drives the run.
             recorder: Arc::new(Recorder::new(monitor::cores() as usize + 1)),
+            reconnect_for: settings.reconnect_for,
+            failover: settings.failover,
+            endpoints: endpoints.clone(),
         });
         Engine {
             settings,
@@ -188,7 +196,9 @@ impl Engine {
             2 * (self.phases_run + 1),
         );
         let rng = seed::rng(stream);
-        let order = match phase.counts_of(index) {
+        let counts = phase.counts_of(index);
+        let counted = counts.is_some();
+        let order = match counts {
             Some(counts) => OperationOrder::new(counts, known, rng),
             None => OperationOrder::by_weights(phase.mix, known, rng),
         }
@@ -216,6 +226,7 @@ impl Engine {
             keys: phase.keys,
             deadline: phase.bound.duration.map(|d| started + d),
             pacing,
+            counted,
         }
     }
 

@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::bulk_answer::{self, DocumentOutcome};
+use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use crate::driver::responses;
-use crate::driver::{Call, Client, Exchange, Method, TransportError};
+use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
@@ -33,6 +34,12 @@ pub struct Shared {
     pub late_threshold: Duration,
     /// Latencies and the live interval of the current phase.
     pub recorder: Arc<Recorder>,
+    /// How long a connection that lost its server keeps trying to reconnect.
+    pub reconnect_for: Duration,
+    /// With several nodes: a connection that cannot reach its node moves on to the next.
+    pub failover: bool,
+    /// Every node's endpoint, in `--database_address` order, for failing over.
+    pub endpoints: Vec<Arc<Endpoint>>,
 }
 
 /// When a connection sends its operations.
@@ -60,6 +67,9 @@ pub struct PhaseWork {
     pub keys: KeyChoice,
     pub deadline: Option<Instant>,
     pub pacing: Pacing,
+    /// True when `order` is the connection's planned share (a count bound), so that what
+    /// it did not run can be counted.
+    pub counted: bool,
 }
 
 pub struct Worker {
@@ -74,6 +84,11 @@ pub struct Worker {
     /// Resolves when requests in flight are to be given up; kept across requests, since
     /// subscribing to the signal for every request cost more than the rest of the wait.
     abandoned: Pin<Box<dyn Future<Output = ()> + Send>>,
+    /// Whether the server is reachable, and when to try again if not.
+    reconnect: Reconnect,
+    /// True once the connection gave up reconnecting: a later phase tries once more, and
+    /// gives up at once if that fails.
+    gave_up: bool,
     body: Vec<u8>,
     path: String,
     id: String,
@@ -88,11 +103,52 @@ struct Start {
     intended: Option<Instant>,
 }
 
+/// How an operation ended, for what the connection knows of its document afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settled {
+    Done,
+    Failed,
+    /// A write whose answer was lost: it may or may not have been applied.
+    Unknown,
+}
+
+/// Whether the server can be reached before an operation.
+enum Reachable {
+    Up,
+    /// Not yet (open model): the operation due now fails as unreachable.
+    Down,
+    /// The connection tried for as long as allowed; why, for the report.
+    GaveUp(Abort),
+    /// The run was stopped while waiting.
+    Stopped,
+}
+
+/// Operations of a connection's planned share that never started, by kind.
+#[derive(Default)]
+struct NotRun {
+    counts: [u64; 5],
+}
+
+impl NotRun {
+    fn count(&mut self, operation: Operation) {
+        self.counts[operation.index()] += 1;
+    }
+
+    fn add_to(&self, metrics: &mut ConnectionMetrics) {
+        for operation in Operation::ALL {
+            metrics.operation(operation).not_run += self.counts[operation.index()];
+        }
+    }
+}
+
 /// How an exchange ended, for the operation's bookkeeping.
 enum Answer {
     Received(Exchange),
-    /// Counted as failed already; the worker goes on.
-    Lost,
+    /// Counted as failed already; the worker goes on. `unknown` when it was a write that
+    /// may have been applied.
+    Lost {
+        unknown: bool,
+    },
 }
 
 impl Answer {
@@ -101,7 +157,7 @@ impl Answer {
     fn span(&self, begin: Instant) -> (Instant, Instant) {
         match self {
             Answer::Received(exchange) => (exchange.started.max(begin), exchange.finished),
-            Answer::Lost => (begin, Instant::now()),
+            Answer::Lost { .. } => (begin, Instant::now()),
         }
     }
 }
@@ -111,6 +167,8 @@ impl Worker {
         let abandoned = Box::pin(shared.stop.abandon.raised());
         Worker {
             abandoned,
+            reconnect: Reconnect::new(shared.reconnect_for),
+            gave_up: false,
             index,
             client,
             pool: DocumentPool::default(),
@@ -125,14 +183,16 @@ impl Worker {
     }
 
     /// Sends one request to `self.path`, with `self.body` if `with_body`, records its
-    /// timings and bytes, and counts transport failures. Returns `Err` when the node cannot
-    /// be reached any more: the step ends there.
+    /// timings and bytes, and counts transport failures. `documents` is how many
+    /// documents a write carries, for counting unknown outcomes. Returns `Err` when the
+    /// run was interrupted with the request in flight.
     async fn exchange(
         &mut self,
         metrics: &mut ConnectionMetrics,
         operation: Operation,
         method: Method,
         with_body: bool,
+        documents: u64,
     ) -> Result<Answer, Abort> {
         let body = with_body.then_some(self.body.as_slice());
         let sent = body.map_or(0, |b| b.len() as u64);
@@ -154,39 +214,101 @@ impl Worker {
                 self.index
             ));
         };
+        let op = metrics.operation(operation);
         match result {
             Ok(answer) => {
+                op.remote_ns += answer.timing.wait;
+                op.resends += u64::from(answer.resent);
                 metrics.send_ns += answer.timing.send;
                 metrics.receive_ns += answer.timing.receive;
-                metrics.operation(operation).remote_ns += answer.timing.wait;
                 metrics.json_sent += sent;
                 metrics.json_received += answer.body.len() as u64;
                 Ok(Answer::Received(answer))
             }
-            Err(error) => {
-                let timeout = matches!(error, TransportError::Timeout);
+            Err(lost) => {
+                let timeout = matches!(lost.error, TransportError::Timeout);
                 let failure = if timeout {
                     Failure::Timeout
+                } else if lost.is_unreachable() {
+                    Failure::Unreachable
                 } else {
                     Failure::Transport
                 };
-                let op = metrics.operation(operation);
                 if op.samples.wants(&failure) {
-                    op.samples.add(&failure, &error.to_string());
+                    op.samples.add(&failure, &lost.error.to_string());
                 }
                 op.fail(failure);
-                self.shared.recorder.failed(operation, timeout);
-                if error.is_unreachable() {
-                    Err(format!(
-                        "connection {} lost {}: {error}",
+                op.resends += u64::from(lost.resent);
+                let unknown = lost.may_have_reached && method != Method::Get;
+                if unknown {
+                    op.unknown += documents;
+                }
+                let took = lost.started.elapsed().as_nanos() as u64;
+                self.shared.recorder.failed(operation, took, timeout);
+                if lost.is_unreachable() {
+                    self.reconnect.failed(Instant::now(), rand::random());
+                }
+                Ok(Answer::Lost { unknown })
+            }
+        }
+    }
+
+    /// Before an operation: a connection that lost its server waits for it (closed
+    /// model) or, under a rate, fails the operations that fall due meanwhile, trying again
+    /// with a growing backoff until `--reconnect-for` has passed.
+    async fn come_back(&mut self, open_model: bool) -> Reachable {
+        loop {
+            let now = Instant::now();
+            match self.reconnect.next(now) {
+                Next::GiveUp(tried) => {
+                    return Reachable::GaveUp(format!(
+                        "connection {} gave up reconnecting to {} after {:.1} s ({} tries; --reconnect-for allows {} s)",
                         self.index,
-                        self.client.endpoint().node
-                    ))
-                } else {
-                    Ok(Answer::Lost)
+                        self.client.endpoint().node,
+                        tried.as_secs_f64(),
+                        self.reconnect.failed_tries + 1,
+                        self.shared.reconnect_for.as_secs_f64()
+                    ));
+                }
+                Next::WaitUntil(_) if open_model => return Reachable::Down,
+                Next::WaitUntil(at) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(at.into()) => {}
+                        () = self.shared.stop.stop.raised() => return Reachable::Stopped,
+                    }
+                }
+                Next::Try => {
+                    if self.try_nodes().await {
+                        self.reconnect.reached();
+                        return Reachable::Up;
+                    }
+                    self.reconnect.failed(Instant::now(), rand::random());
+                    if open_model {
+                        return Reachable::Down;
+                    }
                 }
             }
         }
+    }
+
+    /// One try to connect: to this connection's node, or with `--failover` to each node
+    /// in turn from it, staying on the first that answers.
+    async fn try_nodes(&mut self) -> bool {
+        let nodes = &self.shared.endpoints;
+        let tries = if self.shared.failover { nodes.len() } else { 1 };
+        for _ in 0..tries {
+            if self.client.open().await.is_ok() {
+                return true;
+            }
+            if let Some(at) = nodes
+                .iter()
+                .position(|e| Arc::ptr_eq(e, self.client.endpoint_arc()))
+                .filter(|_| tries > 1)
+            {
+                self.client.move_to(nodes[(at + 1) % nodes.len()].clone());
+            }
+        }
+        false
     }
 
     fn set_document_path(&mut self, number: u64) {
@@ -220,7 +342,13 @@ impl Worker {
         }
         self.body.extend_from_slice(b"]}");
         let answer = self
-            .exchange(metrics, Operation::BulkInsert, Method::Post, true)
+            .exchange(
+                metrics,
+                Operation::BulkInsert,
+                Method::Post,
+                true,
+                numbers.len() as u64,
+            )
             .await?;
         let (ready, answered) = answer.span(start.begin);
         if let Answer::Received(answer) = answer {
@@ -254,7 +382,10 @@ impl Worker {
             Err(failure) => {
                 bulk.samples.add_body(&failure, &answer.body);
                 bulk.fail(failure);
-                self.shared.recorder.failed(Operation::BulkInsert, false);
+                let took = answer.timing.service_time();
+                self.shared
+                    .recorder
+                    .failed(Operation::BulkInsert, took, false);
                 return;
             }
         };
@@ -309,7 +440,23 @@ impl Worker {
         let mut abort = None;
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone());
-        for (k, operation) in work.order.enumerate() {
+        let mut not_run = NotRun::default();
+        let mut order = work.order.enumerate();
+        if self.gave_up {
+            if self.try_nodes().await {
+                self.gave_up = false;
+                self.reconnect.reached();
+            } else {
+                abort = Some(format!(
+                    "connection {} still cannot reach {} (it gave up in an earlier phase)",
+                    self.index,
+                    self.client.endpoint().node
+                ));
+            }
+        }
+        while abort.is_none()
+            && let Some((k, operation)) = order.next()
+        {
             let intended = match work.pacing {
                 Pacing::Closed => None,
                 Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
@@ -333,6 +480,23 @@ impl Worker {
                 metrics.late += 1;
                 self.shared.recorder.late();
             }
+            if self.reconnect.is_down() {
+                match self.come_back(intended.is_some()).await {
+                    Reachable::Up => {}
+                    Reachable::Down => {
+                        self.fail_unreachable(&mut metrics, operation, intended.unwrap_or(begin));
+                        progress.done(begin);
+                        continue;
+                    }
+                    Reachable::GaveUp(reason) => {
+                        not_run.count(operation);
+                        self.gave_up = true;
+                        abort = Some(reason);
+                        break;
+                    }
+                    Reachable::Stopped => break,
+                }
+            }
             let start = Start { begin, intended };
             let outcome = match operation {
                 Operation::Create => {
@@ -355,8 +519,27 @@ impl Worker {
             }
         }
         progress.flush();
+        // A connection that gave up leaves the rest of its planned share unrun: counted,
+        // never silently dropped. A stop by the user (Ctrl-C, --duration) is not counted.
+        if work.counted && abort.is_some() && !stop.is_raised() {
+            order.for_each(|(_, operation)| not_run.count(operation));
+        }
+        not_run.add_to(&mut metrics);
         metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
         (metrics, abort)
+    }
+
+    /// An operation due while the server is unreachable (open model): it fails at once,
+    /// as such, and the schedule goes on.
+    fn fail_unreachable(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        due: Instant,
+    ) {
+        metrics.operation(operation).fail(Failure::Unreachable);
+        let waited = due.elapsed().as_nanos() as u64;
+        self.shared.recorder.failed(operation, waited, false);
     }
 
     /// Sends the request prepared in `self.path` (and `self.body` if `with_body`), then lets
@@ -370,34 +553,43 @@ impl Worker {
         with_body: bool,
         start: Start,
         on_answer: impl FnOnce(&mut Worker, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
-    ) -> Result<(), Abort> {
+    ) -> Result<Settled, Abort> {
         let Start { begin, intended } = start;
-        let answer = self.exchange(metrics, operation, method, with_body).await?;
+        let answer = self
+            .exchange(metrics, operation, method, with_body, 1)
+            .await?;
         let (ready, answered) = answer.span(begin);
-        if let Answer::Received(answer) = answer {
-            metrics.operation(operation).statuses.add(answer.status, 1);
-            match on_answer(self, metrics, &answer) {
-                Ok(()) => {
-                    let response = answered
-                        .duration_since(intended.unwrap_or(ready))
-                        .as_nanos() as u64;
-                    let op = metrics.operation(operation);
-                    op.succeeded += 1;
-                    op.documents += 1;
-                    let service = answer.timing.service_time();
-                    self.shared.recorder.succeeded(operation, service, response);
-                }
-                Err(failure) => {
-                    let op = metrics.operation(operation);
-                    op.samples.add_body(&failure, &answer.body);
-                    op.fail(failure);
-                    self.shared.recorder.failed(operation, false);
+        let settled = match answer {
+            Answer::Received(answer) => {
+                metrics.operation(operation).statuses.add(answer.status, 1);
+                match on_answer(self, metrics, &answer) {
+                    Ok(()) => {
+                        let response = answered
+                            .duration_since(intended.unwrap_or(ready))
+                            .as_nanos() as u64;
+                        let op = metrics.operation(operation);
+                        op.succeeded += 1;
+                        op.documents += 1;
+                        let service = answer.timing.service_time();
+                        self.shared.recorder.succeeded(operation, service, response);
+                        Settled::Done
+                    }
+                    Err(failure) => {
+                        let op = metrics.operation(operation);
+                        op.samples.add_body(&failure, &answer.body);
+                        op.fail(failure);
+                        let took = answer.timing.service_time();
+                        self.shared.recorder.failed(operation, took, false);
+                        Settled::Failed
+                    }
                 }
             }
-        }
+            Answer::Lost { unknown: true } => Settled::Unknown,
+            Answer::Lost { unknown: false } => Settled::Failed,
+        };
         metrics.local_ns +=
             (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
-        Ok(())
+        Ok(settled)
     }
 
     async fn create(
@@ -424,6 +616,7 @@ impl Worker {
             },
         )
         .await
+        .map(|_| ())
     }
 
     /// Picks a live document and points the path at it; `None` (counted) when there is none.
@@ -456,6 +649,7 @@ impl Worker {
             },
         )
         .await
+        .map(|_| ())
     }
 
     async fn update(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
@@ -474,19 +668,31 @@ impl Worker {
             Some(&self.id),
             Some(&self.rev),
         );
-        self.perform(
-            metrics,
-            Operation::Update,
-            Method::Put,
-            true,
-            start,
-            |w, _, answer| {
-                let rev = written(answer)?;
-                w.pool.set_rev(slot, rev);
-                Ok(())
-            },
-        )
-        .await
+        let settled = self
+            .perform(
+                metrics,
+                Operation::Update,
+                Method::Put,
+                true,
+                start,
+                |w, _, answer| {
+                    let rev = written(answer)?;
+                    w.pool.set_rev(slot, rev);
+                    Ok(())
+                },
+            )
+            .await?;
+        self.set_aside_if_unknown(slot, settled);
+        Ok(())
+    }
+
+    /// A document whose update or delete may or may not have been applied has a revision
+    /// nobody knows: using it again would fail for the tool's sake, so the connection
+    /// leaves it alone from now on.
+    fn set_aside_if_unknown(&mut self, slot: usize, settled: Settled) {
+        if settled == Settled::Unknown {
+            self.pool.remove(slot);
+        }
     }
 
     async fn delete(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
@@ -495,19 +701,22 @@ impl Worker {
         };
         self.path.push_str("?rev=");
         self.pool.get(slot).rev.write_to(&mut self.path);
-        self.perform(
-            metrics,
-            Operation::Delete,
-            Method::Delete,
-            false,
-            start,
-            |w, _, answer| {
-                written(answer)?;
-                w.pool.remove(slot);
-                Ok(())
-            },
-        )
-        .await
+        let settled = self
+            .perform(
+                metrics,
+                Operation::Delete,
+                Method::Delete,
+                false,
+                start,
+                |w, _, answer| {
+                    written(answer)?;
+                    w.pool.remove(slot);
+                    Ok(())
+                },
+            )
+            .await?;
+        self.set_aside_if_unknown(slot, settled);
+        Ok(())
     }
 }
 

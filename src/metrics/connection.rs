@@ -17,6 +17,14 @@ pub struct OperationMetrics {
     pub samples: FailureSamples,
     /// Every answer's HTTP status.
     pub statuses: StatusCounts,
+    /// Requests sent a second time (a GET whose first attempt met a closed connection).
+    pub resends: u64,
+    /// Writes whose answer was lost after the request went out: they may or may not have
+    /// been applied. Counted in documents (a bulk insert counts its batch).
+    pub unknown: u64,
+    /// Operations the phase planned for this connection that it never started, because
+    /// it gave up reconnecting or had no document to work on.
+    pub not_run: u64,
     /// Nanoseconds spent waiting for the server's answer to begin (Iron Cushion's
     /// `remoteProcessing`, per operation kind).
     pub remote_ns: u64,
@@ -62,6 +70,9 @@ impl OperationMetrics {
         self.samples.merge(&other.samples);
         self.statuses.merge(&other.statuses);
         self.remote_ns += other.remote_ns;
+        self.resends += other.resends;
+        self.unknown += other.unknown;
+        self.not_run += other.not_run;
     }
 }
 

@@ -13,8 +13,11 @@ pub enum Failure {
     BadAnswer,
     /// The request did not finish within `--timeout`.
     Timeout,
-    /// The connection broke or could not be made.
+    /// The connection broke.
     Transport,
+    /// The server could not be reached: no connection could be made, or (under a rate)
+    /// the operation fell due while the connection was waiting to reconnect.
+    Unreachable,
     /// The connection knew no live document to read, update or delete (an earlier
     /// create failed).
     NoDocument,
@@ -28,6 +31,7 @@ impl fmt::Display for Failure {
             Failure::BadAnswer => f.write_str("bad_answer"),
             Failure::Timeout => f.write_str("timeout"),
             Failure::Transport => f.write_str("transport"),
+            Failure::Unreachable => f.write_str("unreachable"),
             Failure::NoDocument => f.write_str("no_document"),
         }
     }

@@ -30,7 +30,7 @@ pub fn record_micros(histogram: &mut Histogram<u64>, nanoseconds: u64) {
     let _ = histogram.record((nanoseconds / 1_000).max(1));
 }
 
-/// Latencies of one operation kind's successful operations, microseconds.
+/// Latencies of one operation kind, microseconds.
 #[derive(Clone, Debug)]
 pub struct OperationLatencies {
     /// Service time: first byte of the request out to the last byte of the answer in.
@@ -38,6 +38,10 @@ pub struct OperationLatencies {
     /// Response time: from the moment the schedule meant the operation to start (open
     /// model) or from sending (closed model). Under a rate, this shows a stalled server.
     pub response: Histogram<u64>,
+    /// Failed operations: from the first attempt's start to the failure (a timeout, a
+    /// broken connection, an error status). Kept apart so that failures neither vanish
+    /// from the figures nor pass for fast successes.
+    pub failed: Histogram<u64>,
 }
 
 impl Default for OperationLatencies {
@@ -45,6 +49,7 @@ impl Default for OperationLatencies {
         OperationLatencies {
             latency: new_histogram(),
             response: new_histogram(),
+            failed: new_histogram(),
         }
     }
 }
@@ -58,11 +63,13 @@ impl OperationLatencies {
     pub fn merge(&mut self, other: &OperationLatencies) {
         let _ = self.latency.add(&other.latency);
         let _ = self.response.add(&other.response);
+        let _ = self.failed.add(&other.failed);
     }
 
     fn clear(&mut self) {
         self.latency.reset();
         self.response.reset();
+        self.failed.reset();
     }
 }
 
@@ -118,9 +125,12 @@ impl Recorder {
         shard.interval.succeeded(operation, response_ns);
     }
 
-    /// A failed operation; `timeout` when it failed for want of an answer in time.
-    pub fn failed(&self, operation: Operation, timeout: bool) {
-        self.shard().interval.failed(operation, timeout);
+    /// A failed operation, which took `took_ns` until it failed; `timeout` when it failed
+    /// for want of an answer in time.
+    pub fn failed(&self, operation: Operation, took_ns: u64, timeout: bool) {
+        let mut shard = self.shard();
+        record_micros(&mut shard.step[operation.index()].failed, took_ns);
+        shard.interval.failed(operation, timeout);
     }
 
     /// An operation that started later than the schedule meant.
@@ -170,7 +180,7 @@ mod tests {
                     for k in 0..100 {
                         recorder.succeeded(Operation::Read, t * 1_000_000, (t + k) * 1_000);
                     }
-                    recorder.failed(Operation::Update, t == 4);
+                    recorder.failed(Operation::Update, t * 1_000_000, t == 4);
                 })
             })
             .collect();
@@ -189,6 +199,8 @@ mod tests {
         let read = &step[Operation::Read.index()];
         assert_eq!(read.latency.len(), 400);
         assert_eq!(read.latency.max(), read.latency.highest_equivalent(4_000));
+        let update = &step[Operation::Update.index()];
+        assert_eq!((update.failed.len(), update.latency.len()), (4, 0));
         recorder.clear();
         assert!(recorder.step()[Operation::Read.index()].latency.is_empty());
     }

@@ -56,10 +56,13 @@ pub fn table(phase: &PhaseResult, which: Latency) -> String {
     out
 }
 
-/// One line per operation that had failures, by kind: `failed read: 404 x2, timeout x1`.
+/// One line per operation that had failures, by kind: `failed read: 404 x2, timeout x1`,
+/// with examples of what the server said, how long the failures took, and what was
+/// resent, left unknown or not run.
 pub fn failures(phase: &PhaseResult) -> String {
     let mut out = String::new();
     for op in &phase.operations {
+        accounting_lines(op, &mut out);
         if op.failures.is_empty() {
             continue;
         }
@@ -70,6 +73,13 @@ pub fn failures(phase: &PhaseResult) -> String {
             .map(|(failure, n)| format!("{failure} x{}", grouped(**n)))
             .collect();
         let _ = writeln!(out, "  failed {}: {}", op.operation, parts.join(", "));
+        if let Some(l) = &op.failed_latency {
+            let _ = writeln!(
+                out,
+                "    the failures took (ms): p50 {:.3}, p99 {:.3}, max {:.3}",
+                l.p50_ms, l.p99_ms, l.max_ms
+            );
+        }
         for (failure, examples) in &op.failure_samples {
             for example in examples {
                 let _ = writeln!(out, "    e.g. {failure}: {example}");
@@ -77,4 +87,31 @@ pub fn failures(phase: &PhaseResult) -> String {
         }
     }
     out
+}
+
+/// Operations that were not simply done or failed: resent, with an unknown outcome, or
+/// never run.
+fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
+    let name = &op.operation;
+    if op.resends > 0 {
+        let _ = writeln!(
+            out,
+            "  resent {name}: {} (sent again after the connection closed before any answer; their time counts in full)",
+            grouped(op.resends)
+        );
+    }
+    if op.unknown_outcomes > 0 {
+        let _ = writeln!(
+            out,
+            "  unknown {name}: {} documents (the answer was lost after the request went out: they may or may not be in the database)",
+            grouped(op.unknown_outcomes)
+        );
+    }
+    if op.not_run > 0 {
+        let _ = writeln!(
+            out,
+            "  not run {name}: {} planned operations (their connection gave up reconnecting; see \"stopped early\")",
+            grouped(op.not_run)
+        );
+    }
 }

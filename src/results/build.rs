@@ -163,6 +163,10 @@ fn operation(
             .collect(),
         latency: latency(&latencies.latency),
         response: latency(&latencies.response),
+        failed_latency: (!latencies.failed.is_empty()).then(|| latency(&latencies.failed)),
+        resends: m.resends,
+        unknown_outcomes: m.unknown,
+        not_run: m.not_run,
     }
 }
 
@@ -207,7 +211,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
         for c in &outcome.connections {
             total.merge(c.of(op));
         }
-        if total.succeeded + total.failures.total() > 0 {
+        if total.succeeded + total.failures.total() + total.not_run > 0 {
             merged.push((op, total));
         }
     }

@@ -126,6 +126,22 @@ pub struct OperationResult {
     pub latency: Latency,
     /// Response time of successful operations (from the scheduled start under a rate).
     pub response: Latency,
+    /// Time of failed operations, from the first attempt's start to the failure; absent
+    /// when none failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_latency: Option<Latency>,
+    /// Requests sent a second time: a GET whose first attempt met a closed connection
+    /// before any byte of an answer. Writes are never resent.
+    #[serde(default)]
+    pub resends: u64,
+    /// Documents written by requests whose answer was lost after they went out (a
+    /// timeout or a broken connection): they may or may not be in the database.
+    #[serde(default)]
+    pub unknown_outcomes: u64,
+    /// Operations the phase planned that never started because their connection gave
+    /// up reconnecting (`--reconnect-for`); never counts what `--duration` or Ctrl-C cut.
+    #[serde(default)]
+    pub not_run: u64,
 }
 
 /// Percentiles in milliseconds, and the histogram (microseconds) they come from.

@@ -18,6 +18,11 @@ struct State {
     delay: Duration,
     stall_until: Mutex<Option<Instant>>,
     requests: AtomicU64,
+    /// The next request to a document with this method is held this long, then its
+    /// connection is closed without a byte of an answer.
+    cut_next: Mutex<Option<(String, Duration)>>,
+    /// Requests to documents by method.
+    document_requests: Mutex<Vec<(String, u64)>>,
 }
 
 impl DelayServer {
@@ -28,6 +33,8 @@ impl DelayServer {
             delay,
             stall_until: Mutex::new(None),
             requests: AtomicU64::new(0),
+            cut_next: Mutex::new(None),
+            document_requests: Mutex::new(Vec::new()),
         });
         let shared = state.clone();
         std::thread::spawn(move || {
@@ -46,6 +53,46 @@ impl DelayServer {
 
     pub fn requests(&self) -> u64 {
         self.state.requests.load(Ordering::Relaxed)
+    }
+
+    /// The next request to a document with `method` is held for `hold`, then its
+    /// connection closes without an answer: a server that dies with a request in hand.
+    pub fn cut_next(&self, method: &str, hold: Duration) {
+        *self.state.cut_next.lock().unwrap() = Some((method.to_string(), hold));
+    }
+
+    /// How many requests to documents (`/db/id`) came with `method`.
+    pub fn document_requests(&self, method: &str) -> u64 {
+        let counts = self.state.document_requests.lock().unwrap();
+        counts
+            .iter()
+            .find(|(m, _)| m == method)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// Counts a request to a document; true when it is the one to cut.
+fn note_document_request(state: &State, request_line: &str) -> Option<Duration> {
+    let mut words = request_line.split_whitespace();
+    let method = words.next().unwrap_or("");
+    let path = words.next().unwrap_or("/").split('?').next().unwrap_or("/");
+    let segments = path.trim_matches('/').split('/').count();
+    if segments != 2 || path.contains("/_") {
+        return None;
+    }
+    let mut counts = state.document_requests.lock().unwrap();
+    match counts.iter_mut().find(|(m, _)| m == method) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((method.to_string(), 1)),
+    }
+    let mut cut = state.cut_next.lock().unwrap();
+    match cut.as_ref() {
+        Some((m, hold)) if m == method => {
+            let hold = *hold;
+            *cut = None;
+            Some(hold)
+        }
+        _ => None,
     }
 }
 
@@ -79,6 +126,10 @@ fn serve(stream: TcpStream, state: &State) {
             return;
         }
         state.requests.fetch_add(1, Ordering::Relaxed);
+        if let Some(hold) = note_document_request(state, &request_line) {
+            std::thread::sleep(hold);
+            return;
+        }
         let arrived = Instant::now();
         let stall_until = *state.stall_until.lock().unwrap();
         let mut answer_at = arrived + state.delay;

@@ -1,0 +1,219 @@
+//! Faults a real deployment meets: a request held and then cut, a server restarted
+//! mid-run, a node that stays down. The figures must say what happened: no time hidden
+//! by a resend, no write applied twice, no planned operation silently dropped.
+
+mod common;
+
+use std::time::Duration;
+
+use common::delay_server::DelayServer;
+use common::*;
+use serde_json::Value;
+
+/// A run of `crud` operations per connection against `address`, reads and updates only.
+fn reads_and_updates(address: &str, crud: u64, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "run",
+        &format!("--database_address={address}"),
+        "--database_name=faults",
+        "--quiet",
+        "--num_connections=1",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        &format!("--num_crud_operations={crud}"),
+        "--create_weight=0",
+        "--read_weight=1",
+        "--update_weight=1",
+        "--delete_weight=0",
+        "--seed=3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn run(args: &[String]) -> Run {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sofabench(&args)
+}
+
+#[test]
+fn a_write_held_then_cut_keeps_its_time_and_is_sent_once() {
+    let server = DelayServer::start(Duration::from_millis(1));
+    server.cut_next("PUT", Duration::from_secs(2));
+    let run = run(&reads_and_updates(&server.url, 40, &[]));
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    // The cut update failed, with an unknown outcome, and its 2 s are in its figures.
+    assert!(
+        run.stdout.contains("unknown update: 1 documents"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("failed update: transport x1"),
+        "{}",
+        run.stdout
+    );
+    let took = run
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("the failures took (ms): p50 "))
+        .and_then(|rest| rest.split(',').next()?.parse::<f64>().ok())
+        .expect("the failures' times are shown");
+    assert!(took >= 2_000.0, "{took} ms\n{}", run.stdout);
+    // Every update the report counts reached the server exactly once: none was resent.
+    let updates = run.count("update") + run.errors("update");
+    assert_eq!(updates, 20, "{}", run.stdout);
+    assert_eq!(server.document_requests("PUT"), updates);
+    assert!(!run.stdout.contains("resent"), "{}", run.stdout);
+}
+
+#[test]
+fn a_read_held_then_cut_is_resent_once_and_its_time_counts() {
+    let server = DelayServer::start(Duration::from_millis(1));
+    server.cut_next("GET", Duration::from_secs(2));
+    let run = run(&reads_and_updates(&server.url, 40, &[]));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("resent read: 1 "), "{}", run.stdout);
+    let max = latency_row(&run.stdout, "latency(ms)", "read")[7];
+    assert!(
+        max >= 2_000.0,
+        "max {max} ms hides the held request\n{}",
+        run.stdout
+    );
+    assert_eq!(run.count("read"), 20);
+    assert_eq!(server.document_requests("GET"), 21);
+}
+
+/// The CRUD phase of a result file.
+fn crud_phase(path: &std::path::Path) -> Value {
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "crud")
+        .cloned()
+        .expect("a crud phase")
+}
+
+#[test]
+fn a_server_restarted_mid_run_shows_as_errors_then_recovery() {
+    let mut server = PouchServer::secured(Storage::Disk);
+    let db = server.admin_db("faults");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let args = [
+        "run".to_string(),
+        format!("--database_address={}", server.admin_url),
+        "--database_name=faults".to_string(),
+        "--quiet".to_string(),
+        "--num_connections=2".to_string(),
+        "--num_bulk_insert_operations=1".to_string(),
+        "--num_documents_per_bulk_insert=20".to_string(),
+        "--num_crud_operations=3000".to_string(),
+        "--delete_weight=0".to_string(),
+        "--interval=250ms".to_string(),
+        "--timeout=2s".to_string(),
+        format!("--json={}", json.display()),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn_sofabench(&args);
+    assert!(wait_for(Duration::from_secs(20), || {
+        get(&db).1["doc_count"].as_u64().unwrap_or(0) > 100
+    }));
+    server.kill();
+    std::thread::sleep(Duration::from_secs(2));
+    server.restart();
+    let run = finish(child);
+    // Operations caught by the restart failed; the rest ran: the run finished its share.
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("stopped early"), "{}", run.stdout);
+    assert!(!run.stdout.contains("not run"), "{}", run.stdout);
+    let crud = crud_phase(&json);
+    let operations = crud["operations"].as_array().unwrap();
+    let done: u64 = operations
+        .iter()
+        .map(|o| o["succeeded"].as_u64().unwrap() + o["failed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(done, 6_000, "every planned operation ran or failed");
+    let intervals = crud["intervals"].as_array().unwrap();
+    let failed_in = |i: &Value| -> u64 {
+        i["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["failed"].as_u64().unwrap())
+            .sum()
+    };
+    let succeeded_in = |i: &Value| -> u64 {
+        i["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["succeeded"].as_u64().unwrap())
+            .sum()
+    };
+    let first_error = intervals
+        .iter()
+        .position(|i| failed_in(i) > 0)
+        .expect("the restart shows as errors in the intervals");
+    assert!(
+        intervals[first_error..].iter().any(|i| succeeded_in(i) > 0),
+        "and the run recovers after it"
+    );
+    // The database holds what the report says, within the writes whose outcome is unknown.
+    let created: u64 = operations
+        .iter()
+        .filter(|o| o["operation"] == "create")
+        .map(|o| o["succeeded"].as_u64().unwrap())
+        .sum();
+    let unknown: u64 = operations
+        .iter()
+        .map(|o| o["unknown_outcomes"].as_u64().unwrap_or(0))
+        .sum();
+    let count = doc_count(&db);
+    assert!(
+        count >= 40 + created && count <= 40 + created + unknown,
+        "{count} documents; {created} created, {unknown} unknown"
+    );
+}
+
+#[test]
+fn a_server_that_stays_down_ends_the_phase_at_the_reconnect_bound() {
+    let mut server = PouchServer::start();
+    let db = server.db("down");
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=down",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        "--num_crud_operations=100000",
+        "--delete_weight=0",
+        "--reconnect-for=2s",
+    ]);
+    assert!(wait_for(Duration::from_secs(20), || {
+        get(&db).1["doc_count"].as_u64().unwrap_or(0) > 40
+    }));
+    server.kill();
+    let run = finish(child);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("CRUD BENCHMARK RESULTS"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("gave up reconnecting"),
+        "{}",
+        run.stdout
+    );
+    // What the connections could not do is counted, not dropped.
+    assert!(run.stdout.contains("not run "), "{}", run.stdout);
+    assert!(run.took < Duration::from_secs(30), "{:?}", run.took);
+}
