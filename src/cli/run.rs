@@ -191,6 +191,7 @@ fn choose_scenario(
         weights: plan.weights,
     };
     if let Some(found) = scenario::builtin(name, &defaults, &options) {
+        scenario::check_documents(&found.phases).map_err(fail)?;
         return Ok(found);
     }
     let path = std::path::Path::new(name);
@@ -201,7 +202,16 @@ fn choose_scenario(
             names.join(", ")
         )));
     }
-    scenario::from_file(path, &defaults).map_err(fail)
+    let found = scenario::from_file(path, &defaults).map_err(fail)?;
+    scenario::check_documents(&found.phases).map_err(|problems| {
+        fail(
+            problems
+                .into_iter()
+                .map(|p| format!("{name}: {p}"))
+                .collect(),
+        )
+    })?;
+    Ok(found)
 }
 
 fn print(text: &str) {

@@ -95,3 +95,66 @@ pub fn from_file(path: &Path, defaults: &Defaults) -> Result<Scenario, Vec<Strin
         form: Form::Standard,
     })
 }
+
+/// Refuses, before anything is sent, a phase that cannot run at all: one whose mix only
+/// reads, updates or deletes when no earlier phase stores a document. sofabench works
+/// only on documents it stored itself (documents already in a reused database are not
+/// its own), so such a phase would send nothing and pass for a success.
+pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
+    let mut stores = false;
+    let mut problems = Vec::new();
+    for phase in phases.iter().filter(|p| p.has_work()) {
+        let mix = phase.mix;
+        stores |= mix.create > 0 || mix.bulk_insert > 0;
+        let needs = mix.read + mix.update + mix.delete > 0;
+        if needs && !stores {
+            problems.push(format!(
+                "phase {:?} only reads, updates or deletes, but no phase before it stores a document (sofabench works on the documents it stored itself); add a phase with bulk_insert or create before it, or add create to its mix",
+                phase.name
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::CrudWeights;
+
+    fn phase(name: &str, mix: CrudWeights) -> Phase {
+        Phase {
+            name: name.to_string(),
+            mix,
+            bound: crate::workload::CrudBound {
+                per_connection: Some(10),
+                total: None,
+                duration: None,
+            },
+            connections: 2,
+            batch_size: 10,
+            rate: None,
+            keys: KeyChoice::Uniform,
+            action: None,
+        }
+    }
+
+    #[test]
+    fn a_phase_with_nothing_to_work_on_is_refused() {
+        let delete = CrudWeights {
+            delete: 1,
+            ..CrudWeights::default()
+        };
+        let load = CrudWeights {
+            bulk_insert: 1,
+            ..CrudWeights::default()
+        };
+        let problems = check_documents(&[phase("gone", delete)]).unwrap_err();
+        assert!(problems[0].contains("\"gone\""), "{problems:?}");
+        assert!(check_documents(&[phase("load", load), phase("gone", delete)]).is_ok());
+    }
+}
