@@ -217,3 +217,74 @@ fn a_server_that_stays_down_ends_the_phase_at_the_reconnect_bound() {
     assert!(run.stdout.contains("not run "), "{}", run.stdout);
     assert!(run.took < Duration::from_secs(30), "{:?}", run.took);
 }
+
+/// Two nodes that reach one PouchDB Server: one through a proxy that is cut mid-run, as a
+/// cluster node that dies. Returns the run and its result file's CRUD phase.
+fn one_node_dies(extra: &[&str]) -> (Run, Value) {
+    let server = PouchServer::start();
+    let proxy = common::cut_proxy::CutProxy::start(server.port);
+    let db = server.db("nodes");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut args = vec![
+        "run".to_string(),
+        format!("--database_address={},{}", proxy.url, server.url),
+        "--database_name=nodes".to_string(),
+        "--quiet".to_string(),
+        "--num_connections=4".to_string(),
+        "--num_bulk_insert_operations=1".to_string(),
+        "--num_documents_per_bulk_insert=20".to_string(),
+        "--num_crud_operations=1500".to_string(),
+        "--delete_weight=0".to_string(),
+        "--reconnect-for=2s".to_string(),
+        format!("--json={}", json.display()),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn_sofabench(&args);
+    assert!(wait_for(Duration::from_secs(20), || {
+        get(&db).1["doc_count"].as_u64().unwrap_or(0) > 300
+    }));
+    proxy.cut();
+    let run = finish(child);
+    (run, crud_phase(&json))
+}
+
+#[test]
+fn with_failover_connections_move_to_the_live_node() {
+    let (run, crud) = one_node_dies(&["--failover"]);
+    assert!(!run.stdout.contains("not run"), "{}", run.stdout);
+    assert!(!run.stdout.contains("gave up"), "{}", run.stdout);
+    let nodes = crud["target_nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2, "{crud}");
+    // The dead node's failures are its own; the live one answered the rest.
+    assert!(nodes[0]["failed"].as_u64().unwrap() > 0, "{nodes:?}");
+    assert!(nodes[1]["answered"].as_u64().unwrap() > 3_000, "{nodes:?}");
+    assert!(run.stdout.contains("answered"), "{}", run.stdout);
+}
+
+#[test]
+fn without_failover_the_dead_node_s_connections_give_up_and_say_so() {
+    let (run, crud) = one_node_dies(&[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("gave up reconnecting"),
+        "{}",
+        run.stdout
+    );
+    let not_run: u64 = crud["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["not_run"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(not_run > 0, "{crud}");
+    // The live node's connections finished their shares.
+    let done: u64 = crud["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["succeeded"].as_u64().unwrap() + o["failed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(done + not_run, 6_000, "{crud}");
+}

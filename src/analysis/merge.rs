@@ -35,7 +35,7 @@ use crate::metrics::FailureSamples;
 use crate::results::build::{latency, remote_field};
 use crate::results::{
     IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult,
-    RunResult, Spread,
+    RunResult, Spread, TargetNodeResult,
 };
 use crate::workload::Operation;
 
@@ -341,7 +341,35 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         aborted,
         // Every node starts the phase's action; the first node's report stands for it.
         action: phases.iter().find_map(|p| p.action.clone()),
+        target_nodes: merge_target_nodes(&phases)
+            .map_err(|e| format!("phase {}: {e}", phases[0].name))?,
     })
+}
+
+/// The target's nodes as every machine saw them, added up by address.
+fn merge_target_nodes(phases: &[&PhaseResult]) -> Result<Vec<TargetNodeResult>, String> {
+    let mut addresses: Vec<&str> = Vec::new();
+    for node in phases.iter().flat_map(|p| &p.target_nodes) {
+        if !addresses.contains(&node.address.as_str()) {
+            addresses.push(&node.address);
+        }
+    }
+    addresses
+        .into_iter()
+        .map(|address| {
+            let parts: Vec<&TargetNodeResult> = phases
+                .iter()
+                .flat_map(|p| &p.target_nodes)
+                .filter(|n| n.address == address)
+                .collect();
+            Ok(TargetNodeResult {
+                address: address.to_string(),
+                answered: parts.iter().map(|n| n.answered).sum(),
+                failed: parts.iter().map(|n| n.failed).sum(),
+                latency: merge_latency(&parts.iter().map(|n| &n.latency).collect::<Vec<_>>())?,
+            })
+        })
+        .collect()
 }
 
 /// Iron Cushion's spreads over connections, from the nodes' spreads (`n` connections

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::driver::{Client, Endpoint};
-use crate::metrics::{ConnectionMetrics, IntervalRow, Recorder, StepLatencies};
+use crate::metrics::{ConnectionMetrics, IntervalRow, NodeLatencies, Recorder, StepLatencies};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
@@ -54,6 +54,8 @@ pub struct PhaseOutcome {
     pub interrupted: bool,
     /// What the phase's background action did, if it had one.
     pub action: Option<ActionReport>,
+    /// Per node of the target, in `--database_address` order, when it has several.
+    pub nodes: Vec<(String, NodeLatencies)>,
 }
 
 /// Everything the engine needs for a run.
@@ -230,6 +232,19 @@ impl Engine {
         }
     }
 
+    /// Each node's figures of the phase, when the target has several (a node nobody
+    /// reached shows with zeros).
+    fn node_figures(&self) -> Vec<(String, NodeLatencies)> {
+        if self.endpoints.len() < 2 {
+            return Vec::new();
+        }
+        let mut figures = self.shared.recorder.nodes().into_iter();
+        self.endpoints
+            .iter()
+            .map(|e| (e.node.to_string(), figures.next().unwrap_or_default()))
+            .collect()
+    }
+
     /// Runs one phase on its connections at once.
     pub async fn run(&mut self, phase: &Phase) -> Result<PhaseOutcome, String> {
         let node = self.settings.node;
@@ -310,6 +325,7 @@ impl Engine {
             wall,
             connections,
             latencies: self.shared.recorder.step(),
+            nodes: self.node_figures(),
             aborted,
             intervals,
             target_rate: rate_share,

@@ -12,7 +12,7 @@ use super::bulk_answer::{self, DocumentOutcome};
 use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use crate::driver::responses;
-use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError};
+use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
@@ -214,6 +214,9 @@ impl Worker {
                 self.index
             ));
         };
+        if self.shared.endpoints.len() > 1 {
+            self.note_node(&result);
+        }
         let op = metrics.operation(operation);
         match result {
             Ok(answer) => {
@@ -250,6 +253,28 @@ impl Worker {
                 }
                 Ok(Answer::Lost { unknown })
             }
+        }
+    }
+
+    /// Counts an exchange for the node it went to, when the target has several.
+    fn note_node(&self, result: &Result<Exchange, Unanswered>) {
+        let endpoint = self.client.endpoint_arc();
+        let Some(node) = self
+            .shared
+            .endpoints
+            .iter()
+            .position(|e| Arc::ptr_eq(e, endpoint))
+        else {
+            return;
+        };
+        match result {
+            Ok(answer) => {
+                let service = answer.timing.service_time();
+                self.shared
+                    .recorder
+                    .at_node(node, Some(answer.status), service);
+            }
+            Err(_) => self.shared.recorder.at_node(node, None, 0),
         }
     }
 

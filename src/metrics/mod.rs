@@ -10,5 +10,5 @@ pub mod spread;
 pub use connection::{ConnectionMetrics, OperationMetrics, StatusCounts};
 pub use errors::{Failure, FailureCounts, FailureSamples};
 pub use interval::{IntervalMetrics, IntervalRow, IntervalSummary};
-pub use recorder::{OperationLatencies, Recorder, StepLatencies};
+pub use recorder::{NodeLatencies, OperationLatencies, Recorder, StepLatencies};
 pub use spread::Spread;

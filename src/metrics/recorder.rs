@@ -76,10 +76,42 @@ impl OperationLatencies {
 /// The latencies of a step, per operation kind.
 pub type StepLatencies = [OperationLatencies; 5];
 
+/// What one node of the target answered in a step: requests answered (with their
+/// service times) and requests that failed there, whatever the operation.
+#[derive(Clone, Debug)]
+pub struct NodeLatencies {
+    /// Answers with a status below 400.
+    pub answered: u64,
+    /// Error statuses, timeouts, broken and refused connections.
+    pub failed: u64,
+    /// Service time of the answered requests, microseconds.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for NodeLatencies {
+    fn default() -> NodeLatencies {
+        NodeLatencies {
+            answered: 0,
+            failed: 0,
+            latency: new_histogram(),
+        }
+    }
+}
+
+impl NodeLatencies {
+    pub fn merge(&mut self, other: &NodeLatencies) {
+        self.answered += other.answered;
+        self.failed += other.failed;
+        let _ = self.latency.add(&other.latency);
+    }
+}
+
 #[derive(Default)]
 struct Shard {
     step: StepLatencies,
     interval: IntervalMetrics,
+    /// Per node of the target, only when it has several.
+    nodes: Vec<NodeLatencies>,
 }
 
 /// The recorders of one engine, shared by all its connections and its monitor.
@@ -133,6 +165,37 @@ impl Recorder {
         shard.interval.failed(operation, timeout);
     }
 
+    /// A request to node `node` (its place in the target) that was answered with
+    /// `status` after `service_ns`, or failed (`status` `None`).
+    pub fn at_node(&self, node: usize, status: Option<u16>, service_ns: u64) {
+        let mut shard = self.shard();
+        if shard.nodes.len() <= node {
+            shard.nodes.resize_with(node + 1, NodeLatencies::default);
+        }
+        let entry = &mut shard.nodes[node];
+        match status {
+            Some(status) if status < 400 => {
+                entry.answered += 1;
+                record_micros(&mut entry.latency, service_ns);
+            }
+            _ => entry.failed += 1,
+        }
+    }
+
+    /// The step's figures per node, merged over shards.
+    pub fn nodes(&self) -> Vec<NodeLatencies> {
+        let mut merged: Vec<NodeLatencies> = Vec::new();
+        for shard in self.each_shard() {
+            if merged.len() < shard.nodes.len() {
+                merged.resize_with(shard.nodes.len(), NodeLatencies::default);
+            }
+            for (total, node) in merged.iter_mut().zip(&shard.nodes) {
+                total.merge(node);
+            }
+        }
+        merged
+    }
+
     /// An operation that started later than the schedule meant.
     pub fn late(&self) {
         self.shard().interval.late += 1;
@@ -162,6 +225,7 @@ impl Recorder {
         for mut shard in self.each_shard() {
             shard.step.iter_mut().for_each(OperationLatencies::clear);
             shard.interval.clear();
+            shard.nodes.clear();
         }
     }
 }

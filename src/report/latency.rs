@@ -115,3 +115,38 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
         );
     }
 }
+
+/// Per node of the target, when it has several: what each answered and how fast, so a
+/// slow or dead node stands out.
+pub fn target_nodes(phase: &PhaseResult) -> String {
+    let mut out = String::new();
+    if phase.target_nodes.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "  {:<28} {:>10} {:>8} {:>9} {:>9} {:>9}",
+        "node", "answered", "failed", "p50", "p99", "max"
+    );
+    for node in &phase.target_nodes {
+        let l = &node.latency;
+        let show = |v: f64| {
+            if l.count == 0 {
+                "-".to_string()
+            } else {
+                format!("{v:.3}")
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>10} {:>8} {:>9} {:>9} {:>9}",
+            node.address,
+            grouped(node.answered),
+            grouped(node.failed),
+            show(l.p50_ms),
+            show(l.p99_ms),
+            show(l.max_ms)
+        );
+    }
+    out
+}

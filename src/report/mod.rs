@@ -19,6 +19,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     if phase.target_rate.is_some() {
         out.push_str(&latency::table(phase, latency::Latency::Response));
     }
+    out.push_str(&latency::target_nodes(phase));
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase));
     out.push_str(&summary::action(phase));

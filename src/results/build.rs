@@ -235,6 +235,16 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
             .map(|r| interval(r, outcome.started_at))
             .collect(),
         aborted: outcome.aborted.clone(),
+        target_nodes: outcome
+            .nodes
+            .iter()
+            .map(|(address, node)| super::TargetNodeResult {
+                address: address.clone(),
+                answered: node.answered,
+                failed: node.failed,
+                latency: latency(&node.latency),
+            })
+            .collect(),
         action: outcome.action.as_ref().map(|a| super::ActionResult {
             kind: a.kind.clone(),
             started_seconds: a.started,

@@ -69,6 +69,23 @@ pub struct PhaseResult {
     /// The phase's background action (compaction, replication), if it had one.
     #[serde(default)]
     pub action: Option<ActionResult>,
+    /// Per node of the target (`--database_address` with several nodes), in its order;
+    /// empty with one node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_nodes: Vec<TargetNodeResult>,
+}
+
+/// What one node of the target answered in a phase, over all operations.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TargetNodeResult {
+    /// The node's address, without credentials.
+    pub address: String,
+    /// Requests it answered with a status below 400.
+    pub answered: u64,
+    /// Requests that failed there: error statuses, timeouts, broken or refused connections.
+    pub failed: u64,
+    /// Service time of the answered requests.
+    pub latency: Latency,
 }
 
 /// A background action of a phase; times in seconds from the phase's start.

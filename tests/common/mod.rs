@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod counting_proxy;
+pub mod cut_proxy;
 pub mod delay_server;
 
 use std::net::TcpListener;
