@@ -688,6 +688,7 @@ mod tests {
             target_rate: None,
             interrupted: false,
             action: None,
+            nodes: Vec::new(),
         };
         let mut config = BTreeMap::new();
         config.insert("num_connections".to_string(), json!(connections.len()));

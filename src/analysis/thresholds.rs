@@ -610,6 +610,7 @@ mod tests {
             intervals: Vec::new(),
             aborted: Vec::new(),
             action: None,
+            target_nodes: Vec::new(),
         }
     }
 

@@ -169,6 +169,7 @@ pub(crate) mod sample {
             ],
             aborted: vec![],
             action: None,
+            target_nodes: Vec::new(),
         };
         RunResult {
             schema: SCHEMA.to_string(),
