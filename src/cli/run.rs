@@ -475,13 +475,30 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
         .flat_map(|o| o.connections.iter())
         .map(|c| c.failures())
         .sum();
+    // Operations, and a bulk insert's documents refused one by one: apart, never added.
+    let failed_operations: u64 = outcomes
+        .iter()
+        .flat_map(|o| o.connections.iter())
+        .flat_map(|c| c.operations.iter())
+        .map(|m| m.failures.of_operations())
+        .sum();
     let aborted = outcomes.iter().any(|o| !o.aborted.is_empty());
     if aborted {
         Err(Failed::run(
             "the run stopped early because the server could not be reached; the figures above cover what was done",
         ))
     } else if failed > 0 {
-        eprintln!("sofabench: {failed} operations failed (see \"failed\" lines above)");
+        let refused = failed - failed_operations;
+        let what = match (failed_operations, refused) {
+            (n, 0) => format!("{n} operations failed"),
+            (0, d) => format!("{d} documents in bulk insert answers were not stored"),
+            (n, d) => {
+                format!(
+                    "{n} operations failed and {d} documents in bulk insert answers were not stored"
+                )
+            }
+        };
+        eprintln!("sofabench: {what} (see \"failed\" lines above)");
         Err(Failed::Quiet { code: RUN_FAILED })
     } else {
         Ok(())

@@ -197,8 +197,31 @@ impl Worker {
         self.path.push_str(&self.id);
     }
 
-    /// One bulk insert of the documents numbered `numbers`.
+    /// One bulk insert of the documents numbered `numbers`, counting the documents that
+    /// were not stored: users count a bulk load in documents, not requests.
     async fn bulk(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        numbers: Vec<u64>,
+        start: Start,
+    ) -> Result<(), Abort> {
+        let sent = numbers.len() as u64;
+        let before = metrics.of(Operation::BulkInsert);
+        let (answered, stored) = (
+            before.succeeded + before.failures.of_operations(),
+            before.documents,
+        );
+        let result = self.send_bulk(metrics, numbers, start).await;
+        let bulk = metrics.operation(Operation::BulkInsert);
+        // A request that ended as a success or a counted failure accounts for each of its
+        // documents: stored, or not. One given up when interrupted accounts for none.
+        if bulk.succeeded + bulk.failures.of_operations() > answered {
+            bulk.documents_failed += sent.saturating_sub(bulk.documents - stored);
+        }
+        result
+    }
+
+    async fn send_bulk(
         &mut self,
         metrics: &mut ConnectionMetrics,
         numbers: Vec<u64>,
