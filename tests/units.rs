@@ -178,7 +178,7 @@ fn refused_documents_count_as_documents_not_as_requests() {
     assert!(
         second
             .stderr
-            .contains("40 documents in bulk insert answers were not stored"),
+            .contains("40 documents failed in bulk insert answers"),
         "{}",
         second.stderr
     );

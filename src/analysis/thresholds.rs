@@ -28,7 +28,7 @@
 //!   A bulk insert request is one operation, whatever its documents did.
 //! - **`docs_per_sec`**, **`doc_errors`**, **`doc_error_rate`**: the same in documents,
 //!   for a bulk insert (whose request carries many): documents stored per second of the
-//!   wall-clock time, documents not stored (refused one by one, or in a request that
+//!   wall-clock time, failed documents (refused one by one, unaccounted for, or in a request that
 //!   failed as a whole), and those over all its documents. Other operations touch one
 //!   document each, so there these equal `throughput`, `errors` and `error_rate`.
 //!
@@ -787,7 +787,7 @@ mod tests {
         assert_eq!(o.actual, "16.667% (2 of 12 operations)");
         assert_eq!(check("bulk_insert.errors == 2").actual, "2");
         assert_eq!(check("bulk_insert.throughput > 0").actual, "5.0/s");
-        // Documents: 215 not stored of 1,200 sent.
+        // Documents: 215 failed of 1,200 sent.
         let o = check("bulk_insert.doc_error_rate < 20%");
         assert!(o.passed, "{o:?}");
         assert_eq!(o.actual, "17.917% (215 of 1,200 documents)");

@@ -491,11 +491,9 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
         let refused = failed - failed_operations;
         let what = match (failed_operations, refused) {
             (n, 0) => format!("{n} operations failed"),
-            (0, d) => format!("{d} documents in bulk insert answers were not stored"),
+            (0, d) => format!("{d} documents failed in bulk insert answers"),
             (n, d) => {
-                format!(
-                    "{n} operations failed and {d} documents in bulk insert answers were not stored"
-                )
+                format!("{n} operations failed and {d} documents failed in bulk insert answers")
             }
         };
         eprintln!("sofabench: {what} (see \"failed\" lines above)");

@@ -197,8 +197,8 @@ impl Worker {
         self.path.push_str(&self.id);
     }
 
-    /// One bulk insert of the documents numbered `numbers`, counting the documents that
-    /// were not stored: users count a bulk load in documents, not requests.
+    /// One bulk insert of the documents numbered `numbers`, counting the documents whose
+    /// storing was not confirmed: users count a bulk load in documents, not requests.
     async fn bulk(
         &mut self,
         metrics: &mut ConnectionMetrics,
@@ -214,7 +214,7 @@ impl Worker {
         let result = self.send_bulk(metrics, numbers, start).await;
         let bulk = metrics.operation(Operation::BulkInsert);
         // A request that ended as a success or a counted failure accounts for each of its
-        // documents: stored, or not. One given up when interrupted accounts for none.
+        // documents: stored, or failed. One given up when interrupted accounts for none.
         if bulk.succeeded + bulk.failures.of_operations() > answered {
             bulk.documents_failed += sent.saturating_sub(bulk.documents - stored);
         }

@@ -12,8 +12,8 @@ pub struct OperationMetrics {
     pub succeeded: u64,
     /// Documents stored (bulk insert: per document; others: per operation).
     pub documents: u64,
-    /// Bulk insert only: documents of answered requests that were not stored, i.e. the
-    /// ones the answer refused or did not account for (`doc:*` failures) and every
+    /// Bulk insert only: documents of answered requests whose storing was not confirmed,
+    /// i.e. the ones the answer refused or did not account for (`doc:*` failures) and every
     /// document of a request that failed as a whole.
     pub documents_failed: u64,
     pub failures: FailureCounts,

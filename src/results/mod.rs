@@ -114,7 +114,7 @@ pub struct OperationResult {
     pub failed: u64,
     /// Documents stored or operated on (a bulk insert counts its documents).
     pub documents: u64,
-    /// Documents not stored or operated on: for a bulk insert, those its answers refused
+    /// Documents not confirmed stored or operated on: for a bulk insert, those its answers refused
     /// or did not account for (`doc:*` failures) and every document of a request that
     /// failed as a whole; for other operations, `failed`.
     #[serde(default)]
