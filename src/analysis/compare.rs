@@ -20,16 +20,19 @@
 //!
 //! Latencies are those of [`super::primary_latency`] (response time under `--rate`,
 //! service time otherwise), in milliseconds; the throughput is successful operations per
-//! second.
+//! second. A bulk insert also shows its documents per second (`docs/s`), the figure users
+//! compare bulk loads by; its throughput counts requests.
 
 use std::fmt::Write as _;
 
 use super::{base_name, primary_latency};
 use crate::report::numbers::grouped_decimal;
-use crate::results::{OperationResult, PhaseResult, RunResult};
+use crate::results::{OperationResult, PhaseResult, RunResult, per_second};
+use crate::workload::Operation;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Measure {
+    DocsPerSec,
     Throughput,
     P50,
     P90,
@@ -39,7 +42,8 @@ enum Measure {
 }
 
 impl Measure {
-    const ALL: [Measure; 6] = [
+    const ALL: [Measure; 7] = [
+        Measure::DocsPerSec,
         Measure::Throughput,
         Measure::P50,
         Measure::P90,
@@ -50,6 +54,7 @@ impl Measure {
 
     fn label(self) -> &'static str {
         match self {
+            Measure::DocsPerSec => "docs/s",
             Measure::Throughput => "throughput/s",
             Measure::P50 => "p50 ms",
             Measure::P90 => "p90 ms",
@@ -60,13 +65,22 @@ impl Measure {
     }
 
     fn higher_is_better(self) -> bool {
-        self == Measure::Throughput
+        matches!(self, Measure::Throughput | Measure::DocsPerSec)
+    }
+
+    /// Whether the measure is shown for `operation`: documents per second only where an
+    /// operation carries many documents.
+    fn applies_to(self, operation: &str) -> bool {
+        self != Measure::DocsPerSec || operation == Operation::BulkInsert.name()
     }
 
     /// The value in one phase, if there is one (no latency without successes).
     fn of(self, phase: &PhaseResult, op: &OperationResult) -> Option<f64> {
-        if self == Measure::Throughput {
-            return Some(op.throughput);
+        match self {
+            Measure::Throughput => return Some(op.throughput),
+            // From the counts, so that results written before `documents_per_sec` compare.
+            Measure::DocsPerSec => return Some(per_second(op.documents, phase.wall_seconds)),
+            _ => {}
         }
         let l = primary_latency(phase, op);
         if l.count == 0 {
@@ -82,7 +96,7 @@ impl Measure {
     }
 
     fn show(self, value: f64) -> String {
-        let decimals = if self == Measure::Throughput { 1 } else { 3 };
+        let decimals = if self.higher_is_better() { 1 } else { 3 };
         grouped_decimal(value, decimals)
     }
 }
@@ -265,7 +279,8 @@ pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
             String::new(),
         ]];
         for operation in operations {
-            for (i, measure) in Measure::ALL.into_iter().enumerate() {
+            let measures = Measure::ALL.into_iter().filter(|m| m.applies_to(operation));
+            for (i, measure) in measures.enumerate() {
                 let (va, vb) = (
                     values(&pa, operation, measure),
                     values(&pb, operation, measure),
@@ -330,7 +345,9 @@ mod tests {
             succeeded: latencies_us.len() as u64,
             failed: 0,
             documents: 0,
+            documents_failed: 0,
             throughput,
+            documents_per_sec: 0.0,
             failures: BTreeMap::new(),
             failure_samples: Default::default(),
             failed_latency: None,
@@ -440,6 +457,34 @@ PHASE crud:
 PHASE query: only in B
 ";
         assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn bulk_inserts_compare_documents_per_second() {
+        let bulk = |requests: f64, documents: u64| {
+            let mut o = op("bulk_insert", requests, &[100_000]);
+            o.documents = documents;
+            result(vec![phase("bulk_insert", vec![o])])
+        };
+        // Phases of 1 s: 10 requests of 1,000 documents against 10 of 1,500.
+        let text = compare(("a", &bulk(10.0, 10_000)), ("b", &bulk(10.0, 15_000)));
+        let rows: Vec<String> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("PHASE bulk_insert"))
+            .skip(2)
+            .take(2)
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "bulk_insert docs/s 10,000.0 15,000.0 +50.0%",
+                "throughput/s 10.0 10.0 0.0%"
+            ],
+            "{text}"
+        );
+        let reads = result(vec![phase("crud", vec![op("read", 1.0, &[1_000])])]);
+        assert!(!compare(("a", &reads), ("b", &reads)).contains("docs/s"));
     }
 
     #[test]

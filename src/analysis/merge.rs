@@ -35,7 +35,7 @@ use crate::metrics::FailureSamples;
 use crate::results::build::{latency, remote_field};
 use crate::results::{
     IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult,
-    RunResult, Spread, TargetNodeResult,
+    RunResult, Spread, TargetNodeResult, per_second,
 };
 use crate::workload::Operation;
 
@@ -272,6 +272,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
             .flat_map(|p| p.operations.iter().filter(|o| o.operation == name))
             .collect();
         let succeeded = ops.iter().map(|o| o.succeeded).sum();
+        let documents = ops.iter().map(|o| o.documents).sum();
         let mut failures = BTreeMap::new();
         let mut statuses = BTreeMap::new();
         let mut samples = BTreeMap::new();
@@ -286,12 +287,10 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
             operation: name.to_string(),
             succeeded,
             failed: ops.iter().map(|o| o.failed).sum(),
-            documents: ops.iter().map(|o| o.documents).sum(),
-            throughput: if wall_seconds > 0.0 {
-                succeeded as f64 / wall_seconds
-            } else {
-                0.0
-            },
+            documents,
+            documents_failed: ops.iter().map(|o| o.documents_failed).sum(),
+            throughput: per_second(succeeded, wall_seconds),
+            documents_per_sec: per_second(documents, wall_seconds),
             failures,
             failure_samples: samples,
             statuses,
@@ -653,6 +652,22 @@ mod tests {
             create.statuses.add(201, 1);
             create.remote_ns += 1_000_000 * (c + 1);
         }
+        // Bulk inserts of 10 documents: `c + 1` answered, `c % 3` documents refused, and
+        // on even connections one more request that failed as a whole.
+        let bulk = m.operation(Operation::BulkInsert);
+        bulk.succeeded = c + 1;
+        bulk.statuses.add(201, c + 1);
+        bulk.documents = 10 * (c + 1) - c % 3;
+        bulk.documents_failed = c % 3;
+        bulk.failures.add(
+            crate::metrics::errors::Failure::Document("conflict".into()),
+            c % 3,
+        );
+        if c.is_multiple_of(2) {
+            bulk.fail(crate::metrics::errors::Failure::Status(500));
+            bulk.statuses.add(500, 1);
+            bulk.documents_failed += 10;
+        }
         m.local_ns = 1_000_000 * (c + 2);
         m.send_ns = 500_000 * (c * c + 1);
         m.receive_ns = 300_000 * (c + 3);
@@ -762,6 +777,14 @@ mod tests {
         let (m, o) = (&merged_result.phases[0], &one.phases[0]);
         // Counts, histograms, percentiles and throughputs are those of the union.
         assert_eq!(m.operations, o.operations);
+        // Bulk inserts: requests and documents each summed, rates from the sums.
+        let bulk = &m.operations[0];
+        assert_eq!(bulk.operation, "bulk_insert");
+        assert_eq!((bulk.succeeded, bulk.failed), (10, 2));
+        assert_eq!((bulk.documents, bulk.documents_failed), (97, 3 + 20));
+        assert_eq!(bulk.failures["doc:conflict"], 3);
+        assert_eq!(bulk.documents_per_sec, 97.0 / 4.0);
+        assert_eq!(bulk.throughput, 10.0 / 4.0);
         assert_eq!(m.connections, 4);
         assert_eq!(m.wall_seconds, o.wall_seconds);
         let ic = (&m.iron_cushion, &o.iron_cushion);
@@ -829,10 +852,10 @@ mod tests {
             hb.record(v * 5_000).unwrap();
             union.record(v * 5_000).unwrap();
         }
-        a.phases[0].operations[1].latency = latency(&ha);
-        b.phases[0].operations[1].latency = latency(&hb);
+        a.phases[0].operations[2].latency = latency(&ha);
+        b.phases[0].operations[2].latency = latency(&hb);
         let merged = merge(&named(vec![a, b])).unwrap().result;
-        let read = &merged.phases[0].operations[1];
+        let read = &merged.phases[0].operations[2];
         assert_eq!(read.operation, "read");
         let mut expected = latency(&union);
         expected.histogram = canonical(&expected.histogram);

@@ -9,9 +9,9 @@
 //! |---|---|
 //! | `PHASE:` | only this phase (`crud:read.p99 < 20ms`); without it, every phase. A phase name also matches its repetitions (`crud` matches `crud#1`, `crud#2`) |
 //! | `OPERATION.` | `bulk_insert`, `create`, `read`, `update`, `delete`; `*.` or nothing means all operations together |
-//! | `METRIC` | `throughput`, `p50`, `p90`, `p99`, `p999` (or `p99.9`), `max`, `mean`, `errors`, `error_rate` |
+//! | `METRIC` | `throughput`, `p50`, `p90`, `p99`, `p999` (or `p99.9`), `max`, `mean`, `errors`, `error_rate`; per document: `docs_per_sec`, `doc_errors`, `doc_error_rate` |
 //! | `OP` | `<`, `<=`, `>`, `>=`, `==` (or `=`), `!=` |
-//! | `VALUE` | a number; latencies take `ms` (the default), `s` or `us`; `error_rate` takes `%` or a fraction from 0 to 1; `throughput` is operations per second (`/s` allowed); `errors` is a count |
+//! | `VALUE` | a number; latencies take `ms` (the default), `s` or `us`; `error_rate` and `doc_error_rate` take `%` or a fraction from 0 to 1; `throughput` is operations per second and `docs_per_sec` documents per second (`/s` allowed); `errors` and `doc_errors` are counts |
 //!
 //! # What is measured
 //!
@@ -25,6 +25,15 @@
 //! - **`throughput`**: successful operations divided by the summed wall-clock time of the
 //!   phases they ran in (for one operation of one phase, the report's throughput).
 //! - **`errors`**: failed operations; **`error_rate`**: failed / (succeeded + failed).
+//!   A bulk insert request is one operation, whatever its documents did.
+//! - **`docs_per_sec`**, **`doc_errors`**, **`doc_error_rate`**: the same in documents,
+//!   for a bulk insert (whose request carries many): documents stored per second of the
+//!   wall-clock time, failed documents (refused one by one, unaccounted for, or in a request that
+//!   failed as a whole), and those over all its documents. Other operations touch one
+//!   document each, so there these equal `throughput`, `errors` and `error_rate`.
+//!
+//! No metric mixes requests and documents: `bulk_insert.error_rate` is failed requests
+//! over requests, `bulk_insert.doc_error_rate` failed documents over documents.
 //!
 //! A threshold that cannot be measured (no such phase or operation, no successful
 //! operation to take a latency from) fails, and says why in place of the value.
@@ -35,7 +44,7 @@ use hdrhistogram::Histogram;
 
 use super::{add_encoded, base_name, empty_histogram, primary_latency};
 use crate::report::numbers::{grouped, grouped_decimal};
-use crate::results::{RunResult, build};
+use crate::results::{RunResult, build, per_second};
 
 /// What a threshold measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +58,9 @@ pub enum Metric {
     Mean,
     Errors,
     ErrorRate,
+    DocsPerSec,
+    DocErrors,
+    DocErrorRate,
 }
 
 /// The kinds of value, each with its units.
@@ -56,17 +68,16 @@ pub enum Metric {
 enum Kind {
     /// Milliseconds.
     Latency,
-    /// Operations per second.
+    /// Operations (or documents) per second.
     Rate,
-    /// A count of operations.
+    /// A count of operations (or documents).
     Count,
     /// A fraction from 0 to 1.
     Fraction,
 }
 
 impl Metric {
-    pub const NAMES: &'static str =
-        "throughput, p50, p90, p99, p999 (p99.9), max, mean, errors, error_rate";
+    pub const NAMES: &'static str = "throughput, p50, p90, p99, p999 (p99.9), max, mean, errors, error_rate, docs_per_sec, doc_errors, doc_error_rate";
 
     fn parse(name: &str) -> Option<Metric> {
         Some(match name {
@@ -79,17 +90,28 @@ impl Metric {
             "mean" => Metric::Mean,
             "errors" => Metric::Errors,
             "error_rate" => Metric::ErrorRate,
+            "docs_per_sec" => Metric::DocsPerSec,
+            "doc_errors" => Metric::DocErrors,
+            "doc_error_rate" => Metric::DocErrorRate,
             _ => return None,
         })
     }
 
     fn kind(self) -> Kind {
         match self {
-            Metric::Throughput => Kind::Rate,
-            Metric::Errors => Kind::Count,
-            Metric::ErrorRate => Kind::Fraction,
+            Metric::Throughput | Metric::DocsPerSec => Kind::Rate,
+            Metric::Errors | Metric::DocErrors => Kind::Count,
+            Metric::ErrorRate | Metric::DocErrorRate => Kind::Fraction,
             _ => Kind::Latency,
         }
+    }
+
+    /// Whether the metric counts documents rather than operations.
+    fn per_document(self) -> bool {
+        matches!(
+            self,
+            Metric::DocsPerSec | Metric::DocErrors | Metric::DocErrorRate
+        )
     }
 }
 
@@ -158,7 +180,7 @@ pub struct ThresholdOutcome {
     pub passed: bool,
 }
 
-const FORM: &str = "expected [PHASE:][OPERATION.]METRIC OP VALUE, e.g. \"read.p99 < 20ms\", \"error_rate < 0.1%\", \"bulk_insert.throughput > 5000\"";
+const FORM: &str = "expected [PHASE:][OPERATION.]METRIC OP VALUE, e.g. \"read.p99 < 20ms\", \"error_rate < 0.1%\", \"bulk_insert.docs_per_sec > 1000\"";
 
 fn problem(expression: &str, what: &str) -> String {
     format!(
@@ -258,26 +280,35 @@ impl Threshold {
                     "{metric_name} is a latency: give ms (the default), s or us, not {unit:?}"
                 ));
             }
-            (Kind::Rate, "" | "/s" | "ops/s" | "op/s") => value,
+            (Kind::Rate, "" | "/s") => value,
+            (Kind::Rate, "ops/s" | "op/s") if !metric.per_document() => value,
+            (Kind::Rate, "docs/s" | "doc/s") if metric.per_document() => value,
             (Kind::Rate, _) => {
+                let what = if metric.per_document() {
+                    "documents"
+                } else {
+                    "operations"
+                };
                 return fail(&format!(
-                    "throughput is operations per second: give a plain number, not {unit:?}"
+                    "{metric_name} is {what} per second: give a plain number, not {unit:?}"
                 ));
             }
             (Kind::Count, "") => value,
             (Kind::Count, _) => {
                 return fail(&format!(
-                    "errors is a count: give a plain number, not {unit:?}"
+                    "{metric_name} is a count: give a plain number, not {unit:?}"
                 ));
             }
             (Kind::Fraction, "%") if value <= 100.0 => value / 100.0,
             (Kind::Fraction, "") if value <= 1.0 => value,
             (Kind::Fraction, "%" | "") => {
-                return fail("error_rate is at most 100% (or 1 as a fraction); write 5% or 0.05");
+                return fail(&format!(
+                    "{metric_name} is at most 100% (or 1 as a fraction); write 5% or 0.05"
+                ));
             }
             (Kind::Fraction, _) => {
                 return fail(&format!(
-                    "error_rate takes % or a fraction from 0 to 1, not {unit:?}"
+                    "{metric_name} takes % or a fraction from 0 to 1, not {unit:?}"
                 ));
             }
         };
@@ -368,28 +399,41 @@ impl Threshold {
                 None => "no operations".to_string(),
             });
         }
-        let succeeded: u64 = selected.iter().map(|(_, op)| op.succeeded).sum();
-        let failed: u64 = selected.iter().map(|(_, op)| op.failed).sum();
+        // Operations, or documents: never both in one figure.
+        let (succeeded, failed, unit): (u64, u64, &str) = if self.metric.per_document() {
+            (
+                selected.iter().map(|(_, op)| op.documents).sum(),
+                selected.iter().map(|(_, op)| op.documents_failed).sum(),
+                "documents",
+            )
+        } else {
+            (
+                selected.iter().map(|(_, op)| op.succeeded).sum(),
+                selected.iter().map(|(_, op)| op.failed).sum(),
+                "operations",
+            )
+        };
         match self.metric.kind() {
             Kind::Rate => {
-                let rate = if wall > 0.0 {
-                    succeeded as f64 / wall
+                let rate = per_second(succeeded, wall);
+                let shown = grouped_decimal(rate, 1);
+                Ok(if self.metric.per_document() {
+                    (rate, format!("{shown} docs/s"))
                 } else {
-                    0.0
-                };
-                Ok((rate, format!("{}/s", grouped_decimal(rate, 1))))
+                    (rate, format!("{shown}/s"))
+                })
             }
             Kind::Count => Ok((failed as f64, grouped(failed))),
             Kind::Fraction => {
                 let total = succeeded + failed;
                 if total == 0 {
-                    return Err("no operations".to_string());
+                    return Err(format!("no {unit}"));
                 }
                 let rate = failed as f64 / total as f64;
                 Ok((
                     rate,
                     format!(
-                        "{}% ({} of {})",
+                        "{}% ({} of {} {unit})",
                         trimmed(rate * 100.0, 3),
                         grouped(failed),
                         grouped(total)
@@ -544,6 +588,16 @@ mod tests {
             ("read.p99 ! 1ms", "\"!=\" is"),
             ("read.errors < 5ms", "errors is a count"),
             ("throughput > 5ms", "operations per second"),
+            (
+                "throughput > 5 docs/s",
+                "throughput is operations per second",
+            ),
+            (
+                "docs_per_sec > 5 ops/s",
+                "docs_per_sec is documents per second",
+            ),
+            ("doc_errors < 1%", "doc_errors is a count"),
+            ("doc_error_rate < 5", "doc_error_rate is at most 100%"),
             ("error_rate < 5", "at most 100%"),
             ("error_rate < 5ms", "takes %"),
             ("re ad.p99 < 1ms", "not an operation name"),
@@ -575,7 +629,9 @@ mod tests {
             succeeded,
             failed,
             documents: succeeded,
+            documents_failed: failed,
             throughput: 0.0,
+            documents_per_sec: 0.0,
             failures: BTreeMap::new(),
             failure_samples: Default::default(),
             failed_latency: None,
@@ -683,7 +739,7 @@ mod tests {
         assert!(check("create.errors == 0").passed);
         let o = check("error_rate < 1%");
         assert!(o.passed, "{o:?}");
-        assert_eq!(o.actual, "0.885% (1 of 113)");
+        assert_eq!(o.actual, "0.885% (1 of 113 operations)");
         assert!(!check("read.error_rate < 0.5%").passed);
         let o = check("read.throughput > 25");
         assert_eq!((o.passed, o.actual.as_str()), (false, "25.0/s"));
@@ -691,6 +747,104 @@ mod tests {
         // 112 successful operations in 6 s of phases.
         assert_eq!(check("throughput > 0").actual, "18.7/s");
         assert_eq!(check("crud:throughput > 0").actual, "25.5/s");
+    }
+
+    #[test]
+    fn per_document_metrics_parse() {
+        use Comparison::*;
+        use Metric::*;
+        assert_eq!(
+            parts("bulk_insert.docs_per_sec > 5000"),
+            (None, s("bulk_insert"), DocsPerSec, Greater, 5000.0)
+        );
+        assert_eq!(parts("docs_per_sec >= 5,000 docs/s").4, 5000.0);
+        assert_eq!(parts("bulk_insert.docs_per_sec > 100/s").4, 100.0);
+        assert_eq!(
+            parts("bulk_insert:bulk_insert.doc_errors == 0"),
+            (s("bulk_insert"), s("bulk_insert"), DocErrors, Equal, 0.0)
+        );
+        assert_eq!(
+            parts("bulk_insert.doc_error_rate < 0.1%"),
+            (None, s("bulk_insert"), DocErrorRate, Less, 0.001)
+        );
+        assert!(Metric::NAMES.contains("docs_per_sec, doc_errors, doc_error_rate"));
+    }
+
+    /// A bulk insert phase of 2 s: 10 requests of 100 documents succeeded, one of them with
+    /// 15 documents refused (`doc:conflict`), and 2 requests of 100 failed as a whole (500).
+    fn bulk_with_failed_documents() -> RunResult {
+        let mut bulk = op("bulk_insert", 10, 2, &[100_000; 10]);
+        bulk.documents = 1_000 - 15;
+        bulk.documents_failed = 15 + 200;
+        bulk.failures = BTreeMap::from([("500".to_string(), 2), ("doc:conflict".to_string(), 15)]);
+        let mut r = result();
+        r.phases[0].operations = vec![bulk];
+        r
+    }
+
+    #[test]
+    fn bulk_inserts_count_requests_and_documents_apart() {
+        let r = bulk_with_failed_documents();
+        let check = |text: &str| parse(text).evaluate(&r);
+        // Requests: 2 failed of 12.
+        let o = check("bulk_insert.error_rate < 20%");
+        assert!(o.passed, "{o:?}");
+        assert_eq!(o.actual, "16.667% (2 of 12 operations)");
+        assert_eq!(check("bulk_insert.errors == 2").actual, "2");
+        assert_eq!(check("bulk_insert.throughput > 0").actual, "5.0/s");
+        // Documents: 215 failed of 1,200 sent.
+        let o = check("bulk_insert.doc_error_rate < 20%");
+        assert!(o.passed, "{o:?}");
+        assert_eq!(o.actual, "17.917% (215 of 1,200 documents)");
+        assert_eq!(check("bulk_insert.doc_errors == 215").actual, "215");
+        assert!(check("bulk_insert.doc_errors == 215").passed);
+        let o = check("bulk_insert.docs_per_sec > 490");
+        assert_eq!((o.passed, o.actual.as_str()), (true, "492.5 docs/s"));
+        assert!(!check("bulk_insert.docs_per_sec > 500").passed);
+        // Other operations touch one document each: the same figures as operations.
+        assert_eq!(
+            check("crud:read.doc_error_rate < 1%").actual,
+            "0.99% (1 of 101 documents)"
+        );
+        assert_eq!(check("crud:docs_per_sec > 0").actual, "25.5 docs/s");
+    }
+
+    #[test]
+    fn results_written_before_the_document_fields_still_read_and_measure() {
+        let mut json = serde_json::to_value(result()).unwrap();
+        for phase in json["phases"].as_array_mut().unwrap() {
+            for op in phase["operations"].as_array_mut().unwrap() {
+                let op = op.as_object_mut().unwrap();
+                assert!(op.remove("documents_failed").is_some());
+                assert!(op.remove("documents_per_sec").is_some());
+            }
+        }
+        let old: RunResult = serde_json::from_value(json).unwrap();
+        assert_eq!(old.phases[1].operations[1].documents_failed, 0);
+        // Rates come from the counts, which old files have.
+        let o = parse("crud:docs_per_sec > 25").evaluate(&old);
+        assert_eq!((o.passed, o.actual.as_str()), (true, "25.5 docs/s"));
+    }
+
+    /// Every threshold the README shows must parse, so that a user can copy it.
+    #[test]
+    fn the_readme_thresholds_parse() {
+        let readme = include_str!("../../README.md");
+        let mut found = Vec::new();
+        for part in readme.split("--threshold").skip(1) {
+            let part = part.trim_start_matches(['=', ' ']);
+            if let Some(quoted) = part.strip_prefix('\'') {
+                found.push(quoted.split('\'').next().unwrap_or_default().to_string());
+            }
+        }
+        assert!(found.len() >= 4, "{found:?}");
+        assert!(
+            found.iter().any(|t| t.contains("bulk_insert.docs_per_sec")),
+            "{found:?}"
+        );
+        for expression in &found {
+            Threshold::parse(expression).unwrap_or_else(|e| panic!("README: {e}"));
+        }
     }
 
     #[test]
@@ -710,7 +864,7 @@ mod tests {
         let o = parse("create.p99 < 1s").evaluate(&r);
         assert!(!o.passed && o.actual.contains("no successful"), "{o:?}");
         let o = parse("create.error_rate <= 100%").evaluate(&r);
-        assert!(o.passed && o.actual == "100% (3 of 3)", "{o:?}");
+        assert!(o.passed && o.actual == "100% (3 of 3 operations)", "{o:?}");
     }
 
     #[test]

@@ -289,9 +289,10 @@ pub struct RunArgs {
     overwrite: bool,
 
     /// Fail the run (exit 1) unless this holds: [PHASE:][OPERATION.]METRIC OP VALUE, e.g.
-    /// 'read.p99 < 20ms', 'error_rate < 0.1%', 'bulk_insert.throughput > 5000'. Metrics:
-    /// throughput, p50, p90, p99, p999, max, mean, errors, error_rate. Repeatable; checked
-    /// before anything is sent, evaluated after the run.
+    /// 'read.p99 < 20ms', 'error_rate < 0.1%', 'bulk_insert.docs_per_sec > 1000'. Metrics:
+    /// throughput, p50, p90, p99, p999, max, mean, errors, error_rate, and per document
+    /// docs_per_sec, doc_errors, doc_error_rate. Repeatable; checked before anything is
+    /// sent, evaluated after the run.
     #[arg(long = "threshold", value_name = "EXPR", action = clap::ArgAction::Append)]
     threshold: Vec<String>,
 

@@ -495,7 +495,9 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
             .flat_map(|o| o.connections.iter())
             .flat_map(|c| c.operations.iter())
     };
+    // Operations, and a bulk insert's documents refused one by one: apart, never added.
     let failed: u64 = operations().map(|op| op.failures.total()).sum();
+    let failed_operations: u64 = operations().map(|m| m.failures.of_operations()).sum();
     let unknown: u64 = operations().map(|op| op.unknown).sum();
     let not_run: u64 = operations().map(|op| op.not_run).sum();
     let aborted = outcomes.iter().any(|o| !o.aborted.is_empty());
@@ -503,8 +505,14 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
         return Ok(());
     }
     let mut parts = Vec::new();
-    if failed > 0 {
-        parts.push(format!("{} operations failed", grouped(failed)));
+    if failed_operations > 0 {
+        parts.push(format!("{} operations failed", grouped(failed_operations)));
+    }
+    if failed > failed_operations {
+        parts.push(format!(
+            "{} documents failed in bulk insert answers",
+            grouped(failed - failed_operations)
+        ));
     }
     if unknown > 0 {
         parts.push(format!(

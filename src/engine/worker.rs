@@ -344,8 +344,34 @@ impl Worker {
         self.path.push_str(&self.id);
     }
 
-    /// One bulk insert of the documents numbered `numbers`.
+    /// One bulk insert of the documents numbered `numbers`, counting the documents whose
+    /// storing was not confirmed: users count a bulk load in documents, not requests.
     async fn bulk(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        numbers: Vec<u64>,
+        start: Start,
+    ) -> Result<(), Abort> {
+        let sent = numbers.len() as u64;
+        let before = metrics.of(Operation::BulkInsert);
+        let (answered, stored, unknown) = (
+            before.succeeded + before.failures.of_operations(),
+            before.documents,
+            before.unknown,
+        );
+        let result = self.send_bulk(metrics, numbers, start).await;
+        let bulk = metrics.operation(Operation::BulkInsert);
+        // A request that ended as a success or a counted failure accounts for each of its
+        // documents: stored, failed, or unknown when its answer was lost. One given up
+        // when interrupted accounts for none.
+        if bulk.succeeded + bulk.failures.of_operations() > answered {
+            let settled = (bulk.documents - stored) + (bulk.unknown - unknown);
+            bulk.documents_failed += sent.saturating_sub(settled);
+        }
+        result
+    }
+
+    async fn send_bulk(
         &mut self,
         metrics: &mut ConnectionMetrics,
         numbers: Vec<u64>,

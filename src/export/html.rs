@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::phase_operations;
 use crate::report::numbers::{grouped, grouped_decimal};
 use crate::results::build::remote_field;
-use crate::results::{Latency, PhaseResult, RunResult, Spread, histogram};
+use crate::results::{Latency, PhaseResult, RunResult, Spread, histogram, per_second};
 use crate::workload::Operation;
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
@@ -288,13 +288,15 @@ fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
 }
 
 fn answers_table(out: &mut String, phase: &PhaseResult) {
-    out.push_str("<h3>Answers</h3>\n<table>\n<tr><th>operation</th><th class=\"num\">documents</th><th>HTTP statuses</th><th>failures</th></tr>\n");
+    out.push_str("<h3>Answers</h3>\n<table>\n<tr><th>operation</th><th class=\"num\">documents</th><th class=\"num\">documents failed</th><th class=\"num\">documents/s</th><th>HTTP statuses</th><th>failures</th></tr>\n");
     for op in &phase.operations {
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
             escape(&op.operation),
             grouped(op.documents),
+            grouped(op.documents_failed),
+            grouped_decimal(per_second(op.documents, phase.wall_seconds), 1),
             counts(&op.statuses),
             counts(&op.failures)
         );

@@ -12,6 +12,10 @@ pub struct OperationMetrics {
     pub succeeded: u64,
     /// Documents stored (bulk insert: per document; others: per operation).
     pub documents: u64,
+    /// Bulk insert only: documents of answered requests whose storing was not confirmed,
+    /// i.e. the ones the answer refused or did not account for (`doc:*` failures) and every
+    /// document of a request that failed as a whole.
+    pub documents_failed: u64,
     pub failures: FailureCounts,
     /// A few examples of what the server said, per failure kind.
     pub samples: FailureSamples,
@@ -66,6 +70,7 @@ impl OperationMetrics {
     pub fn merge(&mut self, other: &OperationMetrics) {
         self.succeeded += other.succeeded;
         self.documents += other.documents;
+        self.documents_failed += other.documents_failed;
         self.failures.merge(&other.failures);
         self.samples.merge(&other.samples);
         self.statuses.merge(&other.statuses);

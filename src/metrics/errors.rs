@@ -23,6 +23,14 @@ pub enum Failure {
     NoDocument,
 }
 
+impl Failure {
+    /// Whether this is the failure of one document in a bulk answer, not of a whole
+    /// operation.
+    pub fn is_document(&self) -> bool {
+        matches!(self, Failure::Document(_))
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -59,6 +67,16 @@ impl FailureCounts {
 
     pub fn total(&self) -> u64 {
         self.counts.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Failures of whole operations: all but those of single documents in a bulk answer,
+    /// which count documents, not requests.
+    pub fn of_operations(&self) -> u64 {
+        self.counts
+            .iter()
+            .filter(|(f, _)| !f.is_document())
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// The counts, most frequent first.

@@ -22,7 +22,7 @@ fn write_spread(out: &mut String, name: &str, spread: &Spread) {
 }
 
 /// The block's title: Iron Cushion's for its two steps, the phase's name otherwise.
-fn title(phase: &PhaseResult) -> String {
+pub fn title(phase: &PhaseResult) -> String {
     match phase.name.as_str() {
         "bulk_insert" => "BULK INSERT BENCHMARK RESULTS:".to_string(),
         "crud" => "CRUD BENCHMARK RESULTS:".to_string(),
@@ -30,11 +30,10 @@ fn title(phase: &PhaseResult) -> String {
     }
 }
 
-/// The block for one phase, as Iron Cushion prints it.
-pub fn block(phase: &PhaseResult) -> String {
+/// Iron Cushion's fields of one phase, as it prints them under the title.
+pub fn fields(phase: &PhaseResult) -> String {
     let f = &phase.iron_cushion;
     let mut out = String::new();
-    let _ = writeln!(out, "{}", title(phase));
     let _ = writeln!(out, "  timeTaken={:.6} secs", f.time_taken);
     let _ = writeln!(
         out,

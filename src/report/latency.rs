@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::numbers::grouped;
-use crate::results::{Latency as Figures, PhaseResult};
+use crate::results::{Latency as Figures, OperationResult, PhaseResult};
 
 /// Which latency a table shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,9 +56,24 @@ pub fn table(phase: &PhaseResult, which: Latency) -> String {
     out
 }
 
-/// One line per operation that had failures, by kind: `failed read: 404 x2, timeout x1`,
-/// with examples of what the server said, how long the failures took, and what was
-/// resent, left unknown or not run.
+/// The failures of `op` whose kind is (or is not) a document's, most frequent first.
+fn failure_counts(op: &OperationResult, of_documents: bool) -> Vec<String> {
+    let mut sorted: Vec<(&String, &u64)> = op
+        .failures
+        .iter()
+        .filter(|(kind, _)| kind.starts_with("doc:") == of_documents)
+        .collect();
+    sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    sorted
+        .iter()
+        .map(|(failure, n)| format!("{failure} x{}", grouped(**n)))
+        .collect()
+}
+
+/// One line per operation that had failures, by kind: `failed read: 404 x2, timeout x1`.
+/// A bulk insert's documents refused one by one (`doc:*`) count documents, not requests:
+/// they get their own line, `failed bulk_insert documents: doc:conflict x15`. Under
+/// them: examples of what the server said and how long the failures took.
 pub fn failures(phase: &PhaseResult) -> String {
     let mut out = String::new();
     for op in &phase.operations {
@@ -66,13 +81,19 @@ pub fn failures(phase: &PhaseResult) -> String {
         if op.failures.is_empty() {
             continue;
         }
-        let mut sorted: Vec<(&String, &u64)> = op.failures.iter().collect();
-        sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let parts: Vec<String> = sorted
-            .iter()
-            .map(|(failure, n)| format!("{failure} x{}", grouped(**n)))
-            .collect();
-        let _ = writeln!(out, "  failed {}: {}", op.operation, parts.join(", "));
+        let operations = failure_counts(op, false);
+        if !operations.is_empty() {
+            let _ = writeln!(out, "  failed {}: {}", op.operation, operations.join(", "));
+        }
+        let documents = failure_counts(op, true);
+        if !documents.is_empty() {
+            let _ = writeln!(
+                out,
+                "  failed {} documents: {}",
+                op.operation,
+                documents.join(", ")
+            );
+        }
         if let Some(l) = &op.failed_latency {
             let _ = writeln!(
                 out,

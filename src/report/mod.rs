@@ -1,5 +1,6 @@
 //! Turning measurements into what users read.
 
+pub mod achieved;
 pub mod ironcushion;
 pub mod latency;
 pub mod live;
@@ -8,10 +9,13 @@ pub mod summary;
 
 use crate::results::PhaseResult;
 
-/// Everything printed for one phase: Iron Cushion's block, the latency tables, failures,
-/// the summary, and why connections stopped early.
+/// Everything printed for one phase: what it achieved, Iron Cushion's block, the latency
+/// tables, failures, the summary, and why connections stopped early.
 pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
-    let mut out = ironcushion::block(phase);
+    let mut out = ironcushion::title(phase);
+    out.push('\n');
+    out.push_str(&achieved::table(phase));
+    out.push_str(&ironcushion::fields(phase));
     if interrupted {
         out.push_str("  INTERRUPTED: the figures cover what was done before the stop\n");
     }

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 
 use super::{
     IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult, Spread,
-    histogram,
+    histogram, per_second,
 };
 use crate::engine::PhaseOutcome;
 use crate::metrics::{ConnectionMetrics, IntervalRow, OperationLatencies, OperationMetrics};
@@ -133,16 +133,19 @@ fn operation(
     latencies: &OperationLatencies,
     wall_seconds: f64,
 ) -> OperationResult {
+    let failed = m.failures.of_operations();
     OperationResult {
         operation: op.name().to_string(),
         succeeded: m.succeeded,
-        failed: m.failures.total(),
+        failed,
         documents: m.documents,
-        throughput: if wall_seconds > 0.0 {
-            m.succeeded as f64 / wall_seconds
-        } else {
-            0.0
+        // Other operations touch one document each.
+        documents_failed: match op {
+            Operation::BulkInsert => m.documents_failed,
+            _ => failed,
         },
+        throughput: per_second(m.succeeded, wall_seconds),
+        documents_per_sec: per_second(m.documents, wall_seconds),
         failures: m
             .failures
             .sorted()

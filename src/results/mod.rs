@@ -124,14 +124,25 @@ pub struct IronCushion {
 pub struct OperationResult {
     /// `bulk_insert`, `create`, `read`, `update` or `delete`.
     pub operation: String,
+    /// Successful operations (a bulk insert request counts once).
     pub succeeded: u64,
+    /// Failed operations (a bulk insert request counts once, and only when it failed as a
+    /// whole: its refused documents are in `documents_failed`).
     pub failed: u64,
     /// Documents stored or operated on (a bulk insert counts its documents).
     pub documents: u64,
+    /// Documents not confirmed stored or operated on: for a bulk insert, those its answers refused
+    /// or did not account for (`doc:*` failures) and every document of a request that
+    /// failed as a whole; for other operations, `failed`.
+    #[serde(default)]
+    pub documents_failed: u64,
     /// Successful operations per second of the phase's wall-clock time.
     pub throughput: f64,
-    /// Failures by kind: an HTTP status (`"404"`), `doc:<error>`, `timeout`, `transport`,
-    /// `bad_answer`, `no_document`.
+    /// `documents` per second of the phase's wall-clock time: a bulk insert's documents/s.
+    #[serde(default)]
+    pub documents_per_sec: f64,
+    /// Failures by kind: an HTTP status (`"404"`), `timeout`, `transport`, `bad_answer`,
+    /// `no_document` count operations; `doc:<error>` (bulk insert) counts documents.
     pub failures: BTreeMap<String, u64>,
     /// A few examples of what the server said, per failure kind (answer bodies cut to
     /// 300 characters, or what broke).
@@ -159,6 +170,17 @@ pub struct OperationResult {
     /// up reconnecting (`--reconnect-for`); never counts what `--duration` or Ctrl-C cut.
     #[serde(default)]
     pub not_run: u64,
+}
+
+/// `count` per second of `seconds` (a phase's wall-clock time); 0 when no time passed.
+/// Every rate in a result is made this way from its counts, so merged results recompute
+/// their rates from summed counts.
+pub fn per_second(count: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 /// Percentiles in milliseconds, and the histogram (microseconds) they come from.

@@ -23,6 +23,8 @@ struct State {
     cut_next: Mutex<Option<(String, Duration)>>,
     /// Requests to documents by method.
     document_requests: Mutex<Vec<(String, u64)>>,
+    /// `_bulk_docs` requests still to be answered with a 500 as a whole.
+    bulk_failures: AtomicU64,
 }
 
 impl DelayServer {
@@ -35,6 +37,7 @@ impl DelayServer {
             requests: AtomicU64::new(0),
             cut_next: Mutex::new(None),
             document_requests: Mutex::new(Vec::new()),
+            bulk_failures: AtomicU64::new(0),
         });
         let shared = state.clone();
         std::thread::spawn(move || {
@@ -49,6 +52,11 @@ impl DelayServer {
     /// From now on, requests wait until `length` has passed.
     pub fn stall(&self, length: Duration) {
         *self.state.stall_until.lock().unwrap() = Some(Instant::now() + length);
+    }
+
+    /// The next `n` `_bulk_docs` requests fail as a whole (500), storing nothing.
+    pub fn fail_bulk_requests(&self, n: u64) {
+        self.state.bulk_failures.store(n, Ordering::Relaxed);
     }
 
     pub fn requests(&self) -> u64 {
@@ -138,7 +146,19 @@ fn serve(stream: TcpStream, state: &State) {
         }
         wait_until(answer_at);
         revision += 1;
-        let (status, answer) = answer_for(&request_line, &body, revision);
+        let fails = request_line.contains("/_bulk_docs ")
+            && state
+                .bulk_failures
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok();
+        let (status, answer) = if fails {
+            (
+                "500 Internal Server Error",
+                r#"{"error":"unknown_error","reason":"a failure the test asked for"}"#.to_string(),
+            )
+        } else {
+            answer_for(&request_line, &body, revision)
+        };
         let response = format!(
             "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
             answer.len()
