@@ -167,12 +167,15 @@ pub fn action(phase: &PhaseResult) -> String {
     };
     let mut out = String::new();
     let (Some(start), finish) = (a.started_seconds, a.finished_seconds) else {
-        let _ = writeln!(
-            out,
-            "  action {}: did not start ({})",
-            a.kind,
-            a.error.clone().unwrap_or_default()
-        );
+        let _ = match (&a.error, &a.note) {
+            (None, Some(note)) => writeln!(out, "  action {}: {note}", a.kind),
+            (error, _) => writeln!(
+                out,
+                "  action {}: did not start ({})",
+                a.kind,
+                error.clone().unwrap_or_default()
+            ),
+        };
         return out;
     };
     let end = finish.unwrap_or(phase.wall_seconds);

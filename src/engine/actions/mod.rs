@@ -109,23 +109,55 @@ pub fn spawn(
         stop,
         phase_start,
     };
+    let abandon = context.stop.abandon.raised();
+    let kind = kind(&action);
     tokio::spawn(async move {
         let mut context = context;
-        match action {
-            Action::Compact { at } => {
-                tokio::time::sleep_until((phase_start + at).into()).await;
-                compact::run(&mut context).await
+        let work = async {
+            match action {
+                Action::Compact { at } => {
+                    tokio::time::sleep_until((phase_start + at).into()).await;
+                    compact::run(&mut context).await
+                }
+                Action::Replicate {
+                    at,
+                    target,
+                    two_way,
+                } => {
+                    tokio::time::sleep_until((phase_start + at).into()).await;
+                    replicate::run(&mut context, &target, two_way).await
+                }
             }
-            Action::Replicate {
-                at,
-                target,
-                two_way,
-            } => {
-                tokio::time::sleep_until((phase_start + at).into()).await;
-                replicate::run(&mut context, &target, two_way).await
-            }
+        };
+        // A second Ctrl-C (or the grace after the first) gives up on a long `_replicate`
+        // too, so the report still prints.
+        tokio::select! {
+            report = work => report,
+            () = abandon => ActionReport {
+                kind: kind.to_string(),
+                note: Some(
+                    "given up when the run was stopped, before it ended; its times are unknown"
+                        .to_string(),
+                ),
+                ..ActionReport::default()
+            },
         }
     })
+}
+
+fn kind(action: &Action) -> &'static str {
+    match action {
+        Action::Compact { .. } => "compact",
+        Action::Replicate { two_way, .. } => replicate_kind(*two_way),
+    }
+}
+
+fn replicate_kind(two_way: bool) -> &'static str {
+    if two_way {
+        "replicate (two-way)"
+    } else {
+        "replicate"
+    }
 }
 
 /// A server's answer: its status, its body as JSON (`Null` if it is not), and a short

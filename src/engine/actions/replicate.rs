@@ -91,12 +91,7 @@ async fn create(context: &mut Context, name: &str) -> Result<bool, String> {
 
 pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionReport {
     let mut report = ActionReport {
-        kind: if two_way {
-            "replicate (two-way)"
-        } else {
-            "replicate"
-        }
-        .to_string(),
+        kind: super::replicate_kind(two_way).to_string(),
         ..ActionReport::default()
     };
     let (replica, name) = match replica(context, given) {
