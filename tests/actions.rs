@@ -320,3 +320,38 @@ two_way = true
     assert!(!text.contains("Pa55-w0rd") && !text.contains("YWRtaW46UGE1NS13MHJk"));
     assert!(!run.stdout.contains("Pa55-w0rd"), "{}", run.stdout);
 }
+
+#[test]
+fn ctrl_c_during_a_compaction_ends_the_wait_and_says_so() {
+    let couch = CouchLike::start(
+        "followed",
+        Timeline {
+            starts_after: Duration::ZERO,
+            database_running: Duration::from_secs(600),
+            tasks_running: Duration::from_secs(600),
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), COMPACT_PHASE);
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", couch.url),
+        "--database_name=followed",
+        "--quiet",
+        "--scenario",
+        &file,
+        "--action-timeout=0",
+    ]);
+    // The phase's operations end at 1 s; the compaction goes on.
+    std::thread::sleep(Duration::from_millis(2_000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = finish(child);
+    assert_eq!(run.code, 130, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("the run was stopped while the compaction ran"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.took < Duration::from_secs(5), "{:?}", run.took);
+}
