@@ -82,7 +82,16 @@ pub async fn run(context: &mut Context) -> ActionReport {
             return report;
         }
     };
-    let end = match follow(context, started, answered).await {
+    // The bound holds even when one look hangs on a server that stopped answering.
+    let followed = match context.deadline(started) {
+        Some(deadline) => {
+            tokio::time::timeout_at(deadline.into(), follow(context, started, answered))
+                .await
+                .unwrap_or_else(|_| Err(gave_up(started, Instant::now())))
+        }
+        None => follow(context, started, answered).await,
+    };
+    let end = match followed {
         Ok(end) => end,
         Err(note) => {
             report.note = Some(note);
@@ -147,11 +156,16 @@ async fn follow(context: &mut Context, started: Instant, answered: Instant) -> R
             ));
         }
         if deadline.is_some_and(|d| looked >= d) {
-            return Err(format!(
-                "the compaction was still running {:.0} s after it started, when sofabench stopped waiting (--action-timeout); its end and the size after are unknown",
-                looked.saturating_duration_since(started).as_secs_f64()
-            ));
+            return Err(gave_up(started, looked));
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// The note when sofabench stops waiting at `--action-timeout`.
+fn gave_up(started: Instant, at: Instant) -> String {
+    format!(
+        "the compaction was still running {:.0} s after it started, when sofabench stopped waiting (--action-timeout); its end and the size after are unknown",
+        at.saturating_duration_since(started).as_secs_f64()
+    )
 }
