@@ -355,3 +355,19 @@ fn ctrl_c_during_a_compaction_ends_the_wait_and_says_so() {
     );
     assert!(run.took < Duration::from_secs(5), "{:?}", run.took);
 }
+
+#[test]
+fn a_bad_replication_address_is_refused_before_anything_is_sent() {
+    let run = sofabench(&[
+        "run",
+        "--database_address=http://127.0.0.1:9",
+        "--replication-address=ftp://admin:hidden-pw@couchdb-0:5984",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("--replication-address") && run.stderr.contains("http or https"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("hidden-pw"), "{}", run.stderr);
+}
