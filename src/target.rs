@@ -187,7 +187,7 @@ pub fn redact(address: &str) -> String {
     }
 }
 
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
         .next()
         .map(|(_, v)| v.into_owned())

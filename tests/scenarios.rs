@@ -170,19 +170,26 @@ fn scaling_prints_the_table_with_a_weighted_average() {
 }
 
 #[test]
-fn couchdb_report_compacts_and_replicates() {
-    let server = PouchServer::start();
-    let run = run_scenario(
-        &server,
-        "report",
-        &[
-            "--scenario=couchdb-report",
-            "--total-operations=20",
-            "--duration=2s",
-            "--batch-sizes=10,20",
-            "--id-prefix=rep",
-        ],
-    );
+fn couchdb_report_compacts_and_replicates_with_credentials() {
+    // As users run a server: with an admin, on disk. The replicator is a client of both
+    // URLs, so both need the credentials.
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=report",
+        "--quiet",
+        "--seed=3",
+        "--scenario=couchdb-report",
+        "--total-operations=20",
+        "--duration=2s",
+        "--batch-sizes=10,20",
+        "--id-prefix=rep",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     for phase in [
         "put_single_1conn",
@@ -205,7 +212,6 @@ fn couchdb_report_compacts_and_replicates() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("database file size:"), "{}", run.stdout);
     assert!(
         run.stdout
             .contains("action replicate (two-way): started at"),
@@ -214,9 +220,43 @@ fn couchdb_report_compacts_and_replicates() {
     );
     assert!(run.stdout.contains("throughput before"), "{}", run.stdout);
     assert!(!run.stdout.contains("failed:"), "{}", run.stdout);
-    // The replica is a database of the run's own, never an existing one.
-    let replica = server.db("report-replica-rep");
-    assert!(doc_count(&replica) > 0, "the replica received documents");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let result: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let phases = result["phases"].as_array().unwrap();
+    let compact = &phases
+        .iter()
+        .find(|p| p["name"] == "bulk_50_while_compacting")
+        .unwrap()["action"];
+    // PouchDB Server on disk reports `disk_size`, and compacts before it answers.
+    assert_eq!(compact["size_field"], "disk_size", "{compact}");
+    assert!(compact["size_before"].as_u64().unwrap() > 0, "{compact}");
+    assert!(compact["size_after"].as_u64().unwrap() > 0, "{compact}");
+    assert!(
+        compact["finished_seconds"].as_f64() >= compact["started_seconds"].as_f64(),
+        "{compact}"
+    );
+    // The replica (a database of the run's own, never an existing one) holds at least
+    // every document the database held when the one-way replication started.
+    let before_replication: u64 = phases
+        .iter()
+        .take_while(|p| p["name"] != "bulk_50_replicating_one_way")
+        .flat_map(|p| p["operations"].as_array().unwrap())
+        .filter(|o| o["operation"] == "create" || o["operation"] == "bulk_insert")
+        .map(|o| o["documents"].as_u64().unwrap())
+        .sum();
+    assert!(before_replication > 1_000, "{before_replication}");
+    let replica = doc_count(&server.admin_db("report-replica-rep"));
+    assert!(
+        replica >= before_replication,
+        "replica {replica} < {before_replication}"
+    );
+    for (name, shown) in [
+        ("stdout", &run.stdout),
+        ("stderr", &run.stderr),
+        ("result", &text),
+    ] {
+        assert!(!shown.contains(ADMIN.1), "the password in {name}:\n{shown}");
+    }
 }
 
 #[test]

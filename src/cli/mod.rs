@@ -233,6 +233,22 @@ pub struct RunArgs {
     #[arg(long)]
     cleanup: bool,
 
+    /// The base address the server itself uses to reach the database's node, for
+    /// replication (behind a proxy or in a cluster, the client's address is not the
+    /// server's): http[s]://[user:password@]host:port[/path]. Default: the first
+    /// --database_address node, with the run's credentials.
+    #[arg(
+        long = "replication-address",
+        visible_alias = "replication_address",
+        value_name = "URL"
+    )]
+    replication_address: Option<String>,
+
+    /// How long a background action (compaction, replication) is waited for before the
+    /// report says its end is unknown. 0 waits forever.
+    #[arg(long = "action-timeout", value_name = "TIME", value_parser = duration::parse, default_value = "10m")]
+    action_timeout: std::time::Duration,
+
     /// Prefix of the document ids (default: a random one per run, so runs never collide).
     #[arg(long = "id-prefix", value_name = "TEXT")]
     id_prefix: Option<String>,

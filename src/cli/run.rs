@@ -15,7 +15,9 @@ use crate::analysis::thresholds::{self, Threshold};
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase};
 use crate::engine::monitor::LiveOutput;
-use crate::engine::{Engine, NodeSlice, PhaseOutcome, RunSettings, Stop};
+use crate::engine::{
+    ActionSettings, Engine, NodeSlice, PhaseOutcome, ReplicationAddress, RunSettings, Stop,
+};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::numbers::grouped;
@@ -70,6 +72,10 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
             password: args.password.clone().unwrap_or_default(),
         });
     }
+    let replication = match &args.replication_address {
+        Some(text) => ReplicationAddress::parse(text, &target).map_err(Failed::bad_input)?,
+        None => ReplicationAddress::from_target(&target),
+    };
     let plan = plan_from(&args);
     let prefix = args
         .id_prefix
@@ -132,6 +138,10 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         },
         reconnect_for: args.reconnect_for,
         failover: args.failover,
+        actions: ActionSettings {
+            replication,
+            wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
+        },
     };
     let config = config_record(&args, &settings, &plan, &scenario, &template_name);
     runtime.block_on(run(
@@ -172,7 +182,6 @@ fn choose_scenario(
         rate: args.rate,
         keys: KeyChoice::Uniform,
     };
-    let node = &target.nodes[0];
     let options = BuiltinOptions {
         full: args.full,
         writes_reads: match (args.writes, args.reads) {
@@ -180,14 +189,7 @@ fn choose_scenario(
             (w, r) => Some((w.unwrap_or(0), r.unwrap_or(0))),
         },
         batch_sizes: args.batch_sizes.clone(),
-        // A replica of the run's own, never an existing database.
-        replica_url: format!(
-            "http://{}{}/{}-replica-{}",
-            node.host_header,
-            node.base_path,
-            crate::target::encode_path_segment(&target.database),
-            prefix.to_ascii_lowercase()
-        ),
+        replica: replica_name(&target.database, prefix),
         weights: plan.weights,
     };
     if let Some(found) = scenario::builtin(name, &defaults, &options) {
@@ -212,6 +214,19 @@ fn choose_scenario(
         )
     })?;
     Ok(found)
+}
+
+/// A replica of the run's own, never an existing database: `<db>-replica-<id prefix>`,
+/// with the prefix made a valid part of a CouchDB database name.
+fn replica_name(database: &str, prefix: &str) -> String {
+    let prefix: String = prefix
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_' | '-') => c,
+            _ => '-',
+        })
+        .collect();
+    format!("{database}-replica-{prefix}")
 }
 
 fn print(text: &str) {
@@ -319,6 +334,14 @@ fn config_record(
     set("recreate", json!(args.recreate));
     set("node_index", json!(args.node_index));
     set("node_count", json!(args.node_count));
+    set(
+        "replication_address",
+        json!(settings.actions.replication.describe()),
+    );
+    set(
+        "action_timeout_seconds",
+        json!(settings.actions.wait.map(|d| d.as_secs_f64())),
+    );
     config
 }
 
@@ -355,6 +378,7 @@ async fn run(
     print(&database_line(&settings.target, &prepared));
 
     let stop = settings.stop.clone();
+    let settings_target = settings.target.clone();
     listen_for_interrupts(stop.clone());
     let mut engine = Engine::new(settings);
     let most = scenario
@@ -390,6 +414,9 @@ async fn run(
     drop(engine);
 
     if args.cleanup {
+        delete_replicas(&settings_target, &endpoints[0], &outcomes)
+            .await
+            .map_err(setup_failed)?;
         if prepared.created {
             admin.delete().await.map_err(setup_failed)?;
             print(&format!(
@@ -487,8 +514,48 @@ fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {
     }
 }
 
-/// The run failed when any operation failed, left its outcome unknown or was not run.
+/// `--cleanup`: deletes the replicas this run's actions created, and only those.
+async fn delete_replicas(
+    target: &Target,
+    endpoint: &Arc<Endpoint>,
+    outcomes: &[PhaseOutcome],
+) -> Result<(), crate::driver::admin::SetupError> {
+    let created = outcomes
+        .iter()
+        .filter_map(|o| o.action.as_ref()?.created_database.clone());
+    for name in created {
+        let replica = Target {
+            database: name.clone(),
+            ..target.clone()
+        };
+        Admin::new(&replica, endpoint.clone()).delete().await?;
+        print(&format!("deleted replica {name:?} (--cleanup)\n"));
+    }
+    Ok(())
+}
+
+/// Background actions that failed, one line each.
+fn action_failures(outcomes: &[PhaseOutcome]) -> Vec<String> {
+    outcomes
+        .iter()
+        .filter_map(|o| {
+            let action = o.action.as_ref()?;
+            let error = action.error.as_ref()?;
+            Some(format!(
+                "background action {} of phase {} failed: {error}",
+                action.kind, o.name
+            ))
+        })
+        .collect()
+}
+
+/// The run failed when any operation failed, left its outcome unknown or was not run,
+/// or a background action failed.
 fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
+    let actions = action_failures(outcomes);
+    for line in &actions {
+        eprintln!("sofabench: {line}");
+    }
     let operations = || {
         outcomes
             .iter()
@@ -502,7 +569,11 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
     let not_run: u64 = operations().map(|op| op.not_run).sum();
     let aborted = outcomes.iter().any(|o| !o.aborted.is_empty());
     if failed + unknown + not_run == 0 && !aborted {
-        return Ok(());
+        return if actions.is_empty() {
+            Ok(())
+        } else {
+            Err(Failed::Quiet { code: RUN_FAILED })
+        };
     }
     let mut parts = Vec::new();
     if failed_operations > 0 {

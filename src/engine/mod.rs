@@ -24,7 +24,7 @@ use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder, Phase};
 
-pub use actions::ActionReport;
+pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
 use monitor::{LiveOutput, Monitor};
 use progress::Progress;
 pub use stop::Stop;
@@ -78,6 +78,8 @@ pub struct RunSettings {
     pub reconnect_for: Duration,
     /// With several nodes, move a connection that cannot reach its node to the next one.
     pub failover: bool,
+    /// Where replications point the server, and how long actions are waited for.
+    pub actions: ActionSettings,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -278,10 +280,16 @@ impl Engine {
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
         let started_at = SystemTime::now();
-        let action = phase
-            .action
-            .clone()
-            .map(|a| actions::spawn(a, &self.settings.target, self.endpoints[0].clone(), started));
+        let action = phase.action.clone().map(|a| {
+            actions::spawn(
+                a,
+                &self.settings.target,
+                self.endpoints[0].clone(),
+                &self.settings.actions,
+                self.settings.stop.clone(),
+                started,
+            )
+        });
         let mut tasks = Vec::with_capacity(count);
         let mut idle = self.workers.split_off(count);
         for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {

@@ -167,26 +167,46 @@ pub fn action(phase: &PhaseResult) -> String {
     };
     let mut out = String::new();
     let (Some(start), finish) = (a.started_seconds, a.finished_seconds) else {
-        let _ = writeln!(
-            out,
-            "  action {}: did not start ({})",
-            a.kind,
-            a.error.clone().unwrap_or_default()
-        );
+        let _ = match (&a.error, &a.note) {
+            (None, Some(note)) => writeln!(out, "  action {}: {note}", a.kind),
+            (error, _) => writeln!(
+                out,
+                "  action {}: did not start ({})",
+                a.kind,
+                error.clone().unwrap_or_default()
+            ),
+        };
         return out;
     };
     let end = finish.unwrap_or(phase.wall_seconds);
-    let _ = writeln!(
-        out,
-        "  action {}: started at {start:.2} s, took {:.2} s",
-        a.kind,
-        end - start
-    );
+    let _ = match finish {
+        Some(_) => writeln!(
+            out,
+            "  action {}: started at {start:.2} s, took {:.2} s",
+            a.kind,
+            end - start
+        ),
+        None => writeln!(
+            out,
+            "  action {}: started at {start:.2} s, end unknown",
+            a.kind
+        ),
+    };
     if let Some(error) = &a.error {
         let _ = writeln!(out, "  action {} failed: {error}", a.kind);
     }
+    if let Some(note) = &a.note {
+        let _ = writeln!(out, "  action {}: {note}", a.kind);
+    }
     if a.kind == "compact" {
         match (a.size_before, a.size_after, &a.size_field) {
+            (Some(before), None, Some(field)) => {
+                let _ = writeln!(
+                    out,
+                    "  database file size: {} bytes before ({field}); after: unknown",
+                    grouped(before)
+                );
+            }
             (Some(before), Some(after), Some(field)) => {
                 let _ = writeln!(
                     out,

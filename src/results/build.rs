@@ -256,6 +256,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
             size_after: a.size_after,
             size_field: a.size_field.clone(),
             error: a.error.clone(),
+            note: a.note.clone(),
         }),
     }
 }

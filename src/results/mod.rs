@@ -101,6 +101,10 @@ pub struct ActionResult {
     /// `sizes.file` (CouchDB) or `disk_size` (PouchDB Server).
     pub size_field: Option<String>,
     pub error: Option<String>,
+    /// How the end was known when it is not plain (PouchDB Server's answer; never seen
+    /// running), or why it is unknown (still running when sofabench stopped waiting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Iron Cushion's fields of a phase, with its names; times in seconds, spreads over

@@ -161,7 +161,8 @@ pub fn scaling(d: &Defaults, full: bool, writes_reads: Option<(u64, u64)>) -> Sc
     }
 }
 
-pub fn couchdb_report(d: &Defaults, batch_sizes: &[u64], replica_url: &str) -> Scenario {
+/// `replica` is a database name on the run's own server (see `Action::Replicate`).
+pub fn couchdb_report(d: &Defaults, batch_sizes: &[u64], replica: &str) -> Scenario {
     // The report's runs, scaled to a first run: its 1M single PUTs and 50K bulk documents
     // become --total-operations (default 1,000) and 50 bulk requests per size.
     let singles = d.total.unwrap_or(1_000);
@@ -215,7 +216,7 @@ pub fn couchdb_report(d: &Defaults, batch_sizes: &[u64], replica_url: &str) -> S
         "bulk_50_replicating_one_way",
         Action::Replicate {
             at: Duration::from_secs(1),
-            target: replica_url.to_string(),
+            target: replica.to_string(),
             two_way: false,
         },
     ));
@@ -223,7 +224,7 @@ pub fn couchdb_report(d: &Defaults, batch_sizes: &[u64], replica_url: &str) -> S
         "bulk_50_replicating_two_way",
         Action::Replicate {
             at: Duration::from_secs(1),
-            target: replica_url.to_string(),
+            target: replica.to_string(),
             two_way: true,
         },
     ));

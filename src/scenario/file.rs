@@ -16,7 +16,7 @@
 //! connections = 20
 //! rate = 1000
 //! keys = "zipfian"                # uniform (default), latest, or { zipfian = 0.8 }
-//! compact_at = "10s"              # or replicate_at = "5s", replicate_to = URL, two_way = true
+//! compact_at = "10s"              # or replicate_at = "5s", replicate_to = URL or NAME, two_way = true
 //! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total
 //! ```
 //!
@@ -206,7 +206,7 @@ fn base_phase(entry: &PhaseEntry, defaults: &Defaults) -> Result<Phase, Vec<Stri
         }),
         (None, Some(_), None) => {
             note(Err(
-                "replicate_at needs replicate_to, the target database's URL".to_string(),
+                "replicate_at needs replicate_to, the target database's URL or its name on the run's server".to_string(),
             ));
             None
         }

@@ -62,7 +62,8 @@ pub struct BuiltinOptions {
     pub full: bool,
     pub writes_reads: Option<(u64, u64)>,
     pub batch_sizes: Vec<u64>,
-    pub replica_url: String,
+    /// couchdb-report: the replica's database name, on the run's own server.
+    pub replica: String,
     pub weights: CrudWeights,
 }
 
@@ -78,7 +79,7 @@ pub fn builtin(name: &str, defaults: &Defaults, options: &BuiltinOptions) -> Opt
         "couchdb-report" => Some(builtin::couchdb_report(
             defaults,
             &options.batch_sizes,
-            &options.replica_url,
+            &options.replica,
         )),
         "soak" => Some(builtin::soak(defaults, options.weights)),
         _ => None,

@@ -24,8 +24,9 @@ pub enum KeyChoice {
 pub enum Action {
     /// `POST /db/_compact`, `at` after the phase starts.
     Compact { at: Duration },
-    /// `POST /_replicate` from the database to `target` (a database URL), and back when
-    /// `two_way`, `at` after the phase starts.
+    /// `POST /_replicate` from the database to `target`, and back when `two_way`, `at`
+    /// after the phase starts. `target` is a URL, or a database name on the run's own
+    /// server (under `--replication-address`), which the run creates if it is missing.
     Replicate {
         at: Duration,
         target: String,

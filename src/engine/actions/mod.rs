@@ -1,0 +1,208 @@
+//! Background actions a phase starts on the server while its operations run: compaction
+//! (`POST /db/_compact`, followed until it has finished) and replication
+//! (`POST /_replicate`, one-way or two-way), as the CouchDB benchmark report measured
+//! throughput during them.
+
+mod address;
+mod compact;
+mod follow;
+mod replicate;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+pub use address::ReplicationAddress;
+
+use crate::driver::{Call, Client, Endpoint, Method};
+use crate::target::{Credentials, Target};
+use crate::workload::Action;
+
+use super::Stop;
+
+/// What every action of a run needs besides the phase.
+#[derive(Clone, Debug)]
+pub struct ActionSettings {
+    /// Where the server reaches the run's database (`--replication-address`).
+    pub replication: ReplicationAddress,
+    /// How long an action is waited for (`--action-timeout`); `None` waits forever.
+    pub wait: Option<Duration>,
+}
+
+/// What an action did, with times in seconds from the phase's start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActionReport {
+    /// `compact`, `replicate` or `replicate (two-way)`.
+    pub kind: String,
+    pub started: Option<f64>,
+    /// `None` when it had not finished when sofabench stopped waiting (see `note`).
+    pub finished: Option<f64>,
+    /// The database file's size before and after, in bytes, when the server says.
+    pub size_before: Option<u64>,
+    pub size_after: Option<u64>,
+    /// Which field gave the size (`sizes.file` on CouchDB, `disk_size` on PouchDB Server).
+    pub size_field: Option<String>,
+    pub error: Option<String>,
+    /// What the figures mean when they are not plain: how the end was known, or that it
+    /// was not.
+    pub note: Option<String>,
+    /// A database this action created (the replica), which `--cleanup` may delete.
+    pub created_database: Option<String>,
+}
+
+impl ActionReport {
+    pub fn failed(error: String) -> ActionReport {
+        ActionReport {
+            error: Some(error),
+            ..ActionReport::default()
+        }
+    }
+}
+
+/// Where an action talks to, and how it tells time.
+struct Context {
+    client: Client,
+    target: Target,
+    settings: ActionSettings,
+    stop: Stop,
+    phase_start: Instant,
+}
+
+impl Context {
+    /// Seconds from the phase's start.
+    fn since(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.phase_start).as_secs_f64()
+    }
+
+    /// When sofabench stops waiting for an action started at `started`.
+    fn deadline(&self, started: Instant) -> Option<Instant> {
+        self.settings.wait.and_then(|w| started.checked_add(w))
+    }
+
+    /// The credentials any answer could echo, for [`address::scrub`].
+    fn secrets(&self) -> Vec<&Credentials> {
+        self.target
+            .credentials
+            .iter()
+            .chain(self.settings.replication.credentials())
+            .collect()
+    }
+}
+
+/// Starts `action` at its moment after `phase_start`.
+pub fn spawn(
+    action: Action,
+    target: &Target,
+    endpoint: Arc<Endpoint>,
+    settings: &ActionSettings,
+    stop: Stop,
+    phase_start: Instant,
+) -> JoinHandle<ActionReport> {
+    let context = Context {
+        // A one-shot `_replicate` answers when the replication is done: the request may
+        // take as long as the action may.
+        client: Client::new(endpoint, settings.wait),
+        target: target.clone(),
+        settings: settings.clone(),
+        stop,
+        phase_start,
+    };
+    let abandon = context.stop.abandon.raised();
+    let kind = kind(&action);
+    tokio::spawn(async move {
+        let mut context = context;
+        let work = async {
+            match action {
+                Action::Compact { at } => {
+                    tokio::time::sleep_until((phase_start + at).into()).await;
+                    compact::run(&mut context).await
+                }
+                Action::Replicate {
+                    at,
+                    target,
+                    two_way,
+                } => {
+                    tokio::time::sleep_until((phase_start + at).into()).await;
+                    replicate::run(&mut context, &target, two_way).await
+                }
+            }
+        };
+        // A second Ctrl-C (or the grace after the first) gives up on a long `_replicate`
+        // too, so the report still prints.
+        tokio::select! {
+            report = work => report,
+            () = abandon => ActionReport {
+                kind: kind.to_string(),
+                note: Some(
+                    "given up when the run was stopped, before it ended; its times are unknown"
+                        .to_string(),
+                ),
+                ..ActionReport::default()
+            },
+        }
+    })
+}
+
+fn kind(action: &Action) -> &'static str {
+    match action {
+        Action::Compact { .. } => "compact",
+        Action::Replicate { two_way, .. } => replicate_kind(*two_way),
+    }
+}
+
+fn replicate_kind(two_way: bool) -> &'static str {
+    if two_way {
+        "replicate (two-way)"
+    } else {
+        "replicate"
+    }
+}
+
+/// A server's answer: its status, its body as JSON (`Null` if it is not), and a short
+/// description of it for messages.
+struct Answer {
+    status: u16,
+    json: Value,
+    text: String,
+}
+
+/// The longest part of an answer a message quotes.
+const QUOTE: usize = 300;
+
+impl Answer {
+    /// `error: reason` of a CouchDB error body, or the start of the body.
+    fn reason(&self) -> String {
+        match (self.json["error"].as_str(), self.json["reason"].as_str()) {
+            (Some(e), Some(r)) => format!("{e}: {r}"),
+            (Some(e), None) => e.to_string(),
+            _ => self.text.clone(),
+        }
+    }
+}
+
+async fn request(
+    client: &mut Client,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<Answer, String> {
+    let body = body.map(Value::to_string);
+    let call = Call {
+        method,
+        path,
+        body: body.as_deref().map(str::as_bytes),
+    };
+    let answer = client.send(&call).await.map_err(|e| e.to_string())?;
+    let text: String = String::from_utf8_lossy(&answer.body)
+        .trim()
+        .chars()
+        .take(QUOTE)
+        .collect();
+    Ok(Answer {
+        status: answer.status,
+        json: serde_json::from_slice(&answer.body).unwrap_or(Value::Null),
+        text,
+    })
+}

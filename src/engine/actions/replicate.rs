@@ -1,0 +1,251 @@
+//! `POST /_replicate`: one-shot replications from the run's database to a replica, and
+//! back when two-way. CouchDB's replicator is a client of both URLs, so both carry
+//! credentials, in the form the server understands:
+//!
+//! - CouchDB 2.x and 3.x: the documented endpoint object `{"url": …, "headers":
+//!   {"Authorization": "Basic …"}}`, which takes any character in a password;
+//! - PouchDB Server (its welcome names `express-pouchdb`): the URL with percent-encoded
+//!   userinfo, the only form its `_replicate` takes (an object gives a 500).
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::address::{self, split_url, with_userinfo};
+use super::{ActionReport, Context, Method, request};
+use crate::target::Credentials;
+
+/// How the server wants credentials in a replication's source and target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// `{"url", "headers": {"Authorization"}}` (CouchDB).
+    Object,
+    /// `http://user:password@host/db` (PouchDB Server).
+    Userinfo,
+}
+
+/// One side of a replication: a URL without credentials and the credentials it needs.
+#[derive(Clone, Debug)]
+struct Side {
+    url: String,
+    credentials: Option<Credentials>,
+}
+
+impl Side {
+    fn json(&self, form: Form) -> Value {
+        match (&self.credentials, form) {
+            (None, _) => json!(self.url),
+            (Some(c), Form::Userinfo) => json!(with_userinfo(&self.url, c)),
+            (Some(c), Form::Object) => json!({
+                "url": self.url,
+                "headers": {"Authorization": c.basic_header()},
+            }),
+        }
+    }
+}
+
+/// The replica: a database name is a database on the run's own server, which the run
+/// creates (and `--cleanup` may delete); a URL is used as given.
+fn replica(context: &Context, given: &str) -> Result<(Side, Option<String>), String> {
+    let replication = &context.settings.replication;
+    if !given.starts_with("http://") && !given.starts_with("https://") {
+        let side = Side {
+            url: replication.database_url(given),
+            credentials: replication.credentials().cloned(),
+        };
+        return Ok((side, Some(given.to_string())));
+    }
+    let (url, credentials) = split_url(given)
+        .map_err(|e| format!("replicate_to {:?}: {e}", crate::target::redact(given)))?;
+    // The run's credentials only go to the run's own server.
+    let credentials = credentials.or_else(|| {
+        replication
+            .same_server(&url)
+            .then(|| replication.credentials().cloned())
+            .flatten()
+    });
+    Ok((Side { url, credentials }, None))
+}
+
+async fn form(context: &mut Context) -> Form {
+    match request(&mut context.client, Method::Get, "/", None).await {
+        Ok(answer) if answer.json.get("express-pouchdb").is_some() => Form::Userinfo,
+        _ => Form::Object,
+    }
+}
+
+/// Creates the replica by name: `Some(true)` when this run created it, `Some(false)` when
+/// it existed. Going through the client's own address, not the replication address.
+async fn create(context: &mut Context, name: &str) -> Result<bool, String> {
+    let path = format!("/{}", crate::target::encode_path_segment(name));
+    let answer = request(&mut context.client, Method::Put, &path, None).await?;
+    match answer.status {
+        201 | 202 => Ok(true),
+        412 => Ok(false),
+        status => Err(format!(
+            "creating the replica {name:?} was answered {status}: {}",
+            address::scrub(&answer.reason(), &context.secrets())
+        )),
+    }
+}
+
+pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionReport {
+    let mut report = ActionReport {
+        kind: super::replicate_kind(two_way).to_string(),
+        ..ActionReport::default()
+    };
+    let (replica, name) = match replica(context, given) {
+        Ok(found) => found,
+        Err(e) => {
+            report.error = Some(e);
+            return report;
+        }
+    };
+    let form = form(context).await;
+    if let Some(name) = &name {
+        match create(context, name).await {
+            Ok(created) => report.created_database = created.then(|| name.clone()),
+            Err(e) => {
+                report.error = Some(e);
+                return report;
+            }
+        }
+    }
+    let replication = &context.settings.replication;
+    let source = Side {
+        url: replication.database_url(&context.target.database),
+        credentials: replication.credentials().cloned(),
+    };
+    let mut directions = vec![(source.clone(), replica.clone())];
+    if two_way {
+        directions.push((replica, source));
+    }
+    let started = Instant::now();
+    report.started = Some(context.since(started));
+    let mut errors = Vec::new();
+    // One-shot replications, one after the other when two-way: `_replicate` answers when
+    // a one-shot replication is done.
+    for (from, to) in directions {
+        let body = json!({
+            "source": from.json(form),
+            "target": to.json(form),
+            "create_target": true,
+        });
+        let outcome = request(
+            &mut context.client,
+            Method::Post,
+            "/_replicate",
+            Some(&body),
+        )
+        .await;
+        if let Some(problem) = problem(outcome) {
+            let problem = address::scrub(&problem, &context.secrets());
+            errors.push(format!("{} → {}: {problem}", from.url, to.url));
+        }
+    }
+    report.finished = Some(context.since(Instant::now()));
+    if !errors.is_empty() {
+        report.error = Some(errors.join("; "));
+    }
+    report
+}
+
+/// What went wrong with one `_replicate`, if anything: a refusal, or documents it could
+/// not write (top level on PouchDB Server, in the latest history entry on CouchDB).
+fn problem(outcome: Result<super::Answer, String>) -> Option<String> {
+    let answer = match outcome {
+        Ok(answer) => answer,
+        Err(e) => return Some(e),
+    };
+    if !(200..=202).contains(&answer.status) {
+        return Some(format!(
+            "_replicate answered {}: {}",
+            answer.status,
+            answer.reason()
+        ));
+    }
+    if answer.json["ok"] != json!(true) {
+        return Some(format!(
+            "_replicate answered {} without \"ok\": {}",
+            answer.status, answer.text
+        ));
+    }
+    let failures = answer.json["doc_write_failures"]
+        .as_u64()
+        .or_else(|| answer.json["history"][0]["doc_write_failures"].as_u64())
+        .unwrap_or(0);
+    (failures > 0).then(|| format!("{failures} documents could not be written to the target"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side() -> Side {
+        Side {
+            url: "http://h:5984/db".to_string(),
+            credentials: Some(Credentials {
+                user: "admin".to_string(),
+                password: "pw".to_string(),
+            }),
+        }
+    }
+
+    #[test]
+    fn couchdb_gets_the_documented_object_with_an_authorization_header() {
+        assert_eq!(
+            side().json(Form::Object),
+            json!({"url": "http://h:5984/db", "headers": {"Authorization": "Basic YWRtaW46cHc="}})
+        );
+    }
+
+    #[test]
+    fn pouchdb_server_gets_userinfo_and_no_credentials_give_the_plain_url() {
+        assert_eq!(
+            side().json(Form::Userinfo),
+            json!("http://admin:pw@h:5984/db")
+        );
+        let plain = Side {
+            credentials: None,
+            ..side()
+        };
+        assert_eq!(plain.json(Form::Object), json!("http://h:5984/db"));
+    }
+
+    fn answer(status: u16, json: Value) -> Result<super::super::Answer, String> {
+        Ok(super::super::Answer {
+            status,
+            text: json.to_string(),
+            json,
+        })
+    }
+
+    #[test]
+    fn refusals_and_unwritten_documents_are_problems() {
+        assert_eq!(
+            problem(answer(
+                200,
+                json!({"ok": true, "history": [{"doc_write_failures": 0}]})
+            )),
+            None
+        );
+        assert!(
+            problem(answer(401, json!({"error": "unauthorized", "reason": "x"})))
+                .unwrap()
+                .contains("401")
+        );
+        assert!(
+            problem(answer(200, json!({"ok": true, "doc_write_failures": 2})))
+                .unwrap()
+                .contains("2 documents")
+        );
+        assert!(
+            problem(answer(
+                200,
+                json!({"ok": true, "history": [{"doc_write_failures": 1}]})
+            ))
+            .is_some()
+        );
+        assert!(problem(answer(200, json!({"error": "x"}))).is_some());
+    }
+}

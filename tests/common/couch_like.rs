@@ -1,0 +1,197 @@
+//! A test-only server that answers like Apache CouchDB 3.x where background actions meet
+//! it, built from the JSON of `tests/fixtures/couchdb/` (CouchDB's documented shapes, not
+//! recorded from a live server: see the README there). No CouchDB is available in CI, and
+//! PouchDB Server compacts before it answers, so only such a server shows a compaction
+//! that runs on after its 202, the way CouchDB's does.
+//!
+//! After `POST /db/_compact` the compaction follows the test's [`Timeline`]: nothing shows
+//! at first (the shards have not started), then `compact_running: true` and
+//! `_active_tasks` entries for the database's shards, then nothing, and `sizes.file` drops
+//! to its size after. Creates (`PUT /db/id`) succeed, so a phase can run beside it, and
+//! `POST /_replicate` bodies are kept for the test to look at.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// When, after `_compact` answered, the compaction shows where.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeline {
+    /// Nothing shows until then (`compact_running: false`, no task).
+    pub starts_after: Duration,
+    /// `compact_running: true` from `starts_after` for this long.
+    pub database_running: Duration,
+    /// `_active_tasks` lists the shards' compactions from `starts_after` for this long.
+    pub tasks_running: Duration,
+}
+
+impl Timeline {
+    /// When the compaction has ended, seen from `_compact`'s answer.
+    pub fn end(&self) -> Duration {
+        self.starts_after + self.database_running.max(self.tasks_running)
+    }
+}
+
+pub const SIZE_BEFORE: u64 = 137_433_211;
+pub const SIZE_AFTER: u64 = 52_001_337;
+
+pub struct CouchLike {
+    pub url: String,
+    state: Arc<State>,
+}
+
+struct State {
+    database: String,
+    timeline: Timeline,
+    compact_answered: Mutex<Option<Instant>>,
+    replications: Mutex<Vec<Value>>,
+}
+
+fn fixture(name: &str) -> Value {
+    let path = super::repository()
+        .join("tests/fixtures/couchdb")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+impl CouchLike {
+    pub fn start(database: &str, timeline: Timeline) -> CouchLike {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(State {
+            database: database.to_string(),
+            timeline,
+            compact_answered: Mutex::new(None),
+            replications: Mutex::new(Vec::new()),
+        });
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = shared.clone();
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        CouchLike { url, state }
+    }
+
+    /// The bodies of the `POST /_replicate` requests so far.
+    pub fn replications(&self) -> Vec<Value> {
+        self.state.replications.lock().unwrap().clone()
+    }
+}
+
+impl State {
+    /// Time since `_compact` answered, if it was asked.
+    fn since_compact(&self) -> Option<Duration> {
+        self.compact_answered.lock().unwrap().map(|t| t.elapsed())
+    }
+
+    fn within(&self, length: Duration) -> bool {
+        let t = self.timeline;
+        self.since_compact()
+            .is_some_and(|s| s >= t.starts_after && s < t.starts_after + length)
+    }
+
+    fn database_info(&self) -> Value {
+        let mut info = fixture("db_info.json");
+        info["db_name"] = json!(self.database);
+        info["compact_running"] = json!(self.within(self.timeline.database_running));
+        let done = self
+            .since_compact()
+            .is_some_and(|s| s >= self.timeline.end());
+        info["sizes"]["file"] = json!(if done { SIZE_AFTER } else { SIZE_BEFORE });
+        info
+    }
+
+    fn active_tasks(&self) -> Value {
+        if !self.within(self.timeline.tasks_running) {
+            return json!([]);
+        }
+        let text = fixture("active_tasks_compacting.json")
+            .to_string()
+            .replace("DBNAME", &self.database);
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn answer(&self, method: &str, path: &str, body: &[u8]) -> (&'static str, Value) {
+        let segments: Vec<&str> = path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .trim_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        match (method, segments.as_slice()) {
+            ("GET", []) => ("200 OK", fixture("welcome.json")),
+            ("GET", ["_active_tasks"]) => ("200 OK", self.active_tasks()),
+            ("POST", ["_replicate"]) => {
+                let request = serde_json::from_slice(body).unwrap_or(Value::Null);
+                self.replications.lock().unwrap().push(request);
+                ("200 OK", fixture("replicate_ok.json"))
+            }
+            ("GET", [db]) if *db == self.database => ("200 OK", self.database_info()),
+            ("PUT", [_db]) => ("201 Created", json!({"ok": true})),
+            ("DELETE", [_db]) => ("200 OK", json!({"ok": true})),
+            ("POST", [db, "_compact"]) if *db == self.database => {
+                *self.compact_answered.lock().unwrap() = Some(Instant::now());
+                ("202 Accepted", fixture("compact_accepted.json"))
+            }
+            ("PUT", [_db, id]) => (
+                "201 Created",
+                json!({"ok": true, "id": id, "rev": "1-967a00dff5e02add41819138abb3284d"}),
+            ),
+            _ => (
+                "404 Object Not Found",
+                json!({"error": "not_found", "reason": "missing"}),
+            ),
+        }
+    }
+}
+
+fn serve(stream: TcpStream, state: &State) {
+    let _ = stream.set_nodelay(true);
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0usize;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            if header == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let mut words = request_line.split_whitespace();
+        let method = words.next().unwrap_or("");
+        let path = words.next().unwrap_or("/");
+        let (status, answer) = state.answer(method, path, &body);
+        let answer = answer.to_string();
+        let response = format!(
+            "HTTP/1.1 {status}\r\nServer: CouchDB/3.5.0 (Erlang OTP/26)\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        if writer.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
