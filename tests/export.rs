@@ -55,7 +55,7 @@ fn run_dir() -> &'static Path {
             "--seed=5",
             "--json_document_schema_filename=examples/ironcushion.json",
             "--num_connections=4",
-            "--num_documents_per_bulk_insert=50",
+            "--num_documents_per_bulk_insert=250",
             "--num_bulk_insert_operations=3",
             "--num_crud_operations=150",
             "--interval=100ms",
