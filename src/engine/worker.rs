@@ -303,7 +303,12 @@ impl Worker {
                     }
                 }
                 Next::Try => {
-                    if self.try_nodes().await {
+                    let stop = self.shared.stop.stop.clone();
+                    let reached = tokio::select! {
+                        reached = self.try_nodes() => reached,
+                        () = stop.raised() => return Reachable::Stopped,
+                    };
+                    if reached {
                         self.reconnect.reached();
                         return Reachable::Up;
                     }
