@@ -32,13 +32,7 @@ pub fn table(phase: &PhaseResult, which: Latency) -> String {
             Latency::Service => &op.latency,
             Latency::Response => &op.response,
         };
-        let show = |v: f64| {
-            if l.count == 0 {
-                "-".to_string()
-            } else {
-                format!("{v:.3}")
-            }
-        };
+        let show = |v: f64| milliseconds(l, v);
         let _ = writeln!(
             out,
             "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -151,13 +145,7 @@ pub fn target_nodes(phase: &PhaseResult) -> String {
     );
     for node in &phase.target_nodes {
         let l = &node.latency;
-        let show = |v: f64| {
-            if l.count == 0 {
-                "-".to_string()
-            } else {
-                format!("{v:.3}")
-            }
-        };
+        let show = |v: f64| milliseconds(l, v);
         let _ = writeln!(
             out,
             "  {:<28} {:>10} {:>8} {:>9} {:>9} {:>9}",
@@ -170,4 +158,13 @@ pub fn target_nodes(phase: &PhaseResult) -> String {
         );
     }
     out
+}
+
+/// A figure of `l` in milliseconds, or `-` when `l` holds no values.
+fn milliseconds(l: &Figures, value: f64) -> String {
+    if l.count == 0 {
+        "-".to_string()
+    } else {
+        format!("{value:.3}")
+    }
 }

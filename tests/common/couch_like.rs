@@ -10,7 +10,7 @@
 //! to its size after. Creates (`PUT /db/id`) succeed, so a phase can run beside it, and
 //! `POST /_replicate` bodies are kept for the test to look at.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -158,29 +158,13 @@ fn serve(stream: TcpStream, state: &State) {
     let mut writer = stream.try_clone().unwrap();
     let mut reader = BufReader::new(stream);
     loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        let Some(super::http_request::Request {
+            line: request_line,
+            body,
+        }) = super::http_request::read(&mut reader)
+        else {
             return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        };
         let mut words = request_line.split_whitespace();
         let method = words.next().unwrap_or("");
         let path = words.next().unwrap_or("/");

@@ -3,7 +3,7 @@
 //! until it ends. No database gives such timing on demand, which is what latency tests
 //! need. It stores nothing: every write "succeeds" with a fresh revision.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -110,29 +110,13 @@ fn serve(stream: TcpStream, state: &State) {
     let mut reader = BufReader::new(stream);
     let mut revision = 0u64;
     loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        let Some(super::http_request::Request {
+            line: request_line,
+            body,
+        }) = super::http_request::read(&mut reader)
+        else {
             return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        };
         state.requests.fetch_add(1, Ordering::Relaxed);
         if let Some(hold) = note_document_request(state, &request_line) {
             std::thread::sleep(hold);

@@ -6,6 +6,7 @@ pub mod couch_like;
 pub mod counting_proxy;
 pub mod cut_proxy;
 pub mod delay_server;
+pub mod http_request;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
