@@ -1,6 +1,6 @@
 //! A test-only server that answers like Apache CouchDB 3.x where background actions meet
-//! it, built from the JSON of `tests/fixtures/couchdb/` (CouchDB's documented shapes, not
-//! recorded from a live server: see the README there). No CouchDB is available in CI, and
+//! it, built from the JSON of `tests/fixtures/couchdb/` (answers recorded from a live
+//! CouchDB 3.5.0: see the README there). No CouchDB is available in CI, and
 //! PouchDB Server compacts before it answers, so only such a server shows a compaction
 //! that runs on after its 202, the way CouchDB's does.
 //!
