@@ -288,3 +288,45 @@ fn without_failover_the_dead_node_s_connections_give_up_and_say_so() {
         .sum();
     assert_eq!(done + not_run, 6_000, "{crud}");
 }
+
+#[test]
+fn a_connection_whose_bulk_inserts_failed_counts_what_it_could_not_run() {
+    let server = DelayServer::start(Duration::from_millis(1));
+    // Both connections' only bulk insert fails with a 500.
+    server.fail_bulk_requests(2);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=faults",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        "--num_crud_operations=100",
+        &format!("--json={}", json.display()),
+    ]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("had no document left"),
+        "{}",
+        run.stdout
+    );
+    let crud = crud_phase(&json);
+    let accounted: u64 = crud["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            ["succeeded", "failed", "not_run"]
+                .iter()
+                .map(|k| o[k].as_u64().unwrap_or(0))
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(
+        accounted, 200,
+        "every planned operation is accounted for: {crud}"
+    );
+}

@@ -598,7 +598,7 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
         ));
     }
     if aborted {
-        parts.push("connections gave up reconnecting".to_string());
+        parts.push("connections stopped early".to_string());
     }
     eprintln!(
         "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",

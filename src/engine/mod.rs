@@ -200,9 +200,7 @@ impl Engine {
             2 * (self.phases_run + 1),
         );
         let rng = seed::rng(stream);
-        let counts = phase.counts_of(index);
-        let counted = counts.is_some();
-        let order = match counts {
+        let order = match phase.counts_of(index) {
             Some(counts) => OperationOrder::new(counts, known, rng),
             None => OperationOrder::by_weights(phase.mix, known, rng),
         }
@@ -230,7 +228,6 @@ impl Engine {
             keys: phase.keys,
             deadline: phase.bound.duration.map(|d| started + d),
             pacing,
-            counted,
         }
     }
 

@@ -67,9 +67,6 @@ pub struct PhaseWork {
     pub keys: KeyChoice,
     pub deadline: Option<Instant>,
     pub pacing: Pacing,
-    /// True when `order` is the connection's planned share (a count bound), so that what
-    /// it did not run can be counted.
-    pub counted: bool,
 }
 
 pub struct Worker {
@@ -132,6 +129,12 @@ struct NotRun {
 impl NotRun {
     fn count(&mut self, operation: Operation) {
         self.counts[operation.index()] += 1;
+    }
+
+    fn count_all(&mut self, counts: &crate::workload::CrudCounts) {
+        for operation in Operation::ALL {
+            self.counts[operation.index()] += counts.get(operation);
+        }
     }
 
     fn add_to(&self, metrics: &mut ConnectionMetrics) {
@@ -497,7 +500,8 @@ impl Worker {
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone());
         let mut not_run = NotRun::default();
-        let mut order = work.order.enumerate();
+        let mut source = work.order;
+        let mut order = (&mut source).enumerate();
         if self.gave_up {
             if self.try_nodes().await {
                 self.gave_up = false;
@@ -575,10 +579,20 @@ impl Worker {
             }
         }
         progress.flush();
-        // A connection that gave up leaves the rest of its planned share unrun: counted,
-        // never silently dropped. A stop by the user (Ctrl-C, --duration) is not counted.
-        if work.counted && abort.is_some() && !stop.is_raised() {
-            order.for_each(|(_, operation)| not_run.count(operation));
+        // What a count-bounded share did not run is counted, never silently dropped: the
+        // rest after a connection gave up, or operations that need a document when the
+        // connection has none (its bulk inserts or creates failed). A stop by the user
+        // (Ctrl-C, --duration) is the user's bound and is not counted.
+        let cut_by_user = stop.is_raised() || work.deadline.is_some_and(|d| Instant::now() >= d);
+        if let Some(left) = source.left().filter(|_| !cut_by_user) {
+            not_run.count_all(&left);
+            if abort.is_none() && left.total() > 0 {
+                abort = Some(format!(
+                    "connection {} had no document left for {} planned operations (its bulk inserts or creates failed)",
+                    self.index,
+                    left.total()
+                ));
+            }
         }
         not_run.add_to(&mut metrics);
         metrics.elapsed_ns = started.elapsed().as_nanos() as u64;

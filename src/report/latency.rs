@@ -125,7 +125,7 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
     if op.not_run > 0 {
         let _ = writeln!(
             out,
-            "  not run {name}: {} planned operations (their connection gave up reconnecting; see \"stopped early\")",
+            "  not run {name}: {} planned operations (their connection stopped early: see why below)",
             grouped(op.not_run)
         );
     }

@@ -64,6 +64,13 @@ impl OperationOrder {
         }
     }
 
+    /// The operations of a counted order not drawn yet (`None` for an endless order).
+    /// An order ends early when what is left needs documents the connection does not
+    /// know: those are left here.
+    pub fn left(&self) -> Option<CrudCounts> {
+        self.counted.then_some(self.remaining)
+    }
+
     /// True when the rest of the operations can run from a state, by doing creates first,
     /// then reads and updates, then deletes.
     fn can_finish(known: u64, rest: &CrudCounts, batch: u64) -> bool {
