@@ -204,6 +204,7 @@ impl Worker {
             path: &self.path,
             body,
         };
+        let asked = Instant::now();
         let sent_or_abandoned = tokio::select! {
             biased;
             result = self.client.send(&call) => Some(result),
@@ -212,6 +213,14 @@ impl Worker {
         let Some(result) = sent_or_abandoned else {
             // A finished future must not be polled again; a new one resolves at once.
             self.abandoned = Box::pin(self.shared.stop.abandon.raised());
+            // Given up, not vanished: its time counts, and a write may have been applied.
+            let op = metrics.operation(operation);
+            op.fail(Failure::Interrupted);
+            if method != Method::Get {
+                op.unknown += documents;
+            }
+            let took = asked.elapsed().as_nanos() as u64;
+            self.shared.recorder.failed(operation, took, false);
             return Err(format!(
                 "connection {} gave up a request in flight when interrupted",
                 self.index

@@ -18,6 +18,9 @@ pub enum Failure {
     /// The server could not be reached: no connection could be made, or (under a rate)
     /// the operation fell due while the connection was waiting to reconnect.
     Unreachable,
+    /// The run was interrupted (a second Ctrl-C, or the grace after the first ran out)
+    /// while the request was in flight.
+    Interrupted,
     /// The connection knew no live document to read, update or delete (an earlier
     /// create failed).
     NoDocument,
@@ -40,6 +43,7 @@ impl fmt::Display for Failure {
             Failure::Timeout => f.write_str("timeout"),
             Failure::Transport => f.write_str("transport"),
             Failure::Unreachable => f.write_str("unreachable"),
+            Failure::Interrupted => f.write_str("interrupted"),
             Failure::NoDocument => f.write_str("no_document"),
         }
     }
