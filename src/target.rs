@@ -34,6 +34,27 @@ pub struct Credentials {
 }
 
 impl Credentials {
+    /// `text` with every form the password could take in a server's answer (as given,
+    /// percent-encoded, inside a Basic header) replaced by `***`: servers quote requests
+    /// back in their errors, and no message sofabench shows may carry a password.
+    pub fn hide_in(&self, text: &str) -> String {
+        if self.password.is_empty() {
+            return text.to_string();
+        }
+        let basic = self.basic_header();
+        let forms = [
+            basic.trim_start_matches("Basic ").to_string(),
+            self.password.clone(),
+            encode_path_segment(&self.password),
+            url::form_urlencoded::byte_serialize(self.password.as_bytes()).collect(),
+        ];
+        let mut out = text.to_string();
+        for form in forms.iter().filter(|f| !f.is_empty()) {
+            out = out.replace(form.as_str(), "***");
+        }
+        out
+    }
+
     /// The `Authorization` header value.
     pub fn basic_header(&self) -> String {
         let raw = format!("{}:{}", self.user, self.password);

@@ -296,9 +296,12 @@ fn a_connection_whose_bulk_inserts_failed_counts_what_it_could_not_run() {
     server.fail_bulk_requests(2);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
+    let address = server
+        .url
+        .replace("http://", "http://someone:pa%2Fss-w0rd@");
     let run = sofabench(&[
         "run",
-        &format!("--database_address={}", server.url),
+        &format!("--database_address={address}"),
         "--database_name=faults",
         "--quiet",
         "--num_connections=2",
@@ -313,6 +316,15 @@ fn a_connection_whose_bulk_inserts_failed_counts_what_it_could_not_run() {
         "{}",
         run.stdout
     );
+    // The server quoted the request back, Authorization header and all: the examples
+    // show the answer without the password in any form.
+    assert!(run.stdout.contains("e.g. 500:"), "{}", run.stdout);
+    assert!(run.stdout.contains("Basic ***"), "{}", run.stdout);
+    let written = std::fs::read_to_string(&json).unwrap();
+    for secret in ["pa/ss-w0rd", "pa%2Fss-w0rd", "c29tZW9uZTpwYS9zcy13MHJk"] {
+        assert!(!run.stdout.contains(secret), "{secret} in {}", run.stdout);
+        assert!(!written.contains(secret), "{secret} in the result file");
+    }
     let crud = crud_phase(&json);
     let accounted: u64 = crud["operations"]
         .as_array()

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::connection::{Call, Client, Endpoint, Exchange};
 use super::http1::Method;
-use crate::target::Target;
+use crate::target::{Credentials, Target};
 
 /// Administrative requests are few; a generous limit still ends a hung server quickly.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -60,6 +60,8 @@ pub struct Admin {
     client: Client,
     database_path: String,
     target_text: String,
+    /// To hide the password when an answer is quoted in a message.
+    credentials: Option<Credentials>,
 }
 
 impl Admin {
@@ -68,6 +70,7 @@ impl Admin {
             client: Client::new(endpoint, Some(ADMIN_TIMEOUT)),
             database_path: target.database_path(),
             target_text: format!("database {:?}", target.database),
+            credentials: target.credentials.clone(),
         }
     }
 
@@ -159,7 +162,7 @@ impl Admin {
             status => Err(SetupError::server(format!(
                 "the server refused to create {} (status {status}: {})",
                 self.target_text,
-                String::from_utf8_lossy(&answer.body).trim()
+                self.quote(&answer.body)
             ))),
         }
     }
@@ -220,6 +223,17 @@ impl Admin {
             }
             (Some(count), ExistingDatabase::Refuse) => Err(self.holds_documents(count)),
         }
+    }
+
+    /// The start of an answer, for a message: at most 300 characters, no password.
+    fn quote(&self, body: &[u8]) -> String {
+        const MOST: usize = 300;
+        let start = String::from_utf8_lossy(&body[..body.len().min(MOST * 4)]);
+        let hidden = match &self.credentials {
+            Some(credentials) => credentials.hide_in(&start),
+            None => start.into_owned(),
+        };
+        crate::metrics::errors::cut(hidden.trim(), MOST)
     }
 
     fn holds_documents(&self, count: u64) -> SetupError {

@@ -83,11 +83,7 @@ pub fn pair(rows: Vec<BulkRow<'_>>, numbers: &[u64], ids: &DocumentIds) -> Paire
 
 /// An id as shown to the user: a server may send anything, so it is cut short.
 fn shorten(id: &str) -> String {
-    const MOST: usize = 80;
-    match id.char_indices().nth(MOST) {
-        Some((end, _)) => format!("{:?}…", &id[..end]),
-        None => format!("{id:?}"),
-    }
+    crate::metrics::errors::cut(&format!("{id:?}"), 80)
 }
 
 #[cfg(test)]

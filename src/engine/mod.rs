@@ -127,6 +127,7 @@ impl Engine {
             reconnect_for: settings.reconnect_for,
             failover: settings.failover,
             endpoints: endpoints.clone(),
+            credentials: settings.target.credentials.clone(),
         });
         Engine {
             settings,

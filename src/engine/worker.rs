@@ -13,8 +13,9 @@ use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use crate::driver::responses;
 use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
-use crate::metrics::{ConnectionMetrics, Failure, Recorder};
+use crate::metrics::{ConnectionMetrics, Failure, FailureSamples, Recorder};
 use crate::seed::Rng;
+use crate::target::Credentials;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
 
@@ -40,6 +41,28 @@ pub struct Shared {
     pub failover: bool,
     /// Every node's endpoint, in `--database_address` order, for failing over.
     pub endpoints: Vec<Arc<Endpoint>>,
+    /// The run's credentials, to hide from the answers kept as examples.
+    pub credentials: Option<Credentials>,
+}
+
+impl Shared {
+    /// Keeps `text` as an example of `failure`, with the password hidden.
+    fn note(&self, samples: &mut FailureSamples, failure: &Failure, text: &str) {
+        if samples.wants(failure) {
+            match &self.credentials {
+                Some(credentials) => samples.add(failure, &credentials.hide_in(text)),
+                None => samples.add(failure, text),
+            }
+        }
+    }
+
+    /// Keeps the start of an answer's body as an example of `failure`.
+    fn note_body(&self, samples: &mut FailureSamples, failure: &Failure, body: &[u8]) {
+        if samples.wants(failure) {
+            let start = &body[..body.len().min(FailureSamples::LENGTH * 4)];
+            self.note(samples, failure, &String::from_utf8_lossy(start));
+        }
+    }
 }
 
 /// When a connection sends its operations.
@@ -249,9 +272,8 @@ impl Worker {
                 } else {
                     Failure::Transport
                 };
-                if op.samples.wants(&failure) {
-                    op.samples.add(&failure, &lost.error.to_string());
-                }
+                self.shared
+                    .note(&mut op.samples, &failure, &lost.error.to_string());
                 op.fail(failure);
                 op.resends += u64::from(lost.resent);
                 let unknown = lost.may_have_reached && method != Method::Get;
@@ -448,7 +470,8 @@ impl Worker {
         let rows = match rows {
             Ok(rows) => rows,
             Err(failure) => {
-                bulk.samples.add_body(&failure, &answer.body);
+                self.shared
+                    .note_body(&mut bulk.samples, &failure, &answer.body);
                 bulk.fail(failure);
                 let took = answer.timing.service_time();
                 self.shared
@@ -655,7 +678,8 @@ impl Worker {
                     }
                     Err(failure) => {
                         let op = metrics.operation(operation);
-                        op.samples.add_body(&failure, &answer.body);
+                        self.shared
+                            .note_body(&mut op.samples, &failure, &answer.body);
                         op.fail(failure);
                         let took = answer.timing.service_time();
                         self.shared.recorder.failed(operation, took, false);

@@ -126,14 +126,6 @@ impl FailureSamples {
         }
     }
 
-    /// Keeps the start of an answer's body as an example.
-    pub fn add_body(&mut self, failure: &Failure, body: &[u8]) {
-        if self.wants(failure) {
-            let start = &body[..body.len().min(Self::LENGTH * 4)];
-            self.add(failure, &String::from_utf8_lossy(start));
-        }
-    }
-
     pub fn merge(&mut self, other: &FailureSamples) {
         for (failure, texts) in &other.samples {
             for text in texts {
@@ -150,8 +142,9 @@ impl FailureSamples {
     }
 }
 
-/// `text` cut to at most `most` characters, with an ellipsis when it was cut.
-fn cut(text: &str, most: usize) -> String {
+/// `text` cut to at most `most` characters, with an ellipsis when it was cut: what a
+/// server sent is shown, never all of it.
+pub fn cut(text: &str, most: usize) -> String {
     match text.char_indices().nth(most) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
@@ -167,13 +160,13 @@ mod tests {
         let mut samples = FailureSamples::default();
         let bad = Failure::Status(400);
         for _ in 0..2 {
-            samples.add_body(
+            samples.add(
                 &bad,
-                br#"{"error":"bad_request","reason":"invalid UTF-8 JSON"}"#,
+                r#"{"error":"bad_request","reason":"invalid UTF-8 JSON"}"#,
             );
         }
         samples.add(&bad, &"x".repeat(10_000));
-        samples.add_body(&bad, b"\xff\xfe not text");
+        samples.add(&bad, &String::from_utf8_lossy(b"\xff\xfe not text"));
         samples.add(&bad, "a fourth one is not kept");
         let sorted = samples.sorted();
         assert_eq!(sorted.len(), 1);

@@ -161,6 +161,7 @@ fn serve(stream: TcpStream, state: &State) {
         let Some(super::http_request::Request {
             line: request_line,
             body,
+            ..
         }) = super::http_request::read(&mut reader)
         else {
             return;

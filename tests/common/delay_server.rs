@@ -112,6 +112,7 @@ fn serve(stream: TcpStream, state: &State) {
     loop {
         let Some(super::http_request::Request {
             line: request_line,
+            headers,
             body,
         }) = super::http_request::read(&mut reader)
         else {
@@ -138,7 +139,8 @@ fn serve(stream: TcpStream, state: &State) {
         let (status, answer) = if fails {
             (
                 "500 Internal Server Error",
-                r#"{"error":"unknown_error","reason":"a failure the test asked for"}"#.to_string(),
+                // Quotes the request back, as some servers' errors do.
+                serde_json::json!({"error": "unknown_error", "reason": headers}).to_string(),
             )
         } else {
             answer_for(&request_line, &body, revision)

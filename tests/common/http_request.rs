@@ -7,6 +7,8 @@ use std::io::BufRead;
 pub struct Request {
     /// `GET /db/doc HTTP/1.1`, with its line end.
     pub line: String,
+    /// The header lines, as sent.
+    pub headers: String,
     pub body: Vec<u8>,
 }
 
@@ -17,6 +19,7 @@ pub fn read(reader: &mut impl BufRead) -> Option<Request> {
         return None;
     }
     let mut length = 0usize;
+    let mut headers = String::new();
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).unwrap_or(0) == 0 {
@@ -25,6 +28,7 @@ pub fn read(reader: &mut impl BufRead) -> Option<Request> {
         if header == "\r\n" {
             break;
         }
+        headers.push_str(&header);
         if let Some((name, value)) = header.split_once(':')
             && name.eq_ignore_ascii_case("content-length")
         {
@@ -33,5 +37,9 @@ pub fn read(reader: &mut impl BufRead) -> Option<Request> {
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body).ok()?;
-    Some(Request { line, body })
+    Some(Request {
+        line,
+        headers,
+        body,
+    })
 }

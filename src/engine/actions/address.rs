@@ -107,23 +107,11 @@ pub fn with_userinfo(url: &str, credentials: &Credentials) -> String {
     }
 }
 
-/// Replaces every form a password could take in a server's answer (as given, percent-
-/// encoded, inside a Basic header) with `***`, so no message sofabench shows carries one.
+/// `text` with every password of `secrets` hidden (see [`Credentials::hide_in`]).
 pub fn scrub(text: &str, secrets: &[&Credentials]) -> String {
-    let mut out = text.to_string();
-    for c in secrets.iter().filter(|c| !c.password.is_empty()) {
-        let basic = c.basic_header();
-        let forms = [
-            basic.trim_start_matches("Basic ").to_string(),
-            c.password.clone(),
-            encode_path_segment(&c.password),
-            url::form_urlencoded::byte_serialize(c.password.as_bytes()).collect(),
-        ];
-        for form in forms.iter().filter(|f| !f.is_empty()) {
-            out = out.replace(form.as_str(), "***");
-        }
-    }
-    out
+    secrets
+        .iter()
+        .fold(text.to_string(), |text, secret| secret.hide_in(&text))
 }
 
 #[cfg(test)]
