@@ -69,7 +69,12 @@ impl Reconnect {
             0.5
         };
         let wait = self.backoff.mul_f64(0.5 + 0.5 * jitter);
-        self.next_try = now.checked_add(wait).unwrap_or(now);
+        // The last try comes when the limit runs out, not a backoff after it.
+        let last = self
+            .lost_since
+            .and_then(|since| since.checked_add(self.limit))
+            .unwrap_or(now);
+        self.next_try = now.checked_add(wait).unwrap_or(now).min(last.max(now));
     }
 
     /// The server answered again.
@@ -134,6 +139,21 @@ mod tests {
         let mut odd = Reconnect::new(Duration::from_secs(1));
         odd.failed(now, f64::NAN);
         assert!(matches!(odd.next(now), Next::WaitUntil(_)));
+    }
+
+    #[test]
+    fn the_last_wait_ends_at_the_limit() {
+        let start = Instant::now();
+        let limit = Duration::from_millis(120);
+        let mut state = Reconnect::new(limit);
+        state.failed(start, 1.0);
+        let mut now = start;
+        while let Next::WaitUntil(at) = state.next(now) {
+            assert!(at <= start + limit, "waits past the limit");
+            now = at;
+            state.failed(now, 1.0);
+        }
+        assert_eq!(state.next(now), Next::GiveUp(limit));
     }
 
     #[test]

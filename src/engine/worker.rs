@@ -510,6 +510,9 @@ impl Worker {
             };
             bulk.failures.add(failure, 1);
         }
+        // A row for a document the request did not hold is a bad answer too: counted,
+        // so that a run whose answers carry strangers cannot pass for a clean one.
+        bulk.failures.add(unmatched.clone(), paired.stranger_count);
         for stranger in &paired.strangers {
             bulk.samples.add(
                 &unmatched,
