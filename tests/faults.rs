@@ -342,3 +342,28 @@ fn a_connection_whose_bulk_inserts_failed_counts_what_it_could_not_run() {
         "every planned operation is accounted for: {crud}"
     );
 }
+
+#[test]
+fn with_failover_a_node_down_at_the_start_leaves_its_connections_to_the_others() {
+    let server = PouchServer::start();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={dead},{}", server.url),
+        "--database_name=start",
+        "--quiet",
+        "--failover",
+        "--num_connections=4",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        "--num_crud_operations=50",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("is down at the start"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.count("create") + run.count("read"), 80);
+    assert_eq!(doc_count(&server.db("start")), 40 + 40 - 60);
+}

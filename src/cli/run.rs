@@ -363,13 +363,10 @@ async fn run(
             Failed::run(e.message)
         }
     };
-    for endpoint in endpoints.iter().skip(1) {
-        Admin::new(&settings.target, endpoint.clone())
-            .check_server()
-            .await
-            .map_err(setup_failed)?;
-    }
-    let mut admin = Admin::new(&settings.target, endpoints[0].clone());
+    let setup_node = live_nodes(&settings, &endpoints)
+        .await
+        .map_err(setup_failed)?;
+    let mut admin = Admin::new(&settings.target, setup_node);
     let prepared = admin
         .prepare(existing_policy(args))
         .await
@@ -466,6 +463,40 @@ async fn run(
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
     verdict(&outcomes)
+}
+
+/// Checks that every node answers like CouchDB, and returns the node that sets the
+/// database up. With `--failover`, nodes down at the start are named and left to the
+/// connections' failover, and the first live node sets up.
+async fn live_nodes(
+    settings: &RunSettings,
+    endpoints: &[Arc<Endpoint>],
+) -> Result<Arc<Endpoint>, crate::driver::admin::SetupError> {
+    let mut first_live = None;
+    let mut first_problem = None;
+    for endpoint in endpoints {
+        match Admin::new(&settings.target, endpoint.clone())
+            .check_server()
+            .await
+        {
+            Ok(()) => {
+                first_live.get_or_insert_with(|| endpoint.clone());
+            }
+            Err(problem) if settings.failover && endpoints.len() > 1 && !problem.bad_input => {
+                eprintln!(
+                    "sofabench: warning: {} is down at the start ({}); its connections fail over to the next node (--failover)",
+                    endpoint.node, problem.message
+                );
+                first_problem.get_or_insert(problem);
+            }
+            Err(problem) => return Err(problem),
+        }
+    }
+    match (first_live, first_problem) {
+        (Some(node), _) => Ok(node),
+        (None, Some(problem)) => Err(problem),
+        (None, None) => Ok(endpoints[0].clone()),
+    }
 }
 
 /// How long requests in flight may finish after Ctrl-C before they are given up.

@@ -95,6 +95,28 @@ impl Default for NodeSlice {
     }
 }
 
+/// Opens `client`'s connection, or with `--failover` (`fallbacks` holds every node) the
+/// first other node's that answers, so one node down at the start does not stop the run.
+async fn open_somewhere(client: &mut Client, fallbacks: &[Arc<Endpoint>]) -> Result<(), String> {
+    let first = client
+        .open()
+        .await
+        .map_err(|e| format!("{}: {e}", client.endpoint().node));
+    if first.is_ok() {
+        return first;
+    }
+    for endpoint in fallbacks {
+        if Arc::ptr_eq(endpoint, client.endpoint_arc()) {
+            continue;
+        }
+        client.move_to(endpoint.clone());
+        if client.open().await.is_ok() {
+            return Ok(());
+        }
+    }
+    first
+}
+
 /// Document numbers of phase `p` start at `p * PHASE_NUMBER_SPAN`: every node knows where
 /// each phase's numbers start without talking to the others.
 const PHASE_NUMBER_SPAN: u64 = 1_000_000_000_000;
@@ -151,11 +173,13 @@ impl Engine {
             // Document picks use a stream apart from the operation orders'.
             let pick_rng = seed::rng(seed::derive(seed::derive(pick_streams, index), 1));
             let shared = self.shared.clone();
+            let fallbacks = if self.settings.failover {
+                self.endpoints.clone()
+            } else {
+                Vec::new()
+            };
             opening.push(tokio::spawn(async move {
-                client
-                    .open()
-                    .await
-                    .map_err(|e| format!("{}: {e}", client.endpoint().node))?;
+                open_somewhere(&mut client, &fallbacks).await?;
                 Ok::<Worker, String>(Worker::new(index, client, shared, pick_rng))
             }));
         }

@@ -109,6 +109,9 @@ pub struct Worker {
     /// True once the connection gave up reconnecting: a later phase tries once more, and
     /// gives up at once if that fails.
     gave_up: bool,
+    /// Whether the current phase runs under a rate (operations fail on schedule while the
+    /// server is away) or closed (operations wait for it).
+    open_model: bool,
     body: Vec<u8>,
     path: String,
     id: String,
@@ -195,6 +198,7 @@ impl Worker {
             abandoned,
             reconnect: Reconnect::new(shared.reconnect_for),
             gave_up: false,
+            open_model: false,
             index,
             client,
             pool: DocumentPool::default(),
@@ -220,38 +224,38 @@ impl Worker {
         with_body: bool,
         documents: u64,
     ) -> Result<Answer, Abort> {
-        let body = with_body.then_some(self.body.as_slice());
-        let sent = body.map_or(0, |b| b.len() as u64);
-        let call = Call {
-            method,
-            path: &self.path,
-            body,
-        };
-        let asked = Instant::now();
-        let sent_or_abandoned = tokio::select! {
-            biased;
-            result = self.client.send(&call) => Some(result),
-            () = self.abandoned.as_mut() => None,
-        };
-        let Some(result) = sent_or_abandoned else {
-            // A finished future must not be polled again; a new one resolves at once.
-            self.abandoned = Box::pin(self.shared.stop.abandon.raised());
-            // Given up, not vanished: its time counts, and a write may have been applied.
-            let op = metrics.operation(operation);
-            op.fail(Failure::Interrupted);
-            if method != Method::Get {
-                op.unknown += documents;
+        let sent = if with_body { self.body.len() as u64 } else { 0 };
+        let result = loop {
+            let result = self
+                .send_once(metrics, operation, method, with_body, documents)
+                .await?;
+            if self.shared.endpoints.len() > 1 {
+                self.note_node(&result);
             }
-            let took = asked.elapsed().as_nanos() as u64;
-            self.shared.recorder.failed(operation, took, false);
-            return Err(format!(
-                "connection {} gave up a request in flight when interrupted",
-                self.index
-            ));
+            match &result {
+                // Never sent: in the closed model the operation waits for the server.
+                Err(lost)
+                    if !self.open_model && lost.is_unreachable() && !lost.may_have_reached =>
+                {
+                    self.reconnect.failed(Instant::now(), rand::random());
+                    match self.come_back(false).await {
+                        Reachable::Up => continue,
+                        Reachable::GaveUp(reason) => {
+                            self.gave_up = true;
+                            metrics.operation(operation).not_run += 1;
+                            return Err(reason);
+                        }
+                        Reachable::Down | Reachable::Stopped => {
+                            return Err(format!(
+                                "connection {} stopped while waiting to reconnect",
+                                self.index
+                            ));
+                        }
+                    }
+                }
+                _ => break result,
+            }
         };
-        if self.shared.endpoints.len() > 1 {
-            self.note_node(&result);
-        }
         let op = metrics.operation(operation);
         match result {
             Ok(answer) => {
@@ -288,6 +292,46 @@ impl Worker {
                 Ok(Answer::Lost { unknown })
             }
         }
+    }
+
+    /// Sends the prepared request once; `Err` when the run was interrupted with it in
+    /// flight (counted: its time, and a write's outcome as unknown).
+    async fn send_once(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        method: Method,
+        with_body: bool,
+        documents: u64,
+    ) -> Result<Result<Exchange, Unanswered>, Abort> {
+        let call = Call {
+            method,
+            path: &self.path,
+            body: with_body.then_some(self.body.as_slice()),
+        };
+        let asked = Instant::now();
+        let sent_or_abandoned = tokio::select! {
+            biased;
+            result = self.client.send(&call) => Some(result),
+            () = self.abandoned.as_mut() => None,
+        };
+        if let Some(result) = sent_or_abandoned {
+            return Ok(result);
+        }
+        // A finished future must not be polled again; a new one resolves at once.
+        self.abandoned = Box::pin(self.shared.stop.abandon.raised());
+        // Given up, not vanished: its time counts, and a write may have been applied.
+        let op = metrics.operation(operation);
+        op.fail(Failure::Interrupted);
+        if method != Method::Get {
+            op.unknown += documents;
+        }
+        let took = asked.elapsed().as_nanos() as u64;
+        self.shared.recorder.failed(operation, took, false);
+        Err(format!(
+            "connection {} gave up a request in flight when interrupted",
+            self.index
+        ))
     }
 
     /// Counts an exchange for the node it went to, when the target has several.
@@ -535,6 +579,7 @@ impl Worker {
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone());
         let mut not_run = NotRun::default();
+        self.open_model = matches!(work.pacing, Pacing::Open { .. });
         let mut source = work.order;
         let mut order = (&mut source).enumerate();
         if self.gave_up {
