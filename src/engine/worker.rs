@@ -556,7 +556,9 @@ impl Worker {
         }
         // A row for a document the request did not hold is a bad answer too: counted,
         // so that a run whose answers carry strangers cannot pass for a clean one.
-        bulk.failures.add(unmatched.clone(), paired.stranger_count);
+        if paired.stranger_count > 0 {
+            bulk.failures.add(unmatched.clone(), paired.stranger_count);
+        }
         for stranger in &paired.strangers {
             bulk.samples.add(
                 &unmatched,

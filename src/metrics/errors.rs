@@ -57,6 +57,9 @@ pub struct FailureCounts {
 
 impl FailureCounts {
     pub fn add(&mut self, failure: Failure, n: u64) {
+        if n == 0 {
+            return;
+        }
         match self.counts.iter_mut().find(|(f, _)| *f == failure) {
             Some((_, count)) => *count += n,
             None => self.counts.push((failure, n)),
