@@ -7,9 +7,11 @@
 
 mod actions;
 mod bulk_answer;
+mod machine;
 pub mod monitor;
 mod progress;
 pub mod stop;
+mod timer;
 mod worker;
 
 use std::sync::atomic::AtomicU64;
@@ -43,6 +45,8 @@ pub struct PhaseOutcome {
     pub connections: Vec<ConnectionMetrics>,
     /// Latencies of all connections, per operation kind.
     pub latencies: StepLatencies,
+    /// Scheduled to actual starts of all connections (open model), microseconds.
+    pub send_lag: hdrhistogram::Histogram<u64>,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
     /// The phase's intervals, as the live lines showed them.
@@ -299,6 +303,7 @@ impl Engine {
             wall,
             connections,
             latencies: self.shared.recorder.step(),
+            send_lag: self.shared.recorder.send_lag(),
             aborted,
             intervals,
             target_rate: rate_share,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::bulk_answer::{self, DocumentOutcome};
 use super::stop::Stop;
+use super::timer;
 use crate::driver::responses;
 use crate::driver::{Call, Client, Exchange, Method, TransportError};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
@@ -321,18 +322,17 @@ impl Worker {
                 break;
             }
             if let Some(at) = intended.filter(|&at| at > begin) {
+                // tokio's timer would wake a millisecond late; see `timer`.
                 tokio::select! {
-                    () = tokio::time::sleep_until(at.into()) => {}
+                    () = timer::sleep_until(at) => {}
                     () = stop.raised() => break,
                 }
                 begin = Instant::now();
             }
-            if let Some(at) = intended
-                && begin.duration_since(at) > self.shared.late_threshold
-            {
-                metrics.late += 1;
-                self.shared.recorder.late();
-            }
+            let send_lag = intended.map(|at| begin.saturating_duration_since(at));
+            let late = send_lag.is_some_and(|lag| lag > self.shared.late_threshold);
+            metrics.late += u64::from(late);
+            self.shared.recorder.began(send_lag, late);
             let start = Start { begin, intended };
             let outcome = match operation {
                 Operation::Create => {
@@ -349,6 +349,7 @@ impl Worker {
                 }
             };
             progress.done(begin);
+            self.shared.recorder.ended();
             if let Err(reason) = outcome {
                 abort = Some(reason);
                 break;

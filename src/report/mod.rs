@@ -1,6 +1,7 @@
 //! Turning measurements into what users read.
 
 pub mod ironcushion;
+pub mod late_cause;
 pub mod latency;
 pub mod live;
 pub mod numbers;

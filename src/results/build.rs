@@ -195,6 +195,8 @@ fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
         cpu: row.cpu,
         late: row.late,
         operations,
+        machine_cpu: row.machine_cpu,
+        in_flight: row.in_flight,
     }
 }
 
@@ -240,6 +242,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
             size_field: a.size_field.clone(),
             error: a.error.clone(),
         }),
+        send_lag: outcome.target_rate.map(|_| latency(&outcome.send_lag)),
     }
 }
 
