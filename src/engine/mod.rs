@@ -6,6 +6,7 @@
 //! document still has exactly one owner and no two connections ever race for it.
 
 mod actions;
+mod alarm;
 mod bulk_answer;
 mod machine;
 pub mod monitor;

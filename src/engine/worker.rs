@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::alarm::Alarm;
 use super::bulk_answer::{self, DocumentOutcome};
 use super::stop::Stop;
-use super::timer;
 use crate::driver::responses;
 use crate::driver::{Call, Client, Exchange, Method, TransportError};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
@@ -310,6 +310,8 @@ impl Worker {
         let mut abort = None;
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone());
+        // Made at the first wait, and only under a rate: it may hold a file descriptor.
+        let mut alarm: Option<Alarm> = None;
         for (k, operation) in work.order.enumerate() {
             let intended = match work.pacing {
                 Pacing::Closed => None,
@@ -322,9 +324,10 @@ impl Worker {
                 break;
             }
             if let Some(at) = intended.filter(|&at| at > begin) {
-                // tokio's timer would wake a millisecond late; see `timer`.
+                let alarm = alarm.get_or_insert_with(Alarm::new);
+                // tokio's timer would wake a millisecond late; see `Alarm`.
                 tokio::select! {
-                    () = timer::sleep_until(at) => {}
+                    () = alarm.sleep_until(at) => {}
                     () = stop.raised() => break,
                 }
                 begin = Instant::now();
