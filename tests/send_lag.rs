@@ -21,11 +21,12 @@ struct Figures {
 }
 
 impl Figures {
-    /// Bounds loose enough for a shared CI machine (where other processes' bursts reach
-    /// the p99), still far below tokio's timer: its lag made the gap and the lag's p50
-    /// 1.1–1.5 ms.
+    /// Bounds loose enough for a shared CI machine, still far below tokio's timer, whose
+    /// lag made the gap and the lag's p50 0.9–1.5 ms. The p99 is not held here: other
+    /// processes' bursts on two shared cores reached 170 ms in it; `make bench` measures
+    /// it on a quiet machine.
     fn on_time(&self) -> bool {
-        self.gap < 0.5 && self.lag_p50 < 0.3 && self.lag_p99 < 10.0
+        self.gap < 0.5 && self.lag_p50 < 0.3 && self.lag_p90 < 1.0
     }
 }
 
@@ -88,13 +89,13 @@ fn the_open_model_sends_on_time_against_a_2_ms_server() {
         .iter()
         .map(|(f, _)| {
             format!(
-                "gap {:.3}, lag p50 {:.3}, p99 {:.3}",
-                f.gap, f.lag_p50, f.lag_p99
+                "gap {:.3}, lag p50 {:.3}, p90 {:.3}, p99 {:.3}",
+                f.gap, f.lag_p50, f.lag_p90, f.lag_p99
             )
         })
         .collect();
     panic!(
-        "{figures:?} ms: no run had gap < 0.5, lag p50 < 0.3 and p99 < 10:\n{}",
+        "{figures:?} ms: no run had gap < 0.5, lag p50 < 0.3 and p90 < 1:\n{}",
         runs[0].1
     );
 }
