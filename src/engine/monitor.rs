@@ -110,7 +110,12 @@ impl Monitor {
         row.in_flight = in_flight;
         let answered = row.operations.iter().map(|o| o.succeeded + o.failed).sum();
         row.stalled = stalled(self.last_in_flight, answered);
-        row.after_stall = self.rows.last().is_some_and(|r| r.stalled);
+        // Operations due during a stall start late once it ends, which may take two
+        // intervals when it ended near an interval's end (as `late_cause` counts them).
+        row.after_stall = self
+            .rows
+            .last()
+            .is_some_and(|r| r.stalled || (r.after_stall && row.late > 0));
         if self.output == LiveOutput::Lines && length > 0.05 {
             let line = live::line(&row, self.target_rate);
             if self.bar.is_hidden() {

@@ -103,7 +103,8 @@ pub struct IntervalRow {
     /// Operations were in flight all through the interval and none was answered: the
     /// server did not answer (see [`stalled`]).
     pub stalled: bool,
-    /// The interval before was stalled: operations due then start late in this one.
+    /// Catching up after a stall: the interval before was stalled, or was catching up
+    /// and this one has late starts too.
     pub after_stall: bool,
 }
 

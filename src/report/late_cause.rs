@@ -76,10 +76,12 @@ pub fn stalls(phase: &PhaseResult) -> Vec<Stall> {
 
 fn blame(phase: &PhaseResult) -> Blame {
     let mut blame = Blame::default();
-    let mut previous_stalled = false;
+    let mut catching_up = false;
     for (row, stalled) in phase.intervals.iter().zip(stalled_rows(phase)) {
-        // Operations due during a stall start late when it ends, in the next interval.
-        let share = if stalled || previous_stalled {
+        // Operations due during a stall start late once it ends: in the next interval, or
+        // the one after when the stall ended near an interval's end.
+        catching_up = stalled || (catching_up && row.late > 0);
+        let share = if catching_up {
             &mut blame.stall
         } else if row.cpu >= SATURATED {
             &mut blame.client_cpu
@@ -89,22 +91,26 @@ fn blame(phase: &PhaseResult) -> Blame {
             &mut blame.connections
         };
         *share += row.late;
-        previous_stalled = stalled;
     }
     blame
 }
 
-/// Mean and p99 service time of all the phase's successful operations, milliseconds.
-fn service_time(phase: &PhaseResult) -> Option<(f64, f64)> {
+/// Service times of all the phase's successful operations, milliseconds.
+struct ServiceTime {
+    mean: f64,
+    p99: f64,
+    max: f64,
+}
+
+fn service_time(phase: &PhaseResult) -> Option<ServiceTime> {
     let mut all = crate::metrics::recorder::new_histogram();
     for op in &phase.operations {
         let _ = all.add(histogram::decode(&op.latency.histogram).ok()?);
     }
-    (!all.is_empty()).then(|| {
-        (
-            all.mean() / 1_000.0,
-            all.value_at_quantile(0.99) as f64 / 1_000.0,
-        )
+    (!all.is_empty()).then(|| ServiceTime {
+        mean: all.mean() / 1_000.0,
+        p99: all.value_at_quantile(0.99) as f64 / 1_000.0,
+        max: all.max() as f64 / 1_000.0,
     })
 }
 
@@ -158,16 +164,26 @@ pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
 /// How many connections the rate needs at the measured service time (Little's law:
 /// operations in flight = rate × time each takes).
 fn connections_advice(phase: &PhaseResult, target: f64) -> String {
-    let Some((mean_ms, p99_ms)) = service_time(phase) else {
+    let Some(service) = service_time(phase) else {
         return "add connections (--num_connections) or lower --rate".to_string();
     };
     let needed = |ms: f64| (target * ms / 1_000.0).ceil().max(1.0) as u64;
+    let have = phase.connections;
+    if needed(service.p99) > have {
+        return format!(
+            "too few connections for --rate {target} at the measured service time (mean {:.2} ms, p99 {:.2} ms): rate × p99 = {} connections, this run had {}; use --num_connections {} or more, or lower --rate",
+            service.mean,
+            service.p99,
+            grouped(needed(service.p99)),
+            grouped(have),
+            grouped(needed(service.p99)),
+        );
+    }
+    // Enough connections for nearly every answer: a few slow ones held theirs up.
+    let slot = have as f64 / target * 1_000.0;
     format!(
-        "--rate {target} at a mean service time of {mean_ms:.2} ms keeps {} connections busy, and answers as slow as the p99 ({p99_ms:.2} ms) need {}; this run had {}: use --num_connections {} or more, or lower --rate",
-        grouped(needed(mean_ms)),
-        grouped(needed(p99_ms)),
-        grouped(phase.connections),
-        grouped(needed(p99_ms).max(phase.connections + 1)),
+        "a few answers took longer than a connection's {slot:.2} ms between operations (service time p99 {:.2} ms, max {:.2} ms): the server's slowest answers held the next operations back; more connections (--num_connections) give each more room",
+        service.p99, service.max,
     )
 }
 
@@ -233,7 +249,11 @@ mod tests {
             }]
         );
         let blame = blame(&p);
-        assert_eq!((blame.stall, blame.connections), (400, 3));
+        assert_eq!((blame.stall, blame.connections), (403, 0));
+        let mut later = p.clone();
+        later.intervals.push(row(6.0, 200, 1, 0, 0.02));
+        later.intervals.push(row(7.0, 200, 1, 2, 0.02));
+        assert_eq!(super::blame(&later).connections, 2);
         let mut out = String::new();
         lines(&p, 200.0, &mut out);
         assert!(out.contains("from 1.0 s to 3.0 s"), "{out}");
