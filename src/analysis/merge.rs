@@ -829,6 +829,40 @@ mod tests {
     }
 
     #[test]
+    fn send_lags_and_machine_figures_merge_exactly() {
+        let mut a = node_result(&[0], node(0, 2), 1);
+        let mut b = node_result(&[1], node(1, 2), 1);
+        let (mut ha, mut hb, mut union) = (empty_histogram(), empty_histogram(), empty_histogram());
+        for v in 1..=90u64 {
+            ha.record(v).unwrap();
+            union.record(v).unwrap();
+        }
+        for v in [2_000u64, 3_000] {
+            hb.record(v).unwrap();
+            union.record(v).unwrap();
+        }
+        a.phases[0].send_lag = Some(latency(&ha));
+        b.phases[0].send_lag = Some(latency(&hb));
+        a.phases[0].intervals[0].in_flight = 3;
+        b.phases[0].intervals[0].in_flight = 4;
+        a.phases[0].intervals[0].machine_cpu = Some(0.5);
+        b.phases[0].intervals[0].machine_cpu = Some(0.75);
+        let merged = merge(&named(vec![a.clone(), b])).unwrap().result;
+        let lag = merged.phases[0].send_lag.clone().unwrap();
+        assert_eq!((lag.count, lag.max_ms), (92, latency(&union).max_ms));
+        assert_eq!(
+            canonical(&lag.histogram),
+            canonical(&latency(&union).histogram)
+        );
+        let row = &merged.phases[0].intervals[0];
+        assert_eq!((row.in_flight, row.machine_cpu), (7, Some(0.75)));
+        // A closed-model phase has no send lag, merged or not.
+        a.phases[0].send_lag = None;
+        let alone = merge(&named(vec![a])).unwrap().result;
+        assert_eq!(alone.phases[0].send_lag, None);
+    }
+
+    #[test]
     fn one_result_merges_into_itself() {
         let one = node_result(&[0, 1, 2], node(0, 1), 1);
         let merged = merge(&named(vec![one.clone()])).unwrap();
