@@ -27,6 +27,9 @@ struct Blame {
     client_cpu: u64,
     other_processes: u64,
     connections: u64,
+    /// The machine's and the client's CPU share in the busiest interval put down to other
+    /// processes.
+    machine_busiest: (f64, f64),
 }
 
 fn answered(row: &IntervalResult) -> u64 {
@@ -85,7 +88,10 @@ fn blame(phase: &PhaseResult) -> Blame {
             &mut blame.stall
         } else if row.cpu >= SATURATED {
             &mut blame.client_cpu
-        } else if row.machine_cpu.is_some_and(|m| m >= SATURATED) {
+        } else if let Some(machine) = row.machine_cpu.filter(|&m| m >= SATURATED) {
+            if machine > blame.machine_busiest.0 {
+                blame.machine_busiest = (machine, row.cpu);
+            }
             &mut blame.other_processes
         } else {
             &mut blame.connections
@@ -147,8 +153,10 @@ pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
     if blame.other_processes > 0 {
         let _ = writeln!(
             out,
-            "  WARNING: {} operations started late while other processes kept the machine's CPU busy (a server on the same machine?): run the client on a machine of its own",
-            grouped(blame.other_processes)
+            "  WARNING: {} operations started late while other processes kept the machine's CPU busy (up to {:.0}% of all its cores, the client {:.0}% of its own; a server on the same machine?): run the client on a machine of its own",
+            grouped(blame.other_processes),
+            blame.machine_busiest.0 * 100.0,
+            blame.machine_busiest.1 * 100.0,
         );
     }
     if blame.connections > 0 {
