@@ -77,7 +77,8 @@ fn the_open_model_sends_on_time_against_a_2_ms_server() {
     for _ in 0..3 {
         let (figures, stdout) = one_run(&server);
         assert!(
-            stdout.contains("send lag (scheduled start to actual start): p50"),
+            stdout
+                .contains("send lag (scheduled to actual start, connection free at its slot): p50"),
             "{stdout}"
         );
         if figures.on_time() {

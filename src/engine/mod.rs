@@ -46,7 +46,8 @@ pub struct PhaseOutcome {
     pub connections: Vec<ConnectionMetrics>,
     /// Latencies of all connections, per operation kind.
     pub latencies: StepLatencies,
-    /// Scheduled to actual starts of all connections (open model), microseconds.
+    /// Scheduled to actual starts of operations whose connection was free at their slot
+    /// (open model), microseconds.
     pub send_lag: hdrhistogram::Histogram<u64>,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,

@@ -323,6 +323,8 @@ impl Worker {
             if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d) {
                 break;
             }
+            // Free at its slot: whatever lag follows is the client's own.
+            let free_at_slot = intended.is_some_and(|at| at > begin);
             if let Some(at) = intended.filter(|&at| at > begin) {
                 let alarm = alarm.get_or_insert_with(Alarm::new);
                 // tokio's timer would wake a millisecond late; see `Alarm`.
@@ -332,10 +334,12 @@ impl Worker {
                 }
                 begin = Instant::now();
             }
-            let send_lag = intended.map(|at| begin.saturating_duration_since(at));
-            let late = send_lag.is_some_and(|lag| lag > self.shared.late_threshold);
+            let lag = intended.map(|at| begin.saturating_duration_since(at));
+            let late = lag.is_some_and(|lag| lag > self.shared.late_threshold);
             metrics.late += u64::from(late);
-            self.shared.recorder.began(send_lag, late);
+            self.shared
+                .recorder
+                .began(lag.filter(|_| free_at_slot), late);
             let start = Start { begin, intended };
             let outcome = match operation {
                 Operation::Create => {

@@ -140,13 +140,18 @@ impl Recorder {
         self.shard().interval.failed(operation, timeout);
     }
 
-    /// An operation begins: `send_lag` after its scheduled start (open model), which
-    /// made it `late` if that was more than the threshold.
+    /// An operation begins, `late` if it began after its scheduled start by more than
+    /// the threshold (open model). `send_lag` is how long after its scheduled start it
+    /// began, given when its connection was free at that moment: an operation whose
+    /// connection was still waiting for an answer is late because of that answer, and
+    /// counts in `late` and the response time instead.
     pub fn began(&self, send_lag: Option<std::time::Duration>, late: bool) {
         self.begun.fetch_add(1, Ordering::Relaxed);
-        if let Some(lag) = send_lag {
+        if send_lag.is_some() || late {
             let mut shard = self.shard();
-            record_micros(&mut shard.send_lag, lag.as_nanos() as u64);
+            if let Some(lag) = send_lag {
+                record_micros(&mut shard.send_lag, lag.as_nanos() as u64);
+            }
             shard.interval.late += u64::from(late);
         }
     }

@@ -110,8 +110,11 @@ fn rate_lines(phase: &PhaseResult, out: &mut String) {
     if let Some(lag) = &phase.send_lag {
         let _ = writeln!(
             out,
-            "  send lag (scheduled start to actual start): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-            lag.p50_ms, lag.p99_ms, lag.max_ms
+            "  send lag (scheduled to actual start, connection free at its slot): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, {} operations",
+            lag.p50_ms,
+            lag.p99_ms,
+            lag.max_ms,
+            grouped(lag.count)
         );
     }
     if phase.late > 0 {

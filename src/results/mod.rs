@@ -69,7 +69,8 @@ pub struct PhaseResult {
     /// The phase's background action (compaction, replication), if it had one.
     #[serde(default)]
     pub action: Option<ActionResult>,
-    /// From each operation's scheduled start to its actual start (open model only).
+    /// From each operation's scheduled start to its actual start, for operations whose
+    /// connection was free at that moment (open model only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_lag: Option<Latency>,
 }
