@@ -3,7 +3,7 @@
 in one run, the tools interleaved. `make bench` runs it; `make bench-smoke` checks in
 seconds that it still works. docs/PERFORMANCE.md ("Harness") explains the figures.
 
-    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory]
+    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory,pacing]
                            [--reps N] [--duration S] [--out DIR] [--no-pin] [--quiet-wait S]
 
 Sections (each repeated --reps times, tools interleaved and their order rotated per
@@ -16,6 +16,10 @@ repetition; medians with min-max):
   generate     cargo bench --bench generate (documents generated per second, one core)
   connections  1,000 and 10,000 connections held at --rate 1,000/s for 30 s (couch-target)
   memory       bulk insert only of 10^5 and 10^6 documents: peak memory, bytes per document
+  pacing       the open model's send lag: --rate 1,000 and 10,000/s of reads against
+               couch-target --delay-ms 2, with each way of waiting for a slot (the timer
+               thread, the default; a timerfd per connection; tokio's timer: SOFABENCH_ALARM=
+               thread|timerfd|tokio): send lag, response p50 minus service p50, client CPU
 
 Client CPU is user+sys from the kernel's accounting of the client process (wait4's
 rusage), peak memory its maximum RSS as GNU time (/usr/bin/time, which launches every
@@ -67,6 +71,8 @@ FULL = dict(
     memory_sizes=[100_000, 1_000_000],
     generate_documents=None,  # the bench's default, 5,000,000 per case
     workload=dict(connections=10, bulk_ops=10, bulk_size=1000, crud_ops=1000),
+    pacing_rates=[1000, 10000],
+    pacing_duration=20,
     quiet_wait=600,
     retries=2,
 )
@@ -80,10 +86,14 @@ SMOKE = dict(
     memory_sizes=[10_000, 20_000],
     generate_documents=100_000,
     workload=dict(connections=4, bulk_ops=2, bulk_size=500, crud_ops=200),
+    pacing_rates=[200],
+    pacing_duration=2,
     quiet_wait=0,
     retries=0,
 )
-SECTIONS = ["reads", "workload", "generate", "connections", "memory"]
+SECTIONS = ["reads", "workload", "generate", "connections", "memory", "pacing"]
+# How sofabench waits for an operation's slot under --rate: SOFABENCH_ALARM's values.
+ALARMS = ["thread", "timerfd", "tokio"]
 
 
 def log(message):
@@ -241,9 +251,11 @@ class Server:
         self.log.close()
 
 
-def start_couch_target(binary, cpus, out_dir):
+def start_couch_target(binary, cpus, out_dir, delay_ms=0):
     port = free_port()
-    return Server("couch-target", [str(binary), "--port", str(port)], port, cpus, out_dir)
+    name = "couch-target" if not delay_ms else f"couch-target-{delay_ms}ms"
+    cmd = [str(binary), "--port", str(port), "--delay-ms", str(delay_ms)]
+    return Server(name, cmd, port, cpus, out_dir)
 
 
 def start_nginx(nginx, cpus, out_dir):
@@ -470,11 +482,12 @@ class Bench:
             f"errors {rec.get('errors', '-')}, other {rec['other_cores']:.2f} cores, exit {rec['exit']}")
 
     def measure(self, section, tool, target, params, rep, label, cmd, server, parse, timeout,
-                must_be_clean=True):
+                must_be_clean=True, env=None):
         # A run during which other processes used more than --quiet-max cores (a build that
         # started meanwhile) is repeated, up to --retries times; the last attempt counts.
         for attempt in range(self.args.retries + 1):
-            run = run_measured(label, cmd, self.out, self.client_cpus, server, self.quiet, timeout)
+            run = run_measured(label, cmd, self.out, self.client_cpus, server, self.quiet, timeout,
+                               env=env)
             run["attempts"] = attempt + 1
             if run["other_cores"] <= self.args.quiet_max or attempt == self.args.retries:
                 break
@@ -611,10 +624,44 @@ class Bench:
                          f"memory-{n}-r{rep}", sofabench_cmd(self.tools, self.couch.url(), *flags),
                          self.couch, parse, timeout=900)
 
+    def pacing(self, rep):
+        seconds = self.cfg["pacing_duration"]
+        for rate in self.cfg["pacing_rates"]:
+            # Enough connections that none is busy at its slot: about 3 ms per read, 2x room.
+            conns = max(10, rate // 150)
+            jobs = ALARMS[rep % len(ALARMS):] + ALARMS[:rep % len(ALARMS)]
+            for alarm in jobs:
+                label = f"pacing-{alarm}-{rate}-r{rep}"
+                result = self.out / "runs" / f"{label}.json"
+                flags = [f"--num_connections={conns}", "--num_bulk_insert_operations=1",
+                         "--num_documents_per_bulk_insert=10", "--read_weight=1", "--create_weight=0",
+                         "--update_weight=0", "--delete_weight=0", f"--rate={rate}",
+                         f"--duration={seconds}s", "--recreate", "--overwrite", "--json", str(result)]
+
+                def parse(text, result=result):
+                    r = parse_sofabench(text)
+                    crud = json.loads(result.read_text())["phases"][-1]
+                    read = next(o for o in crud["operations"] if o["operation"] == "read")
+                    lag = crud["send_lag"]
+                    return dict(errors=r["errors"], requests=read["succeeded"], late=crud["late"],
+                                lag_p50=lag["p50_ms"], lag_p99=lag["p99_ms"], lag_max=lag["max_ms"],
+                                gap_p50=read["response"]["p50_ms"] - read["latency"]["p50_ms"],
+                                service_p50=read["latency"]["p50_ms"])
+
+                env = dict(os.environ, SOFABENCH_ALARM=alarm)
+                self.measure("pacing", "sofabench", "couch-target-2ms",
+                             dict(rate=rate, alarm=alarm, connections=conns), rep, label,
+                             sofabench_cmd(self.tools, self.slow.url(), *flags), self.slow, parse,
+                             timeout=seconds + 120, env=env)
+
     def run(self, sections):
         self.couch = start_couch_target(self.tools.couch_target, self.server_cpus, self.out)
+        self.slow = None
         self.nginx = None
         try:
+            if "pacing" in sections:
+                self.slow = start_couch_target(self.tools.couch_target, self.server_cpus, self.out,
+                                               delay_ms=2)
             if "reads" in sections and self.tools.nginx:
                 self.nginx = start_nginx(self.tools.nginx, self.server_cpus, self.out)
             for rep in range(1, self.cfg["reps"] + 1):
@@ -623,6 +670,8 @@ class Bench:
                     getattr(self, section)(rep)
         finally:
             self.couch.stop()
+            if self.slow:
+                self.slow.stop()
             if self.nginx:
                 self.nginx.stop()
 
@@ -832,6 +881,45 @@ def report(records, context, cfg, failures, notes):
             add(f"- {a:,} → {b:,}: ({rb:,} − {ra:,}) KB × 1024 / {b - a:,} = **{per_doc:.1f} bytes per live "
                 f"document**; CPU {(cb - ca) / (b - a) * 1e6:.2f} µs per added document")
             goals.append((f"≤ 64 bytes per live document ({a:,} → {b:,})", per_doc <= 64, f"{per_doc:.1f} bytes"))
+        add("")
+    # Pacing
+    pacing = rows("pacing")
+    if pacing:
+        add(f"### The open model's send lag: --rate against couch-target --delay-ms 2 "
+            f"({cfg['pacing_duration']} s of reads)")
+        add("")
+        add("| rate/s | conns | waits on | send lag p50 ms | p99 ms | max ms | response p50 − service p50 ms "
+            "| late | client CPU cores | errors |")
+        add("|---|---|---|---|---|---|---|---|---|---|")
+        for rate in cfg["pacing_rates"]:
+            cpu_of = {}
+            for alarm in ALARMS:
+                rs = rows("pacing", rate=rate, alarm=alarm)
+                if not rs:
+                    continue
+                cores = [r["cpu"] / r["wall"] for r in rs]
+                cpu_of[alarm] = med(cores)
+                add(f"| {rate:,} | {rs[0]['connections']} | {alarm} | "
+                    f"{spread([r['lag_p50'] for r in rs], '{:.3f}')} | {spread([r['lag_p99'] for r in rs], '{:.3f}')} | "
+                    f"{spread([r['lag_max'] for r in rs], '{:.3f}')} | {spread([r['gap_p50'] for r in rs], '{:.3f}')} | "
+                    f"{sum(r['late'] for r in rs)} | {spread(cores, '{:.3f}')} | {sum(r.get('errors', 0) for r in rs)} |")
+            default = rows("pacing", rate=rate, alarm="thread")
+            if default:
+                p99 = med([r["lag_p99"] for r in default])
+                gap = med([r["gap_p50"] for r in default])
+                goals.append((f"--rate {rate:,}: send lag p99 < 0.1 ms", p99 < 0.1, f"{p99:.3f} ms"))
+                goals.append((f"--rate {rate:,}: response p50 within 0.3 ms of service p50", gap < 0.3,
+                              f"{gap:.3f} ms"))
+                if "tokio" in cpu_of and rate >= 10000:
+                    extra = cpu_of["thread"] - cpu_of["tokio"]
+                    goals.append((f"--rate {rate:,}: precise waiting costs ≤ 0.2 cores more than tokio's timer",
+                                  extra <= 0.2, f"{extra:+.3f} cores"))
+        add("")
+        load_line("pacing")
+        add("Send lag: from an operation's scheduled start to the moment its connection began it "
+            "(sofabench's own figure, the result file's send_lag). Client CPU: user+sys of the whole "
+            "process over its wall time, setup and bulk step included. The timer thread is sofabench's "
+            "default; timerfd and tokio are SOFABENCH_ALARM's alternatives, measured for the choice.")
         add("")
     if goals:
         add("### Goals")

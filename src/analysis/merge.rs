@@ -4,7 +4,7 @@
 //! What is exact and what is not:
 //!
 //! - **Exact**: every count (operations, documents, failures by kind, statuses, late
-//!   operations, bytes), the latency histograms (decoded, added, encoded again) and so
+//!   operations, bytes), the latency and send-lag histograms (decoded, added, encoded again) and so
 //!   every percentile, mean and max computed from them; the wall-clock time (the slowest
 //!   node's) and the throughputs (merged successes / that time); Iron Cushion's rates
 //!   (each node's mean per-connection time is recovered from its rate and document count,
@@ -16,7 +16,8 @@
 //!   mean). With nodes of equal connections and similar spreads this is close.
 //! - **Intervals** are aligned by wall clock: each node's interval rows are put in the
 //!   bucket of their end time rounded to the interval length, and the rows of a bucket
-//!   are summed (counts and histograms exactly; the CPU share is the busiest node's).
+//!   are summed (counts, operations in flight and histograms exactly; the CPU shares,
+//!   the client's and the machine's, are the busiest node's).
 //!   Nodes whose clocks disagree shift their rows accordingly.
 //!
 //! Results are refused when they cannot be one run: another schema, other phases, or
@@ -340,6 +341,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         aborted,
         // Every node starts the phase's action; the first node's report stands for it.
         action: phases.iter().find_map(|p| p.action.clone()),
+        send_lag: merge_send_lag(&phases)?,
         target_nodes: merge_target_nodes(&phases)
             .map_err(|e| format!("phase {}: {e}", phases[0].name))?,
     })
@@ -369,6 +371,17 @@ fn merge_target_nodes(phases: &[&PhaseResult]) -> Result<Vec<TargetNodeResult>, 
             })
         })
         .collect()
+}
+
+/// The nodes' send lags added up; none when no node ran the phase at a rate.
+fn merge_send_lag(phases: &[&PhaseResult]) -> Result<Option<Latency>, String> {
+    let parts: Vec<&Latency> = phases.iter().filter_map(|p| p.send_lag.as_ref()).collect();
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    merge_latency(&parts)
+        .map(Some)
+        .map_err(|e| format!("phase {}, send lag: {e}", phases[0].name))
 }
 
 /// Iron Cushion's spreads over connections, from the nodes' spreads (`n` connections
@@ -534,6 +547,8 @@ struct Bucket {
     length_seconds: f64,
     cpu: f64,
     late: u64,
+    machine_cpu: Option<f64>,
+    in_flight: u64,
     operations: Vec<(String, u64, u64, u64, Histogram<u64>)>,
 }
 
@@ -551,6 +566,12 @@ fn merge_intervals(
             bucket.length_seconds = bucket.length_seconds.max(row.length_seconds);
             bucket.cpu = bucket.cpu.max(row.cpu);
             bucket.late += row.late;
+            // Nodes on different machines: the busiest machine, as with the client's CPU.
+            bucket.machine_cpu = match (bucket.machine_cpu, row.machine_cpu) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            bucket.in_flight += row.in_flight;
             for op in &row.operations {
                 let at = match bucket
                     .operations
@@ -585,6 +606,8 @@ fn merge_intervals(
                 length_seconds: bucket.length_seconds,
                 cpu: bucket.cpu,
                 late: bucket.late,
+                machine_cpu: bucket.machine_cpu,
+                in_flight: bucket.in_flight,
                 operations: bucket
                     .operations
                     .into_iter()
@@ -698,6 +721,7 @@ mod tests {
                 .map(|c| connection(*c, &mut latencies))
                 .collect(),
             latencies,
+            send_lag: crate::metrics::recorder::new_histogram(),
             aborted: Vec::new(),
             intervals: vec![interval(1.0, connections), interval(2.0, connections)],
             target_rate: None,
@@ -868,6 +892,40 @@ mod tests {
             "{:?}",
             read.latency
         );
+    }
+
+    #[test]
+    fn send_lags_and_machine_figures_merge_exactly() {
+        let mut a = node_result(&[0], node(0, 2), 1);
+        let mut b = node_result(&[1], node(1, 2), 1);
+        let (mut ha, mut hb, mut union) = (empty_histogram(), empty_histogram(), empty_histogram());
+        for v in 1..=90u64 {
+            ha.record(v).unwrap();
+            union.record(v).unwrap();
+        }
+        for v in [2_000u64, 3_000] {
+            hb.record(v).unwrap();
+            union.record(v).unwrap();
+        }
+        a.phases[0].send_lag = Some(latency(&ha));
+        b.phases[0].send_lag = Some(latency(&hb));
+        a.phases[0].intervals[0].in_flight = 3;
+        b.phases[0].intervals[0].in_flight = 4;
+        a.phases[0].intervals[0].machine_cpu = Some(0.5);
+        b.phases[0].intervals[0].machine_cpu = Some(0.75);
+        let merged = merge(&named(vec![a.clone(), b])).unwrap().result;
+        let lag = merged.phases[0].send_lag.clone().unwrap();
+        assert_eq!((lag.count, lag.max_ms), (92, latency(&union).max_ms));
+        assert_eq!(
+            canonical(&lag.histogram),
+            canonical(&latency(&union).histogram)
+        );
+        let row = &merged.phases[0].intervals[0];
+        assert_eq!((row.in_flight, row.machine_cpu), (7, Some(0.75)));
+        // A closed-model phase has no send lag, merged or not.
+        a.phases[0].send_lag = None;
+        let alone = merge(&named(vec![a])).unwrap().result;
+        assert_eq!(alone.phases[0].send_lag, None);
     }
 
     #[test]

@@ -652,6 +652,7 @@ mod tests {
             connections: 1,
             target_rate: None,
             late: 0,
+            send_lag: None,
             operations,
             iron_cushion: IronCushion {
                 time_taken: wall,

@@ -6,11 +6,14 @@
 //! document still has exactly one owner and no two connections ever race for it.
 
 mod actions;
+mod alarm;
 mod bulk_answer;
+mod machine;
 pub mod monitor;
 mod progress;
 mod reconnect;
 pub mod stop;
+mod timer;
 mod worker;
 
 use std::sync::atomic::AtomicU64;
@@ -44,6 +47,9 @@ pub struct PhaseOutcome {
     pub connections: Vec<ConnectionMetrics>,
     /// Latencies of all connections, per operation kind.
     pub latencies: StepLatencies,
+    /// Scheduled to actual starts of operations whose connection was free at their slot
+    /// (open model), microseconds.
+    pub send_lag: hdrhistogram::Histogram<u64>,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
     /// The phase's intervals, as the live lines showed them.
@@ -356,6 +362,7 @@ impl Engine {
             connections,
             latencies: self.shared.recorder.step(),
             nodes: self.node_figures(),
+            send_lag: self.shared.recorder.send_lag(),
             aborted,
             intervals,
             target_rate: rate_share,

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
+use super::machine::CpuTimes;
+use crate::metrics::interval::stalled;
 use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
 use crate::report::live;
 use crate::results::histogram;
@@ -47,6 +49,9 @@ pub struct Monitor {
     started: Instant,
     last: Instant,
     last_cpu: Duration,
+    last_machine: Option<CpuTimes>,
+    /// Operations in flight when the current interval began.
+    last_in_flight: u64,
     pub rows: Vec<IntervalRow>,
     output: LiveOutput,
     bar: ProgressBar,
@@ -68,6 +73,8 @@ impl Monitor {
             started: now,
             last: now,
             last_cpu: process_cpu(),
+            last_machine: CpuTimes::now(),
+            last_in_flight: 0,
             rows: Vec::new(),
             output,
             bar,
@@ -81,6 +88,8 @@ impl Monitor {
         // CPU share is of the same stretch of time.
         let now = Instant::now();
         let cpu_now = process_cpu();
+        let machine_now = CpuTimes::now();
+        let in_flight = self.recorder.in_flight();
         self.interval.clear();
         self.recorder.take_interval(&mut self.interval);
         let length = now.duration_since(self.last).as_secs_f64();
@@ -89,12 +98,24 @@ impl Monitor {
         } else {
             0.0
         };
-        let row = row(
+        let mut row = row(
             &self.interval,
             now.duration_since(self.started).as_secs_f64(),
             length,
             cpu,
         );
+        row.machine_cpu = machine_now
+            .zip(self.last_machine)
+            .and_then(|(now, then)| now.busy_since(&then));
+        row.in_flight = in_flight;
+        let answered = row.operations.iter().map(|o| o.succeeded + o.failed).sum();
+        row.stalled = stalled(self.last_in_flight, answered);
+        // Operations due during a stall start late once it ends, which may take two
+        // intervals when it ended near an interval's end (as `late_cause` counts them).
+        row.after_stall = self
+            .rows
+            .last()
+            .is_some_and(|r| r.stalled || (r.after_stall && row.late > 0));
         if self.output == LiveOutput::Lines && length > 0.05 {
             let line = live::line(&row, self.target_rate);
             if self.bar.is_hidden() {
@@ -106,6 +127,8 @@ impl Monitor {
         self.rows.push(row);
         self.last = now;
         self.last_cpu = cpu_now;
+        self.last_machine = machine_now;
+        self.last_in_flight = in_flight;
     }
 }
 
@@ -139,6 +162,10 @@ pub fn row(interval: &IntervalMetrics, elapsed: f64, length: f64, cpu: f64) -> I
         operations: std::array::from_fn(|i| summary(&interval.operations[i])),
         late: interval.late,
         cpu,
+        machine_cpu: None,
+        in_flight: 0,
+        stalled: false,
+        after_stall: false,
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::alarm::Alarm;
 use super::bulk_answer::{self, DocumentOutcome};
 use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
@@ -596,6 +597,8 @@ impl Worker {
                 ));
             }
         }
+        // Made at the first wait, and only under a rate: it may hold a file descriptor.
+        let mut alarm: Option<Alarm> = None;
         while abort.is_none()
             && let Some((k, operation)) = order.next()
         {
@@ -606,37 +609,48 @@ impl Worker {
             // One clock read serves the checks and the operation's start, unless it waits.
             let mut begin = Instant::now();
             let not_before = intended.unwrap_or(begin);
-            if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d) {
+            // Past the deadline nothing more is sent, not even operations that fell due
+            // before it and are late (after a stall they would go on for long).
+            if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d || begin >= d) {
                 break;
             }
+            // Free at its slot: whatever lag follows is the client's own.
+            let free_at_slot = intended.is_some_and(|at| at > begin);
             if let Some(at) = intended.filter(|&at| at > begin) {
+                let alarm = alarm.get_or_insert_with(Alarm::new);
+                // tokio's timer would wake a millisecond late; see `Alarm`.
                 tokio::select! {
-                    () = tokio::time::sleep_until(at.into()) => {}
+                    () = alarm.sleep_until(at) => {}
                     () = stop.raised() => break,
                 }
                 begin = Instant::now();
             }
-            if let Some(at) = intended
-                && begin.duration_since(at) > self.shared.late_threshold
-            {
-                metrics.late += 1;
-                self.shared.recorder.late();
-            }
+            let lag = intended.map(|at| begin.saturating_duration_since(at));
+            let late = lag.is_some_and(|lag| lag > self.shared.late_threshold);
+            metrics.late += u64::from(late);
+            self.shared
+                .recorder
+                .began(lag.filter(|_| free_at_slot), late);
             if self.reconnect.is_down() {
                 match self.come_back(intended.is_some()).await {
                     Reachable::Up => {}
                     Reachable::Down => {
                         self.fail_unreachable(&mut metrics, operation, intended.unwrap_or(begin));
                         progress.done(begin);
+                        self.shared.recorder.ended();
                         continue;
                     }
                     Reachable::GaveUp(reason) => {
+                        self.shared.recorder.ended();
                         not_run.count(operation);
                         self.gave_up = true;
                         abort = Some(reason);
                         break;
                     }
-                    Reachable::Stopped => break,
+                    Reachable::Stopped => {
+                        self.shared.recorder.ended();
+                        break;
+                    }
                 }
             }
             let start = Start { begin, intended };
@@ -655,6 +669,7 @@ impl Worker {
                 }
             };
             progress.done(begin);
+            self.shared.recorder.ended();
             if let Err(reason) = outcome {
                 abort = Some(reason);
                 break;

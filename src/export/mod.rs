@@ -87,6 +87,8 @@ pub(crate) mod sample {
             length_seconds: 1.0,
             cpu: 0.25,
             late: 1,
+            machine_cpu: None,
+            in_flight: 0,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {
@@ -142,6 +144,7 @@ pub(crate) mod sample {
             connections: 2,
             target_rate: None,
             late: 0,
+            send_lag: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

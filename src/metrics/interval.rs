@@ -96,10 +96,26 @@ pub struct IntervalRow {
     pub late: u64,
     /// The client's CPU use in the interval, as a fraction of the cores it may use.
     pub cpu: f64,
+    /// The whole machine's CPU use, as a fraction of all its cores, where known.
+    pub machine_cpu: Option<f64>,
+    /// Operations begun and not ended at the interval's end.
+    pub in_flight: u64,
+    /// Operations were in flight all through the interval and none was answered: the
+    /// server did not answer (see [`stalled`]).
+    pub stalled: bool,
+    /// Catching up after a stall: the interval before was stalled, or was catching up
+    /// and this one has late starts too.
+    pub after_stall: bool,
 }
 
 impl IntervalRow {
     pub fn of(&self, operation: Operation) -> &IntervalSummary {
         &self.operations[operation.index()]
     }
+}
+
+/// An interval that began with operations in flight and ended without any answer (or
+/// failure) held them up the whole interval: the server, not the client, stopped.
+pub fn stalled(in_flight_at_start: u64, answered: u64) -> bool {
+    in_flight_at_start > 0 && answered == 0
 }

@@ -7,7 +7,7 @@
 //! whatever the connection count, and since each runtime thread records into its own
 //! shard, a shard's lock is only ever contended when the monitor takes the interval.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use hdrhistogram::Histogram;
@@ -106,17 +106,33 @@ impl NodeLatencies {
     }
 }
 
-#[derive(Default)]
 struct Shard {
     step: StepLatencies,
+    /// From each operation's scheduled start to its actual start (open model), µs.
+    send_lag: Histogram<u64>,
     interval: IntervalMetrics,
     /// Per node of the target, only when it has several.
     nodes: Vec<NodeLatencies>,
 }
 
+impl Default for Shard {
+    fn default() -> Shard {
+        Shard {
+            step: StepLatencies::default(),
+            send_lag: new_histogram(),
+            interval: IntervalMetrics::default(),
+            nodes: Vec::new(),
+        }
+    }
+}
+
 /// The recorders of one engine, shared by all its connections and its monitor.
 pub struct Recorder {
     shards: Box<[Mutex<Shard>]>,
+    /// Operations begun and ended in the step: the difference is what is in flight, which
+    /// tells a server that stopped answering from a client that stopped asking.
+    begun: AtomicU64,
+    ended: AtomicU64,
 }
 
 /// Gives each thread that records its own shard number, in the order threads first record.
@@ -136,6 +152,8 @@ impl Recorder {
             shards: (0..threads.max(1))
                 .map(|_| Mutex::new(Shard::default()))
                 .collect(),
+            begun: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
         }
     }
 
@@ -196,9 +214,42 @@ impl Recorder {
         merged
     }
 
-    /// An operation that started later than the schedule meant.
-    pub fn late(&self) {
-        self.shard().interval.late += 1;
+    /// An operation begins, `late` if it began after its scheduled start by more than
+    /// the threshold (open model). `send_lag` is how long after its scheduled start it
+    /// began, given when its connection was free at that moment: an operation whose
+    /// connection was still waiting for an answer is late because of that answer, and
+    /// counts in `late` and the response time instead.
+    pub fn began(&self, send_lag: Option<std::time::Duration>, late: bool) {
+        self.begun.fetch_add(1, Ordering::Relaxed);
+        if send_lag.is_some() || late {
+            let mut shard = self.shard();
+            if let Some(lag) = send_lag {
+                record_micros(&mut shard.send_lag, lag.as_nanos() as u64);
+            }
+            shard.interval.late += u64::from(late);
+        }
+    }
+
+    /// An operation ended, whatever its outcome.
+    pub fn ended(&self) {
+        self.ended.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Operations begun and not yet ended.
+    pub fn in_flight(&self) -> u64 {
+        // Ended is read first: an operation that ends in between counts as in flight
+        // rather than the difference going below zero.
+        let ended = self.ended.load(Ordering::Relaxed);
+        self.begun.load(Ordering::Relaxed).saturating_sub(ended)
+    }
+
+    /// The step's send lags so far, merged over shards, microseconds.
+    pub fn send_lag(&self) -> Histogram<u64> {
+        let mut merged = new_histogram();
+        for shard in self.each_shard() {
+            let _ = merged.add(&shard.send_lag);
+        }
+        merged
     }
 
     /// Adds the current interval of every shard to `into` and starts the next one.
@@ -224,9 +275,12 @@ impl Recorder {
     pub fn clear(&self) {
         for mut shard in self.each_shard() {
             shard.step.iter_mut().for_each(OperationLatencies::clear);
+            shard.send_lag.reset();
             shard.interval.clear();
             shard.nodes.clear();
         }
+        self.begun.store(0, Ordering::Relaxed);
+        self.ended.store(0, Ordering::Relaxed);
     }
 }
 

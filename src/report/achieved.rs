@@ -153,6 +153,7 @@ mod tests {
             intervals: Vec::new(),
             aborted: Vec::new(),
             target_nodes: Vec::new(),
+            send_lag: None,
             action: None,
         }
     }

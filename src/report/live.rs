@@ -38,22 +38,38 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
         out.push_str(" (no operation finished)");
     }
     let _ = write!(out, " cpu={:.0}%", row.cpu * 100.0);
-    if row.late > 0 {
-        let target = target_rate.map_or(String::new(), |r| format!(" of {r:.0}/s"));
-        // With the CPU saturated, more connections would only make it worse.
-        let fix = if row.cpu >= SATURATED {
-            "lower --rate"
-        } else {
-            "add connections"
-        };
+    if row.stalled {
         let _ = write!(
             out,
-            " BEHIND: {} started late, the client cannot keep up with --rate{target}; {fix}",
-            row.late
+            " STALLED: the server answered nothing, {} in flight",
+            row.in_flight
+        );
+    }
+    if row.late > 0 {
+        let target = target_rate.map_or(String::new(), |r| format!(" of {r:.0}/s"));
+        let _ = write!(
+            out,
+            " BEHIND: {} started late{target}: {}",
+            row.late,
+            behind(row)
         );
     }
     if row.cpu >= SATURATED {
         out.push_str(" SATURATED: the client uses all its CPU, figures describe the client");
     }
     out
+}
+
+/// Why operations started late in this interval, as `late_cause` decides for the report.
+fn behind(row: &IntervalRow) -> &'static str {
+    if row.stalled || row.after_stall {
+        "the server stalled, not the client"
+    } else if row.cpu >= SATURATED {
+        // With the CPU saturated, more connections would only make it worse.
+        "the client's CPU is saturated; lower --rate"
+    } else if row.machine_cpu.is_some_and(|m| m >= SATURATED) {
+        "other processes keep the machine's CPU busy"
+    } else {
+        "every connection was waiting for an answer; add connections"
+    }
 }

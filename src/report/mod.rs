@@ -2,6 +2,7 @@
 
 pub mod achieved;
 pub mod ironcushion;
+pub mod late_cause;
 pub mod latency;
 pub mod live;
 pub mod numbers;

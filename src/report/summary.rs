@@ -107,17 +107,27 @@ fn rate_lines(phase: &PhaseResult, out: &mut String) {
         grouped(phase.late),
         grouped(started)
     );
-    if phase.late > 0 || delivered < target * 0.98 {
-        // More connections only help when they, not the client's CPU, were short.
-        let why = if busiest_cpu(phase) >= SATURATED {
-            "the client's CPU was saturated; lower --rate or spread the load over more machines (--node-count)"
-        } else {
-            "every connection was busy when operations were due; add connections (--num_connections) or lower --rate"
-        };
+    if let Some(lag) = &phase.send_lag {
         let _ = writeln!(
             out,
-            "  WARNING: the client could not keep to --rate {target}: {why}"
+            "  send lag (scheduled to actual start, connection free at its slot): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms, {} operations",
+            lag.p50_ms,
+            lag.p99_ms,
+            lag.max_ms,
+            grouped(lag.count)
         );
+    }
+    if phase.late > 0 {
+        super::late_cause::lines(phase, target, out);
+    } else if delivered < target * 0.98 {
+        // Every operation started on time: what is missing never started, or the phase
+        // lasted past its schedule while its last answers came in.
+        let why = if phase.aborted.is_empty() {
+            "no operation started late, so the phase's last answers lengthened it (a short phase)"
+        } else {
+            "connections stopped early (below)"
+        };
+        let _ = writeln!(out, "  WARNING: delivered less than --rate {target}: {why}");
     }
 }
 

@@ -202,6 +202,8 @@ fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
         cpu: row.cpu,
         late: row.late,
         operations,
+        machine_cpu: row.machine_cpu,
+        in_flight: row.in_flight,
     }
 }
 
@@ -258,6 +260,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
             error: a.error.clone(),
             note: a.note.clone(),
         }),
+        send_lag: outcome.target_rate.map(|_| latency(&outcome.send_lag)),
     }
 }
 

@@ -69,6 +69,10 @@ pub struct PhaseResult {
     /// The phase's background action (compaction, replication), if it had one.
     #[serde(default)]
     pub action: Option<ActionResult>,
+    /// From each operation's scheduled start to its actual start, for operations whose
+    /// connection was free at that moment (open model only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_lag: Option<Latency>,
     /// Per node of the target (`--database_address` with several nodes), in its order;
     /// empty with one node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -212,6 +216,13 @@ pub struct IntervalResult {
     pub cpu: f64,
     pub late: u64,
     pub operations: Vec<IntervalOperation>,
+    /// The whole machine's CPU use (every process), as a share of all its cores; absent
+    /// where the system does not tell (no `/proc/stat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cpu: Option<f64>,
+    /// Operations sent and not yet answered at the interval's end.
+    #[serde(default)]
+    pub in_flight: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -4,8 +4,11 @@
 //! faster than any client can ask, so that a benchmark of clients measures the clients.
 //!
 //! ```text
-//! couch-target [--port PORT] [--backlog N]
+//! couch-target [--port PORT] [--backlog N] [--delay-ms MS]
 //! ```
+//!
+//! `--delay-ms` holds every answer at least that long (tokio's timer: up to a millisecond
+//! more), a server that is slow but not busy, for the open model's send-lag case.
 //!
 //! Prints `couch-target listening on 127.0.0.1:PORT` once it accepts connections
 //! (`--port 0`, the default, picks a free port). One thread (a current-thread tokio
@@ -45,6 +48,7 @@ const KEEP: usize = 256 * 1024;
 fn main() {
     let mut port: u16 = 0;
     let mut backlog: u32 = 65535;
+    let mut delay = Duration::ZERO;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -63,6 +67,13 @@ fn main() {
                     .parse()
                     .unwrap_or_else(|_| usage("--backlog needs a number"))
             }
+            "--delay-ms" => {
+                delay = Duration::from_millis(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| usage("--delay-ms needs a number")),
+                )
+            }
             "-h" | "--help" => usage(""),
             other => usage(&format!("unknown argument {other}")),
         }
@@ -72,7 +83,7 @@ fn main() {
         .enable_time()
         .build()
         .expect("a tokio runtime");
-    if let Err(e) = runtime.block_on(serve(port, backlog)) {
+    if let Err(e) = runtime.block_on(serve(port, backlog, delay)) {
         eprintln!("couch-target: {e}");
         std::process::exit(1);
     }
@@ -82,11 +93,11 @@ fn usage(problem: &str) -> ! {
     if !problem.is_empty() {
         eprintln!("couch-target: {problem}");
     }
-    eprintln!("usage: couch-target [--port PORT] [--backlog N]");
+    eprintln!("usage: couch-target [--port PORT] [--backlog N] [--delay-ms MS]");
     std::process::exit(if problem.is_empty() { 0 } else { 2 });
 }
 
-async fn serve(port: u16, backlog: u32) -> io::Result<()> {
+async fn serve(port: u16, backlog: u32, delay: Duration) -> io::Result<()> {
     let address: SocketAddr = ([127, 0, 0, 1], port).into();
     let socket = TcpSocket::new_v4()?;
     socket.set_reuseaddr(true)?;
@@ -103,7 +114,7 @@ async fn serve(port: u16, backlog: u32) -> io::Result<()> {
             Ok((stream, _)) => {
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(async move {
-                    let _ = connection(stream).await;
+                    let _ = connection(stream, delay).await;
                 });
             }
             // Out of file descriptors and the like: wait for connections to close.
@@ -116,8 +127,8 @@ async fn serve(port: u16, backlog: u32) -> io::Result<()> {
 }
 
 /// Serves one connection until the client closes it: answers every complete request in
-/// what was read, all answers in one write.
-async fn connection(mut stream: TcpStream) -> io::Result<()> {
+/// what was read, all answers in one write (after `delay`, if any).
+async fn connection(mut stream: TcpStream, delay: Duration) -> io::Result<()> {
     let mut input: Vec<u8> = Vec::with_capacity(INITIAL_BUFFER);
     let mut output: Vec<u8> = Vec::new();
     let mut scratch = Scratch::default();
@@ -151,6 +162,9 @@ async fn connection(mut stream: TcpStream) -> io::Result<()> {
             }
         }
         if !output.is_empty() {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
             stream.write_all(&output).await?;
             output.clear();
         }

@@ -1,0 +1,282 @@
+//! Why operations started late under `--rate`, from what each interval measured: the
+//! server not answering at all, the client's CPU at its limit, the machine's CPU taken by
+//! other processes, or too few connections for the rate at the latency the server gave.
+//! Each late start is put down to the first of these its interval shows, so a stalled
+//! server is never reported as the client's fault.
+
+use std::fmt::Write as _;
+
+use super::numbers::grouped;
+use crate::engine::monitor::SATURATED;
+use crate::results::{IntervalResult, PhaseResult, histogram};
+
+/// A stretch of intervals in which operations were in flight and none was answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stall {
+    /// Seconds from the phase's start.
+    pub from: f64,
+    pub to: f64,
+    /// Operations in flight at its end.
+    pub in_flight: u64,
+}
+
+/// Late starts put down to each cause.
+#[derive(Debug, Default, PartialEq)]
+struct Blame {
+    stall: u64,
+    client_cpu: u64,
+    other_processes: u64,
+    connections: u64,
+    /// The machine's and the client's CPU share in the busiest interval put down to other
+    /// processes.
+    machine_busiest: (f64, f64),
+}
+
+fn answered(row: &IntervalResult) -> u64 {
+    row.operations.iter().map(|o| o.succeeded + o.failed).sum()
+}
+
+/// Whether each interval was stalled: it began with operations in flight and ended
+/// with none answered.
+fn stalled_rows(phase: &PhaseResult) -> Vec<bool> {
+    let mut before = 0;
+    phase
+        .intervals
+        .iter()
+        .map(|row| {
+            let stalled = crate::metrics::interval::stalled(before, answered(row));
+            before = row.in_flight;
+            stalled
+        })
+        .collect()
+}
+
+/// The phase's stalls, each a run of stalled intervals.
+pub fn stalls(phase: &PhaseResult) -> Vec<Stall> {
+    let mut found: Vec<Stall> = Vec::new();
+    let mut open = false;
+    for (row, stalled) in phase.intervals.iter().zip(stalled_rows(phase)) {
+        if !stalled {
+            open = false;
+            continue;
+        }
+        let from = (row.elapsed_seconds - row.length_seconds).max(0.0);
+        match found.last_mut() {
+            Some(last) if open => {
+                last.to = row.elapsed_seconds;
+                last.in_flight = row.in_flight;
+            }
+            _ => found.push(Stall {
+                from,
+                to: row.elapsed_seconds,
+                in_flight: row.in_flight,
+            }),
+        }
+        open = true;
+    }
+    found
+}
+
+fn blame(phase: &PhaseResult) -> Blame {
+    let mut blame = Blame::default();
+    let mut catching_up = false;
+    for (row, stalled) in phase.intervals.iter().zip(stalled_rows(phase)) {
+        // Operations due during a stall start late once it ends: in the next interval, or
+        // the one after when the stall ended near an interval's end.
+        catching_up = stalled || (catching_up && row.late > 0);
+        let share = if catching_up {
+            &mut blame.stall
+        } else if row.cpu >= SATURATED {
+            &mut blame.client_cpu
+        } else if let Some(machine) = row.machine_cpu.filter(|&m| m >= SATURATED) {
+            if machine > blame.machine_busiest.0 {
+                blame.machine_busiest = (machine, row.cpu);
+            }
+            &mut blame.other_processes
+        } else {
+            &mut blame.connections
+        };
+        *share += row.late;
+    }
+    blame
+}
+
+/// Service times of all the phase's successful operations, milliseconds.
+struct ServiceTime {
+    mean: f64,
+    p99: f64,
+    max: f64,
+}
+
+fn service_time(phase: &PhaseResult) -> Option<ServiceTime> {
+    let mut all = crate::metrics::recorder::new_histogram();
+    for op in &phase.operations {
+        let _ = all.add(histogram::decode(&op.latency.histogram).ok()?);
+    }
+    (!all.is_empty()).then(|| ServiceTime {
+        mean: all.mean() / 1_000.0,
+        p99: all.value_at_quantile(0.99) as f64 / 1_000.0,
+        max: all.max() as f64 / 1_000.0,
+    })
+}
+
+/// The warning lines for a phase whose operations started late, one per cause seen.
+pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
+    let blame = blame(phase);
+    if blame.stall > 0 {
+        let when: Vec<String> = stalls(phase)
+            .iter()
+            .map(|s| {
+                format!(
+                    "from {:.1} s to {:.1} s ({:.1} s or more, {} in flight)",
+                    s.from,
+                    s.to,
+                    s.to - s.from,
+                    grouped(s.in_flight)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  WARNING: {} operations started late because the server stopped answering {}: the server stalled, not the client",
+            grouped(blame.stall),
+            when.join(", ")
+        );
+    }
+    if blame.client_cpu > 0 {
+        let _ = writeln!(
+            out,
+            "  WARNING: {} operations started late while the client's CPU was saturated: lower --rate or spread the load over more machines (--node-count)",
+            grouped(blame.client_cpu)
+        );
+    }
+    if blame.other_processes > 0 {
+        let _ = writeln!(
+            out,
+            "  WARNING: {} operations started late while other processes kept the machine's CPU busy (up to {:.0}% of all its cores, the client {:.0}% of its own; a server on the same machine?): run the client on a machine of its own",
+            grouped(blame.other_processes),
+            blame.machine_busiest.0 * 100.0,
+            blame.machine_busiest.1 * 100.0,
+        );
+    }
+    if blame.connections > 0 {
+        let _ = writeln!(
+            out,
+            "  WARNING: {} operations started late because every connection was still waiting for an answer when they were due: {}",
+            grouped(blame.connections),
+            connections_advice(phase, target)
+        );
+    }
+}
+
+/// How many connections the rate needs at the measured service time (Little's law:
+/// operations in flight = rate × time each takes).
+fn connections_advice(phase: &PhaseResult, target: f64) -> String {
+    let Some(service) = service_time(phase) else {
+        return "add connections (--num_connections) or lower --rate".to_string();
+    };
+    let needed = |ms: f64| (target * ms / 1_000.0).ceil().max(1.0) as u64;
+    let have = phase.connections;
+    if needed(service.p99) > have {
+        return format!(
+            "too few connections for --rate {target} at the measured service time (mean {:.2} ms, p99 {:.2} ms): rate × p99 = {} connections, this run had {}; use --num_connections {} or more, or lower --rate",
+            service.mean,
+            service.p99,
+            grouped(needed(service.p99)),
+            grouped(have),
+            grouped(needed(service.p99)),
+        );
+    }
+    // Enough connections for nearly every answer: a few slow ones held theirs up.
+    let slot = have as f64 / target * 1_000.0;
+    format!(
+        "a few answers took longer than a connection's {slot:.2} ms between operations (service time p99 {:.2} ms, max {:.2} ms): the server's slowest answers held the next operations back; more connections (--num_connections) give each more room",
+        service.p99, service.max,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::IntervalOperation;
+
+    fn row(elapsed: f64, answered: u64, in_flight: u64, late: u64, cpu: f64) -> IntervalResult {
+        IntervalResult {
+            end_ms: 0,
+            elapsed_seconds: elapsed,
+            length_seconds: 1.0,
+            cpu,
+            late,
+            operations: vec![IntervalOperation {
+                operation: "read".to_string(),
+                succeeded: answered,
+                failed: 0,
+                timeouts: 0,
+                throughput: answered as f64,
+                p50_ms: 0.0,
+                p99_ms: 0.0,
+                histogram: String::new(),
+            }],
+            machine_cpu: Some(cpu),
+            in_flight,
+        }
+    }
+
+    fn phase(intervals: Vec<IntervalResult>) -> PhaseResult {
+        let json = serde_json::json!({
+            "name": "crud", "started_at_ms": 0, "wall_seconds": 6.0, "connections": 4,
+            "target_rate": 200.0, "late": 0, "operations": [],
+            "iron_cushion": {"timeTaken": 6.0, "totalJsonBytesSent": 0,
+                "totalJsonBytesReceived": 0,
+                "localProcessing": {"min":0.0,"max":0.0,"median":0.0,"sd":0.0},
+                "sendData": {"min":0.0,"max":0.0,"median":0.0,"sd":0.0},
+                "remoteProcessing": {},
+                "receiveData": {"min":0.0,"max":0.0,"median":0.0,"sd":0.0}, "rates": {}},
+            "intervals": [], "aborted": []
+        });
+        let mut phase: PhaseResult = serde_json::from_value(json).unwrap();
+        phase.intervals = intervals;
+        phase
+    }
+
+    #[test]
+    fn late_starts_after_a_stall_blame_the_server() {
+        let p = phase(vec![
+            row(1.0, 200, 1, 0, 0.02),
+            row(2.0, 0, 4, 0, 0.01),
+            row(3.0, 0, 4, 0, 0.01),
+            row(4.0, 150, 1, 400, 0.02),
+            row(5.0, 200, 1, 3, 0.02),
+        ]);
+        assert_eq!(
+            stalls(&p),
+            [Stall {
+                from: 1.0,
+                to: 3.0,
+                in_flight: 4
+            }]
+        );
+        let blame = blame(&p);
+        assert_eq!((blame.stall, blame.connections), (403, 0));
+        let mut later = p.clone();
+        later.intervals.push(row(6.0, 200, 1, 0, 0.02));
+        later.intervals.push(row(7.0, 200, 1, 2, 0.02));
+        assert_eq!(super::blame(&later).connections, 2);
+        let mut out = String::new();
+        lines(&p, 200.0, &mut out);
+        assert!(out.contains("from 1.0 s to 3.0 s"), "{out}");
+        assert!(out.contains("the server stalled"), "{out}");
+    }
+
+    #[test]
+    fn a_busy_client_or_machine_is_named() {
+        let mut busy_machine = row(2.0, 100, 1, 7, 0.3);
+        busy_machine.machine_cpu = Some(0.97);
+        let p = phase(vec![row(1.0, 100, 1, 5, 0.95), busy_machine]);
+        let blame = blame(&p);
+        assert_eq!(
+            (blame.client_cpu, blame.other_processes, blame.stall),
+            (5, 7, 0)
+        );
+    }
+}
