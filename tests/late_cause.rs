@@ -49,7 +49,7 @@ fn a_stalled_server_is_named_as_the_cause_not_the_connections() {
     );
     assert!(
         run.stderr
-            .contains("STALLED: the server answered nothing, 4 in flight"),
+            .contains("STALLED: no answer while operations were in flight (4 still are)"),
         "{}",
         run.stderr
     );

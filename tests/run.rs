@@ -265,7 +265,7 @@ fn iron_cushion_command_line_runs_unchanged() {
 #[test]
 fn validation_failures_explain_and_send_nothing() {
     let server = PouchServer::start();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--create_weight=1", "--read_weight=1", "--delete_weight=3"],
             "--delete_weight=3 is larger",
@@ -290,6 +290,14 @@ fn validation_failures_explain_and_send_nothing() {
             "would delete",
         ),
         (&["--num_connections=0"], "--num_connections=0"),
+        (
+            &["--threshold=reads.p99 < 20ms"],
+            "\"reads\" is not an operation",
+        ),
+        (
+            &["--threshold=crd:update.mean < 20ms"],
+            "the scenario has no phase \"crd\"",
+        ),
     ];
     for (flags, message) in cases {
         let run = small_run(&server, "invalid", flags);

@@ -45,6 +45,7 @@ use hdrhistogram::Histogram;
 use super::{add_encoded, base_name, empty_histogram, primary_latency};
 use crate::report::numbers::{grouped, grouped_decimal};
 use crate::results::{RunResult, build, per_second};
+use crate::workload::Operation;
 
 /// What a threshold measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,8 +258,16 @@ impl Threshold {
         };
         let operation = match operation {
             None | Some("*") => None,
-            Some(name) if is_name(name) => Some(name.to_string()),
-            Some(name) => return fail(&format!("{name:?} is not an operation name")),
+            Some(name) if Operation::ALL.iter().any(|op| op.name() == name) => {
+                Some(name.to_string())
+            }
+            Some(name) => {
+                let names: Vec<&str> = Operation::ALL.iter().map(|op| op.name()).collect();
+                return fail(&format!(
+                    "{name:?} is not an operation; use one of {}, or * for all",
+                    names.join(", ")
+                ));
+            }
         };
         let Some(metric) = Metric::parse(metric_name) else {
             return fail(&format!("unknown metric {metric_name:?}"));
@@ -600,7 +609,8 @@ mod tests {
             ("doc_error_rate < 5", "doc_error_rate is at most 100%"),
             ("error_rate < 5", "at most 100%"),
             ("error_rate < 5ms", "takes %"),
-            ("re ad.p99 < 1ms", "not an operation name"),
+            ("re ad.p99 < 1ms", "not an operation"),
+            ("foo.p99 < 1ms", "use one of bulk_insert, create"),
             ("cr ud:p99 < 1ms", "not a phase name"),
         ] {
             let err = Threshold::parse(text).unwrap_err();

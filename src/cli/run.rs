@@ -81,7 +81,9 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         .id_prefix
         .clone()
         .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
+    let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let mut scenario = choose_scenario(&args, &plan, &target, &prefix)?;
+    check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
     // N nodes together run the workload one node would with N times the connections.
     for phase in &mut scenario.phases {
         phase.connections *= args.node_count.max(1);
@@ -95,7 +97,6 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
             args.node_count
         )));
     }
-    let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
@@ -153,6 +154,27 @@ pub fn execute(args: RunArgs) -> Result<(), Failed> {
         &outputs,
         &checks,
     ))
+}
+
+/// A threshold for a phase the scenario does not have could never be met: refused
+/// before anything is sent, like any other mistake in it.
+fn check_threshold_phases(checks: &[Threshold], scenario: &Scenario) -> Result<(), String> {
+    for check in checks {
+        let Some(phase) = &check.phase else { continue };
+        let known = scenario
+            .phases
+            .iter()
+            .any(|p| crate::analysis::base_name(&p.name) == phase || &p.name == phase);
+        if !known {
+            let names: Vec<&str> = scenario.phases.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!(
+                "--threshold {:?}: the scenario has no phase {phase:?}; its phases are {}",
+                check.expression,
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The phases to run: a scenario file, a built-in scenario, or Iron Cushion's two steps

@@ -84,11 +84,11 @@ impl Admin {
         self.client.send(&call).await.map_err(|e| {
             if e.is_unreachable() {
                 SetupError::server(format!(
-                    "cannot reach {node} ({e}); check that the server is running and that --database_address is right"
+                    "cannot reach {node} ({e}); check that the server is running and that --database_address is right (with several nodes, --failover lets a run start without one)"
                 ))
             } else {
                 SetupError::server(format!(
-                    "{node} did not answer {method} {path} ({e}); check that it is a CouchDB server and that it is healthy"
+                    "{node} did not answer {method} {path} ({e}); check that it is a CouchDB server and that it is healthy, and give credentials if it has an admin (PouchDB Server closes the connection on an anonymous PUT of a database)"
                 ))
             }
         })

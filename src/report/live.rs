@@ -41,7 +41,7 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
     if row.stalled {
         let _ = write!(
             out,
-            " STALLED: the server answered nothing, {} in flight",
+            " STALLED: no answer while operations were in flight ({} still are)",
             row.in_flight
         );
     }

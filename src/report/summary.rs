@@ -80,7 +80,7 @@ fn status_lines(phase: &PhaseResult, out: &mut String) {
             .iter()
             .map(|(status, n)| format!("{status} x{}", grouped(*n)))
             .collect();
-        for failure in ["timeout", "transport"] {
+        for failure in ["timeout", "transport", "unreachable", "interrupted"] {
             if let Some(n) = op.failures.get(failure) {
                 parts.push(format!("{failure} x{}", grouped(*n)));
             }
