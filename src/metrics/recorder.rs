@@ -129,8 +129,17 @@ impl Default for Shard {
 /// The recorders of one engine, shared by all its connections and its monitor.
 pub struct Recorder {
     shards: Box<[Mutex<Shard>]>,
-    /// Operations begun and ended in the step: the difference is what is in flight, which
-    /// tells a server that stopped answering from a client that stopped asking.
+    /// Operations begun and ended in the step, per thread: the difference of the sums is
+    /// what is in flight, which tells a server that stopped answering from a client that
+    /// stopped asking. Per thread, so that connections do not fight over one cache line
+    /// at every operation.
+    flights: Box<[Flights]>,
+}
+
+/// One thread's counts of operations begun and ended, on a cache line of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct Flights {
     begun: AtomicU64,
     ended: AtomicU64,
 }
@@ -152,9 +161,12 @@ impl Recorder {
             shards: (0..threads.max(1))
                 .map(|_| Mutex::new(Shard::default()))
                 .collect(),
-            begun: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
+            flights: (0..threads.max(1)).map(|_| Flights::default()).collect(),
         }
+    }
+
+    fn flights(&self) -> &Flights {
+        &self.flights[thread_number() % self.flights.len()]
     }
 
     fn shard(&self) -> MutexGuard<'_, Shard> {
@@ -220,7 +232,7 @@ impl Recorder {
     /// connection was still waiting for an answer is late because of that answer, and
     /// counts in `late` and the response time instead.
     pub fn began(&self, send_lag: Option<std::time::Duration>, late: bool) {
-        self.begun.fetch_add(1, Ordering::Relaxed);
+        self.flights().begun.fetch_add(1, Ordering::Relaxed);
         if send_lag.is_some() || late {
             let mut shard = self.shard();
             if let Some(lag) = send_lag {
@@ -232,15 +244,21 @@ impl Recorder {
 
     /// An operation ended, whatever its outcome.
     pub fn ended(&self) {
-        self.ended.fetch_add(1, Ordering::Relaxed);
+        self.flights().ended.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Operations begun and not yet ended.
     pub fn in_flight(&self) -> u64 {
         // Ended is read first: an operation that ends in between counts as in flight
         // rather than the difference going below zero.
-        let ended = self.ended.load(Ordering::Relaxed);
-        self.begun.load(Ordering::Relaxed).saturating_sub(ended)
+        let sum = |count: fn(&Flights) -> &AtomicU64| -> u64 {
+            self.flights
+                .iter()
+                .map(|f| count(f).load(Ordering::Relaxed))
+                .sum()
+        };
+        let ended = sum(|f| &f.ended);
+        sum(|f| &f.begun).saturating_sub(ended)
     }
 
     /// The step's send lags so far, merged over shards, microseconds.
@@ -279,8 +297,10 @@ impl Recorder {
             shard.interval.clear();
             shard.nodes.clear();
         }
-        self.begun.store(0, Ordering::Relaxed);
-        self.ended.store(0, Ordering::Relaxed);
+        for flights in self.flights.iter() {
+            flights.begun.store(0, Ordering::Relaxed);
+            flights.ended.store(0, Ordering::Relaxed);
+        }
     }
 }
 
