@@ -333,7 +333,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::results::{IronCushion, NodeInfo, build};
+    use crate::results::{NodeInfo, build};
 
     fn op(name: &str, throughput: f64, latencies_us: &[u64]) -> OperationResult {
         let mut h = super::super::empty_histogram();
@@ -361,30 +361,7 @@ mod tests {
     }
 
     fn phase(name: &str, operations: Vec<OperationResult>) -> PhaseResult {
-        PhaseResult {
-            name: name.to_string(),
-            started_at_ms: 0,
-            wall_seconds: 1.0,
-            connections: 1,
-            target_rate: None,
-            late: 0,
-            send_lag: None,
-            operations,
-            iron_cushion: IronCushion {
-                time_taken: 1.0,
-                total_json_bytes_sent: 0,
-                total_json_bytes_received: 0,
-                local_processing: Default::default(),
-                send_data: Default::default(),
-                remote_processing: BTreeMap::new(),
-                receive_data: Default::default(),
-                rates: BTreeMap::new(),
-            },
-            intervals: Vec::new(),
-            aborted: Vec::new(),
-            action: None,
-            target_nodes: Vec::new(),
-        }
+        PhaseResult::of_operations(name, 1.0, operations)
     }
 
     fn result(phases: Vec<PhaseResult>) -> RunResult {

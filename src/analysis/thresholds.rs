@@ -518,7 +518,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::results::{IronCushion, OperationResult, PhaseResult};
+    use crate::results::{OperationResult, PhaseResult};
 
     fn parse(text: &str) -> Threshold {
         Threshold::parse(text).unwrap_or_else(|e| panic!("{e}"))
@@ -655,30 +655,7 @@ mod tests {
     }
 
     fn phase(name: &str, wall: f64, operations: Vec<OperationResult>) -> PhaseResult {
-        PhaseResult {
-            name: name.to_string(),
-            started_at_ms: 0,
-            wall_seconds: wall,
-            connections: 1,
-            target_rate: None,
-            late: 0,
-            send_lag: None,
-            operations,
-            iron_cushion: IronCushion {
-                time_taken: wall,
-                total_json_bytes_sent: 0,
-                total_json_bytes_received: 0,
-                local_processing: Default::default(),
-                send_data: Default::default(),
-                remote_processing: BTreeMap::new(),
-                receive_data: Default::default(),
-                rates: BTreeMap::new(),
-            },
-            intervals: Vec::new(),
-            aborted: Vec::new(),
-            action: None,
-            target_nodes: Vec::new(),
-        }
+        PhaseResult::of_operations(name, wall, operations)
     }
 
     /// bulk_insert: 10 requests of 100 ms in 2 s; crud: reads of 1..=100 ms (one failed),

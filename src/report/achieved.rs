@@ -92,7 +92,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::results::{IronCushion, Latency};
+    use crate::results::Latency;
 
     fn op(
         name: &str,
@@ -132,30 +132,7 @@ mod tests {
     }
 
     fn phase(wall_seconds: f64, operations: Vec<OperationResult>) -> PhaseResult {
-        PhaseResult {
-            name: "p".to_string(),
-            started_at_ms: 0,
-            wall_seconds,
-            connections: 1,
-            target_rate: None,
-            late: 0,
-            operations,
-            iron_cushion: IronCushion {
-                time_taken: wall_seconds,
-                total_json_bytes_sent: 0,
-                total_json_bytes_received: 0,
-                local_processing: Default::default(),
-                send_data: Default::default(),
-                remote_processing: BTreeMap::new(),
-                receive_data: Default::default(),
-                rates: BTreeMap::new(),
-            },
-            intervals: Vec::new(),
-            aborted: Vec::new(),
-            target_nodes: Vec::new(),
-            send_lag: None,
-            action: None,
-        }
+        PhaseResult::of_operations("p", wall_seconds, operations)
     }
 
     fn cells(text: &str, label: &str) -> Vec<String> {

@@ -79,6 +79,41 @@ pub struct PhaseResult {
     pub target_nodes: Vec<TargetNodeResult>,
 }
 
+#[cfg(test)]
+impl PhaseResult {
+    /// A phase of `operations` over `wall_seconds` with nothing else measured, for tests.
+    pub fn of_operations(
+        name: &str,
+        wall_seconds: f64,
+        operations: Vec<OperationResult>,
+    ) -> PhaseResult {
+        PhaseResult {
+            name: name.to_string(),
+            started_at_ms: 0,
+            wall_seconds,
+            connections: 1,
+            target_rate: None,
+            late: 0,
+            send_lag: None,
+            operations,
+            iron_cushion: IronCushion {
+                time_taken: wall_seconds,
+                total_json_bytes_sent: 0,
+                total_json_bytes_received: 0,
+                local_processing: Spread::default(),
+                send_data: Spread::default(),
+                remote_processing: BTreeMap::new(),
+                receive_data: Spread::default(),
+                rates: BTreeMap::new(),
+            },
+            intervals: Vec::new(),
+            aborted: Vec::new(),
+            action: None,
+            target_nodes: Vec::new(),
+        }
+    }
+}
+
 /// What one node of the target answered in a phase, over all operations.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TargetNodeResult {
