@@ -239,7 +239,7 @@ impl Worker {
                     if !self.open_model && lost.is_unreachable() && !lost.may_have_reached =>
                 {
                     self.reconnect.failed(Instant::now(), rand::random());
-                    match self.come_back(false).await {
+                    match self.come_back().await {
                         Reachable::Up => continue,
                         Reachable::GaveUp(reason) => {
                             self.gave_up = true;
@@ -360,7 +360,7 @@ impl Worker {
     /// Before an operation: a connection that lost its server waits for it (closed
     /// model) or, under a rate, fails the operations that fall due meanwhile, trying again
     /// with a growing backoff until `--reconnect-for` has passed.
-    async fn come_back(&mut self, open_model: bool) -> Reachable {
+    async fn come_back(&mut self) -> Reachable {
         loop {
             let now = Instant::now();
             match self.reconnect.next(now) {
@@ -374,7 +374,7 @@ impl Worker {
                         self.shared.reconnect_for.as_secs_f64()
                     ));
                 }
-                Next::WaitUntil(_) if open_model => return Reachable::Down,
+                Next::WaitUntil(_) if self.open_model => return Reachable::Down,
                 Next::WaitUntil(at) => {
                     tokio::select! {
                         () = tokio::time::sleep_until(at.into()) => {}
@@ -392,7 +392,7 @@ impl Worker {
                         return Reachable::Up;
                     }
                     self.reconnect.failed(Instant::now(), rand::random());
-                    if open_model {
+                    if self.open_model {
                         return Reachable::Down;
                     }
                 }
@@ -632,7 +632,7 @@ impl Worker {
                 .recorder
                 .began(lag.filter(|_| free_at_slot), late);
             if self.reconnect.is_down() {
-                match self.come_back(intended.is_some()).await {
+                match self.come_back().await {
                     Reachable::Up => {}
                     Reachable::Down => {
                         self.fail_unreachable(&mut metrics, operation, intended.unwrap_or(begin));
