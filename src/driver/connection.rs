@@ -390,9 +390,14 @@ impl Client {
 
     /// Opens the connection now, so that the first request does not pay for it.
     pub async fn open(&mut self) -> Result<(), TransportError> {
-        ensure_open(&mut self.connection, &self.endpoint, &mut self.connects)
-            .await
-            .map(|_| ())
+        ensure_open(
+            &mut self.connection,
+            &self.endpoint,
+            &mut self.connects,
+            None,
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Sends one request and reads its whole response.
@@ -409,14 +414,13 @@ impl Client {
         let deadline = self.timeout.map(|limit| first_start + limit);
         let mut resent = false;
         loop {
-            let opened = ensure_open(&mut self.connection, &self.endpoint, &mut self.connects);
-            let opened = match deadline {
-                None => opened.await,
-                Some(at) => match tokio::time::timeout_at(at.into(), opened).await {
-                    Ok(opened) => opened,
-                    Err(_) => Err(TransportError::Timeout),
-                },
-            };
+            let opened = ensure_open(
+                &mut self.connection,
+                &self.endpoint,
+                &mut self.connects,
+                deadline,
+            )
+            .await;
             let connection = opened.map_err(|error| Unanswered {
                 // A GET being resent may have reached the server the first time; it
                 // changes nothing, so the flag only matters for writes, sent once.
@@ -477,18 +481,27 @@ impl Client {
 }
 
 /// The open connection in `slot`, after opening a new one if there is none or it cannot
-/// be reused.
+/// be reused; an opening ends at `deadline` at the latest.
 async fn ensure_open<'a>(
     slot: &'a mut Option<Connection>,
     endpoint: &Endpoint,
     connects: &mut u64,
+    deadline: Option<Instant>,
 ) -> Result<&'a mut Connection, TransportError> {
     let connection = match slot.take() {
         Some(open) if open.reusable() => open,
         unusable => {
             // Closed before the next one opens: a client never holds two sockets.
             drop(unusable);
-            let opened = Connection::open(endpoint).await?;
+            // Only an opening is timed here: a timer made for every request would cost
+            // the hot path a trip to the runtime's handle.
+            let opening = Connection::open(endpoint);
+            let opened = match deadline {
+                None => opening.await?,
+                Some(at) => tokio::time::timeout_at(at.into(), opening)
+                    .await
+                    .map_err(|_| TransportError::Timeout)??,
+            };
             *connects += 1;
             opened
         }
