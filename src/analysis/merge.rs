@@ -654,8 +654,7 @@ mod tests {
         for k in 1..=3 + c {
             read.succeeded += 1;
             read.documents += 1;
-            latencies[Operation::Read.index()]
-                .record((c + 1) * k * 1_000_000, (c + 1) * k * 1_100_000);
+            latencies[Operation::Read].record((c + 1) * k * 1_000_000, (c + 1) * k * 1_100_000);
             read.statuses.add(200, 1);
             read.remote_ns += (c + 1) * k * 900_000;
         }
@@ -667,7 +666,7 @@ mod tests {
         for k in 0..5 {
             create.succeeded += 1;
             create.documents += 1;
-            let create_latencies = &mut latencies[Operation::Create.index()];
+            let create_latencies = &mut latencies[Operation::Create];
             crate::metrics::recorder::record_micros(
                 &mut create_latencies.latency,
                 (c * 7 + k) * 1_000 + 1_000,

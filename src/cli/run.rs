@@ -26,7 +26,7 @@ use crate::results::NodeInfo;
 use crate::scenario::{self, BuiltinOptions, Defaults, Form, Scenario, forms};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
-use crate::workload::{CrudBound, CrudWeights, DocumentIds, KeyChoice, Plan, ids};
+use crate::workload::{CrudBound, DocumentIds, KeyChoice, Operation, Plan, Weights, ids};
 
 fn plan_from(args: &RunArgs) -> Plan {
     Plan {
@@ -40,13 +40,13 @@ fn plan_from(args: &RunArgs) -> Plan {
             total: args.total_operations,
             duration: args.duration,
         },
-        weights: CrudWeights {
-            bulk_insert: 0,
-            create: args.create_weight,
-            read: args.read_weight,
-            update: args.update_weight,
-            delete: args.delete_weight,
-        },
+        weights: Weights::from_fn(|op| match op {
+            Operation::BulkInsert => 0,
+            Operation::Create => args.create_weight,
+            Operation::Read => args.read_weight,
+            Operation::Update => args.update_weight,
+            Operation::Delete => args.delete_weight,
+        }),
     }
 }
 
@@ -326,10 +326,9 @@ fn config_record(
         "duration_seconds",
         json!(p.crud.duration.map(|d| d.as_secs_f64())),
     );
-    set("create_weight", json!(p.weights.create));
-    set("read_weight", json!(p.weights.read));
-    set("update_weight", json!(p.weights.update));
-    set("delete_weight", json!(p.weights.delete));
+    for operation in Operation::CRUD {
+        set(&format!("{operation}_weight"), json!(p.weights[operation]));
+    }
     set("rate", json!(args.rate));
     set("scenario", json!(scenario.name));
     set(
@@ -613,7 +612,7 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
         outcomes
             .iter()
             .flat_map(|o| o.connections.iter())
-            .flat_map(|c| c.operations.iter())
+            .flat_map(|c| c.operations.values())
     };
     // Operations, and a bulk insert's documents refused one by one: apart, never added.
     let failed: u64 = operations().map(|op| op.failures.total()).sum();

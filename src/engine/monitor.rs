@@ -108,7 +108,11 @@ impl Monitor {
             .zip(self.last_machine)
             .and_then(|(now, then)| now.busy_since(&then));
         row.in_flight = in_flight;
-        let answered = row.operations.iter().map(|o| o.succeeded + o.failed).sum();
+        let answered = row
+            .operations
+            .values()
+            .map(|o| o.succeeded + o.failed)
+            .sum();
         row.stalled = stalled(self.last_in_flight, answered);
         // Operations due during a stall start late once it ends, which may take two
         // intervals when it ended near an interval's end (as `late_cause` counts them).
@@ -159,7 +163,7 @@ pub fn row(interval: &IntervalMetrics, elapsed: f64, length: f64, cpu: f64) -> I
     IntervalRow {
         elapsed,
         length,
-        operations: std::array::from_fn(|i| summary(&interval.operations[i])),
+        operations: interval.operations.map(|_, op| summary(op)),
         late: interval.late,
         cpu,
         machine_cpu: None,

@@ -18,7 +18,7 @@ use crate::metrics::{ConnectionMetrics, Failure, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::target::Credentials;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
+use crate::workload::{Counts, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -150,23 +150,21 @@ enum Reachable {
 /// Operations of a connection's planned share that never started, by kind.
 #[derive(Default)]
 struct NotRun {
-    counts: [u64; 5],
+    counts: Counts,
 }
 
 impl NotRun {
     fn count(&mut self, operation: Operation) {
-        self.counts[operation.index()] += 1;
+        self.counts[operation] += 1;
     }
 
-    fn count_all(&mut self, counts: &crate::workload::CrudCounts) {
-        for operation in Operation::ALL {
-            self.counts[operation.index()] += counts.get(operation);
-        }
+    fn count_all(&mut self, counts: &Counts) {
+        self.counts.add(counts);
     }
 
     fn add_to(&self, metrics: &mut ConnectionMetrics) {
-        for operation in Operation::ALL {
-            metrics.operation(operation).not_run += self.counts[operation.index()];
+        for (operation, &n) in self.counts.iter() {
+            metrics.operation(operation).not_run += n;
         }
     }
 }

@@ -3,7 +3,7 @@
 //! [`Recorder`](super::Recorder) instead: histograms are too big to keep per connection.
 
 use super::errors::{Failure, FailureCounts, FailureSamples};
-use crate::workload::Operation;
+use crate::workload::{Operation, PerOperation};
 
 /// One operation kind on one connection.
 #[derive(Clone, Debug, Default)]
@@ -84,7 +84,7 @@ impl OperationMetrics {
 /// Everything one connection measured in one step.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectionMetrics {
-    pub operations: [OperationMetrics; 5],
+    pub operations: PerOperation<OperationMetrics>,
     /// Preparing requests and reading answers (`localProcessing`), nanoseconds.
     pub local_ns: u64,
     /// Writing requests to the socket (`sendData`), nanoseconds.
@@ -104,19 +104,19 @@ pub struct ConnectionMetrics {
 
 impl ConnectionMetrics {
     pub fn operation(&mut self, operation: Operation) -> &mut OperationMetrics {
-        &mut self.operations[operation.index()]
+        &mut self.operations[operation]
     }
 
     pub fn of(&self, operation: Operation) -> &OperationMetrics {
-        &self.operations[operation.index()]
+        &self.operations[operation]
     }
 
     /// Sum of the remote processing times over all operation kinds.
     pub fn remote_ns(&self) -> u64 {
-        self.operations.iter().map(|o| o.remote_ns).sum()
+        self.operations.values().map(|o| o.remote_ns).sum()
     }
 
     pub fn failures(&self) -> u64 {
-        self.operations.iter().map(|o| o.failures.total()).sum()
+        self.operations.values().map(|o| o.failures.total()).sum()
     }
 }

@@ -4,7 +4,7 @@
 use hdrhistogram::Histogram;
 
 use super::recorder::{new_histogram, record_micros};
-use crate::workload::Operation;
+use crate::workload::{Operation, PerOperation};
 
 /// One operation kind within one interval, while it is being recorded.
 #[derive(Clone, Debug)]
@@ -30,37 +30,38 @@ impl Default for IntervalOperation {
 /// Everything of one interval, per operation kind.
 #[derive(Clone, Debug, Default)]
 pub struct IntervalMetrics {
-    pub operations: [IntervalOperation; 5],
+    pub operations: PerOperation<IntervalOperation>,
     /// Operations that started late by more than the threshold (open model).
     pub late: u64,
 }
 
 impl IntervalMetrics {
     pub fn succeeded(&mut self, operation: Operation, response_ns: u64) {
-        let op = &mut self.operations[operation.index()];
+        let op = &mut self.operations[operation];
         op.succeeded += 1;
         record_micros(&mut op.response, response_ns);
     }
 
     pub fn failed(&mut self, operation: Operation, timeout: bool) {
-        let op = &mut self.operations[operation.index()];
+        let op = &mut self.operations[operation];
         op.failed += 1;
         op.timeouts += u64::from(timeout);
     }
 
     pub fn merge(&mut self, other: &IntervalMetrics) {
-        for (mine, theirs) in self.operations.iter_mut().zip(&other.operations) {
-            mine.succeeded += theirs.succeeded;
-            mine.failed += theirs.failed;
-            mine.timeouts += theirs.timeouts;
-            let _ = mine.response.add(&theirs.response);
-        }
+        self.operations
+            .merge_with(&other.operations, |mine, theirs| {
+                mine.succeeded += theirs.succeeded;
+                mine.failed += theirs.failed;
+                mine.timeouts += theirs.timeouts;
+                let _ = mine.response.add(&theirs.response);
+            });
         self.late += other.late;
     }
 
     /// Starts the next interval, keeping the histograms' memory.
     pub fn clear(&mut self) {
-        for op in &mut self.operations {
+        for (_, op) in self.operations.iter_mut() {
             op.succeeded = 0;
             op.failed = 0;
             op.timeouts = 0;
@@ -91,7 +92,7 @@ pub struct IntervalRow {
     pub elapsed: f64,
     /// The interval's length in seconds.
     pub length: f64,
-    pub operations: [IntervalSummary; 5],
+    pub operations: PerOperation<IntervalSummary>,
     /// Operations that started late by more than the threshold (open model).
     pub late: u64,
     /// The client's CPU use in the interval, as a fraction of the cores it may use.
@@ -110,7 +111,7 @@ pub struct IntervalRow {
 
 impl IntervalRow {
     pub fn of(&self, operation: Operation) -> &IntervalSummary {
-        &self.operations[operation.index()]
+        &self.operations[operation]
     }
 }
 

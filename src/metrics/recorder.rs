@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use hdrhistogram::Histogram;
 
 use super::interval::IntervalMetrics;
-use crate::workload::Operation;
+use crate::workload::{Operation, PerOperation};
 
 /// Latencies are recorded in microseconds, with three significant digits.
 pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
@@ -74,7 +74,7 @@ impl OperationLatencies {
 }
 
 /// The latencies of a step, per operation kind.
-pub type StepLatencies = [OperationLatencies; 5];
+pub type StepLatencies = PerOperation<OperationLatencies>;
 
 /// What one node of the target answered in a step: requests answered (with their
 /// service times) and requests that failed there, whatever the operation.
@@ -183,7 +183,7 @@ impl Recorder {
     /// A successful operation with its service and response times.
     pub fn succeeded(&self, operation: Operation, service_ns: u64, response_ns: u64) {
         let mut shard = self.shard();
-        shard.step[operation.index()].record(service_ns, response_ns);
+        shard.step[operation].record(service_ns, response_ns);
         shard.interval.succeeded(operation, response_ns);
     }
 
@@ -191,7 +191,7 @@ impl Recorder {
     /// for want of an answer in time.
     pub fn failed(&self, operation: Operation, took_ns: u64, timeout: bool) {
         let mut shard = self.shard();
-        record_micros(&mut shard.step[operation.index()].failed, took_ns);
+        record_micros(&mut shard.step[operation].failed, took_ns);
         shard.interval.failed(operation, timeout);
     }
 
@@ -282,9 +282,7 @@ impl Recorder {
     pub fn step(&self) -> StepLatencies {
         let mut merged = StepLatencies::default();
         for shard in self.each_shard() {
-            for (total, op) in merged.iter_mut().zip(&shard.step) {
-                total.merge(op);
-            }
+            merged.merge_with(&shard.step, OperationLatencies::merge);
         }
         merged
     }
@@ -292,7 +290,7 @@ impl Recorder {
     /// Forgets everything recorded, for the next step; keeps the histograms' memory.
     pub fn clear(&self) {
         for mut shard in self.each_shard() {
-            shard.step.iter_mut().for_each(OperationLatencies::clear);
+            shard.step.iter_mut().for_each(|(_, op)| op.clear());
             shard.send_lag.reset();
             shard.interval.clear();
             shard.nodes.clear();
@@ -325,21 +323,21 @@ mod tests {
         threads.into_iter().for_each(|t| t.join().unwrap());
         let mut interval = IntervalMetrics::default();
         recorder.take_interval(&mut interval);
-        let read = &interval.operations[Operation::Read.index()];
+        let read = &interval.operations[Operation::Read];
         assert_eq!(read.succeeded, 400);
         assert_eq!(read.response.len(), 400);
-        let update = &interval.operations[Operation::Update.index()];
+        let update = &interval.operations[Operation::Update];
         assert_eq!((update.failed, update.timeouts), (4, 1));
         let mut next = IntervalMetrics::default();
         recorder.take_interval(&mut next);
-        assert_eq!(next.operations[Operation::Read.index()].succeeded, 0);
+        assert_eq!(next.operations[Operation::Read].succeeded, 0);
         let step = recorder.step();
-        let read = &step[Operation::Read.index()];
+        let read = &step[Operation::Read];
         assert_eq!(read.latency.len(), 400);
         assert_eq!(read.latency.max(), read.latency.highest_equivalent(4_000));
-        let update = &step[Operation::Update.index()];
+        let update = &step[Operation::Update];
         assert_eq!((update.failed.len(), update.latency.len()), (4, 0));
         recorder.clear();
-        assert!(recorder.step()[Operation::Read.index()].latency.is_empty());
+        assert!(recorder.step()[Operation::Read].latency.is_empty());
     }
 }

@@ -231,7 +231,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
         late: outcome.connections.iter().map(|c| c.late).sum(),
         operations: merged
             .iter()
-            .map(|(op, m)| operation(*op, m, &outcome.latencies[op.index()], wall_seconds))
+            .map(|(op, m)| operation(*op, m, &outcome.latencies[*op], wall_seconds))
             .collect(),
         iron_cushion: iron_cushion(outcome, attempted),
         intervals: outcome

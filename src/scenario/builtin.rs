@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{Defaults, Form, Scenario};
-use crate::workload::{Action, CrudBound, CrudWeights, KeyChoice, Phase};
+use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Weights};
 
 /// Name and one line for `sofabench scenarios`.
 pub const LIST: [(&str, &str); 5] = [
@@ -29,13 +29,7 @@ pub const LIST: [(&str, &str); 5] = [
     ),
 ];
 
-fn phase(
-    name: String,
-    mix: CrudWeights,
-    bound: CrudBound,
-    connections: u64,
-    batch_size: u64,
-) -> Phase {
+fn phase(name: String, mix: Weights, bound: CrudBound, connections: u64, batch_size: u64) -> Phase {
     Phase {
         name,
         mix,
@@ -55,25 +49,16 @@ fn total(n: u64) -> CrudBound {
     }
 }
 
-fn reads() -> CrudWeights {
-    CrudWeights {
-        read: 1,
-        ..CrudWeights::default()
-    }
+fn reads() -> Weights {
+    Weights::only(Operation::Read, 1)
 }
 
-fn creates() -> CrudWeights {
-    CrudWeights {
-        create: 1,
-        ..CrudWeights::default()
-    }
+fn creates() -> Weights {
+    Weights::only(Operation::Create, 1)
 }
 
-fn bulk() -> CrudWeights {
-    CrudWeights {
-        bulk_insert: 1,
-        ..CrudWeights::default()
-    }
+fn bulk() -> Weights {
+    Weights::only(Operation::BulkInsert, 1)
 }
 
 /// Equal operation count per phase (`--total-operations`, default 10,000), or equal
@@ -97,11 +82,7 @@ pub fn read_ratio_sweep(d: &Defaults) -> Scenario {
     let phases = [0, 10, 25, 50, 75, 90, 95]
         .into_iter()
         .map(|r| {
-            let mix = CrudWeights {
-                read: r,
-                create: 100 - r,
-                ..CrudWeights::default()
-            };
+            let mix = crate::workload::plan::reads_and_creates(r);
             let mut p = phase(
                 format!("RR_{r:02}"),
                 mix,
@@ -236,7 +217,7 @@ pub fn couchdb_report(d: &Defaults, batch_sizes: &[u64], replica: &str) -> Scena
     }
 }
 
-pub fn soak(d: &Defaults, weights: CrudWeights) -> Scenario {
+pub fn soak(d: &Defaults, weights: Weights) -> Scenario {
     let mut p = phase(
         "soak".to_string(),
         weights,

@@ -30,7 +30,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::Defaults;
-use crate::workload::{Action, CrudBound, CrudWeights, KeyChoice, Phase};
+use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Weights};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,18 +120,16 @@ fn duration(key: &str, text: &Option<String>) -> Result<Option<Duration>, String
         .transpose()
 }
 
-fn weights(mix: &BTreeMap<String, u64>) -> Result<CrudWeights, String> {
-    let mut w = CrudWeights::default();
+fn weights(mix: &BTreeMap<String, u64>) -> Result<Weights, String> {
+    let mut w = Weights::default();
     for (key, &value) in mix {
-        match key.as_str() {
-            "bulk_insert" => w.bulk_insert = value,
-            "create" => w.create = value,
-            "read" => w.read = value,
-            "update" => w.update = value,
-            "delete" => w.delete = value,
-            other => {
+        match Operation::named(key) {
+            Some(operation) => w[operation] = value,
+            None => {
+                let names: Vec<&str> = Operation::ALL.iter().map(|op| op.name()).collect();
                 return Err(format!(
-                    "mix: unknown operation {other:?}; use bulk_insert, create, read, update, delete"
+                    "mix: unknown operation {key:?}; use {}",
+                    names.join(", ")
                 ));
             }
         }
@@ -229,7 +227,7 @@ fn base_phase(entry: &PhaseEntry, defaults: &Defaults) -> Result<Phase, Vec<Stri
         note(Err("connections: give 1 or more".to_string()));
     }
     let batch_size = entry.batch_size.unwrap_or(defaults.batch_size);
-    if mix.bulk_insert > 0 && batch_size == 0 {
+    if mix[Operation::BulkInsert] > 0 && batch_size == 0 {
         note(Err(
             "batch_size: bulk inserts need 1 or more documents each".to_string(),
         ));
@@ -273,11 +271,7 @@ fn expand(entry: &PhaseEntry, defaults: &Defaults) -> Result<Vec<Phase>, Vec<Str
         match parameter.as_str() {
             "read_ratio" if n <= 100 => {
                 // The rest of the mix are creates (the titan load test's writes).
-                phase.mix = CrudWeights {
-                    read: n,
-                    create: 100 - n,
-                    ..CrudWeights::default()
-                };
+                phase.mix = crate::workload::plan::reads_and_creates(n);
                 phase.name = format!("{}_{n:02}", base.name);
             }
             "read_ratio" => return Err(vec![format!("sweep.read_ratio: {n} is not a percentage")]),
@@ -334,8 +328,8 @@ mod tests {
         assert_eq!(description, "demo");
         let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["load", "RR_00", "RR_25"]);
-        assert_eq!(phases[2].mix.read, 25);
-        assert_eq!(phases[2].mix.create, 75);
+        assert_eq!(phases[2].mix[Operation::Read], 25);
+        assert_eq!(phases[2].mix[Operation::Create], 75);
         assert_eq!(phases[1].keys, KeyChoice::Zipfian(0.8));
         assert_eq!(phases[0].connections, 4);
         assert_eq!(phases[0].batch_size, 100);

@@ -8,7 +8,7 @@ pub mod forms;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::workload::{CrudWeights, KeyChoice, Phase};
+use crate::workload::{KeyChoice, Operation, Phase, Weights};
 
 pub use builtin::LIST;
 
@@ -64,7 +64,7 @@ pub struct BuiltinOptions {
     pub batch_sizes: Vec<u64>,
     /// couchdb-report: the replica's database name, on the run's own server.
     pub replica: String,
-    pub weights: CrudWeights,
+    pub weights: Weights,
 }
 
 /// A built-in scenario by name (`ironcushion` is built by the caller from its flags).
@@ -106,8 +106,9 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     for phase in phases.iter().filter(|p| p.has_work()) {
         let mix = phase.mix;
-        stores |= mix.create > 0 || mix.bulk_insert > 0;
-        let needs = mix.read + mix.update + mix.delete > 0;
+        let has = |op: Operation| mix[op] > 0;
+        stores |= has(Operation::Create) || has(Operation::BulkInsert);
+        let needs = has(Operation::Read) || has(Operation::Update) || has(Operation::Delete);
         if needs && !stores {
             problems.push(format!(
                 "phase {:?} only reads, updates or deletes, but no phase before it stores a document (sofabench works on the documents it stored itself); add a phase with bulk_insert or create before it, or add create to its mix",
@@ -125,9 +126,8 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::CrudWeights;
 
-    fn phase(name: &str, mix: CrudWeights) -> Phase {
+    fn phase(name: &str, mix: Weights) -> Phase {
         Phase {
             name: name.to_string(),
             mix,
@@ -146,14 +146,8 @@ mod tests {
 
     #[test]
     fn a_phase_with_nothing_to_work_on_is_refused() {
-        let delete = CrudWeights {
-            delete: 1,
-            ..CrudWeights::default()
-        };
-        let load = CrudWeights {
-            bulk_insert: 1,
-            ..CrudWeights::default()
-        };
+        let delete = Weights::only(Operation::Delete, 1);
+        let load = Weights::only(Operation::BulkInsert, 1);
         let problems = check_documents(&[phase("gone", delete)]).unwrap_err();
         assert!(problems[0].contains("\"gone\""), "{problems:?}");
         assert!(check_documents(&[phase("load", load), phase("gone", delete)]).is_ok());

@@ -4,6 +4,7 @@
 pub mod ids;
 pub mod operation;
 pub mod order;
+pub mod per_operation;
 pub mod phase;
 pub mod plan;
 pub mod pool;
@@ -11,6 +12,7 @@ pub mod pool;
 pub use ids::DocumentIds;
 pub use operation::Operation;
 pub use order::OperationOrder;
+pub use per_operation::PerOperation;
 pub use phase::{Action, KeyChoice, Phase};
-pub use plan::{CrudBound, CrudCounts, CrudWeights, Plan};
+pub use plan::{Counts, CrudBound, Plan, Weights};
 pub use pool::DocumentPool;

@@ -18,7 +18,10 @@ pub enum Operation {
 }
 
 impl Operation {
-    pub const ALL: [Operation; 5] = [
+    /// How many kinds of operation there are.
+    pub const COUNT: usize = 5;
+
+    pub const ALL: [Operation; Operation::COUNT] = [
         Operation::BulkInsert,
         Operation::Create,
         Operation::Read,
@@ -34,7 +37,7 @@ impl Operation {
         Operation::Delete,
     ];
 
-    /// Position in [`Operation::ALL`], for per-operation arrays.
+    /// Position in [`Operation::ALL`], for [`PerOperation`](super::PerOperation) only.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -48,6 +51,11 @@ impl Operation {
             Operation::Update => "update",
             Operation::Delete => "delete",
         }
+    }
+
+    /// The operation a report or file names `name`.
+    pub fn named(name: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|op| op.name() == name)
     }
 
     /// True for operations that need a document (and its `_rev`) the connection knows.

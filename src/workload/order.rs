@@ -14,12 +14,12 @@
 use rand::RngExt;
 
 use super::operation::Operation;
-use super::plan::{CrudCounts, CrudWeights};
+use super::plan::{Counts, Weights};
 use crate::seed::Rng;
 
 /// Yields a connection's CRUD operations in their random order.
 pub struct OperationOrder {
-    remaining: CrudCounts,
+    remaining: Counts,
     /// False when the order never ends (`remaining` then holds the weights).
     counted: bool,
     /// Documents the connection will know at this point, if every operation succeeds.
@@ -30,7 +30,7 @@ pub struct OperationOrder {
 }
 
 impl OperationOrder {
-    pub fn new(counts: CrudCounts, known_documents: u64, rng: Rng) -> OperationOrder {
+    pub fn new(counts: Counts, known_documents: u64, rng: Rng) -> OperationOrder {
         OperationOrder {
             remaining: counts,
             counted: true,
@@ -47,16 +47,9 @@ impl OperationOrder {
     }
 
     /// An endless order, drawn by the weights.
-    pub fn by_weights(weights: CrudWeights, known_documents: u64, rng: Rng) -> OperationOrder {
-        let as_counts = CrudCounts {
-            bulk_insert: weights.bulk_insert,
-            create: weights.create,
-            read: weights.read,
-            update: weights.update,
-            delete: weights.delete,
-        };
+    pub fn by_weights(weights: Weights, known_documents: u64, rng: Rng) -> OperationOrder {
         OperationOrder {
-            remaining: as_counts,
+            remaining: weights,
             counted: false,
             known: known_documents,
             batch: 0,
@@ -67,15 +60,16 @@ impl OperationOrder {
     /// The operations of a counted order not drawn yet (`None` for an endless order).
     /// An order ends early when what is left needs documents the connection does not
     /// know: those are left here.
-    pub fn left(&self) -> Option<CrudCounts> {
+    pub fn left(&self) -> Option<Counts> {
         self.counted.then_some(self.remaining)
     }
 
     /// True when the rest of the operations can run from a state, by doing creates first,
     /// then reads and updates, then deletes.
-    fn can_finish(known: u64, rest: &CrudCounts, batch: u64) -> bool {
-        let reachable = known + rest.create + rest.bulk_insert * batch;
-        reachable >= rest.delete && (rest.read + rest.update == 0 || reachable >= 1)
+    fn can_finish(known: u64, rest: &Counts, batch: u64) -> bool {
+        let reachable = known + rest[Operation::Create] + rest[Operation::BulkInsert] * batch;
+        reachable >= rest[Operation::Delete]
+            && (rest[Operation::Read] + rest[Operation::Update] == 0 || reachable >= 1)
     }
 
     /// Documents known after `operation` succeeds.
@@ -89,7 +83,7 @@ impl OperationOrder {
     }
 
     fn allowed(&self, operation: Operation) -> bool {
-        if self.remaining.get(operation) == 0 {
+        if self.remaining[operation] == 0 {
             return false;
         }
         if operation.needs_document() && self.known == 0 {
@@ -99,7 +93,7 @@ impl OperationOrder {
             return true;
         }
         let mut rest = self.remaining;
-        rest.take(operation);
+        rest[operation] -= 1;
         let known = self.after(operation);
         Self::can_finish(known, &rest, self.batch)
     }
@@ -109,20 +103,16 @@ impl Iterator for OperationOrder {
     type Item = Operation;
 
     fn next(&mut self) -> Option<Operation> {
-        let weights = Operation::ALL.map(|op| {
-            if self.allowed(op) {
-                self.remaining.get(op)
-            } else {
-                0
-            }
-        });
-        let total: u64 = weights.iter().sum();
+        let weights = self
+            .remaining
+            .map(|op, &n| if self.allowed(op) { n } else { 0 });
+        let total = weights.total();
         if total == 0 {
             return None;
         }
         let mut draw = self.rng.random_range(0..total);
         let mut chosen = Operation::Create;
-        for (op, weight) in Operation::ALL.into_iter().zip(weights) {
+        for (op, &weight) in weights.iter() {
             if draw < weight {
                 chosen = op;
                 break;
@@ -130,7 +120,7 @@ impl Iterator for OperationOrder {
             draw -= weight;
         }
         if self.counted {
-            self.remaining.take(chosen);
+            self.remaining[chosen] -= 1;
         }
         self.known = self.after(chosen);
         Some(chosen)
@@ -142,17 +132,15 @@ mod tests {
     use super::*;
     use crate::seed;
 
-    fn counts(c: u64, r: u64, u: u64, d: u64) -> CrudCounts {
-        CrudCounts {
-            bulk_insert: 0,
-            create: c,
-            read: r,
-            update: u,
-            delete: d,
+    fn counts(c: u64, r: u64, u: u64, d: u64) -> Counts {
+        let mut counts = Counts::default();
+        for (op, n) in Operation::CRUD.into_iter().zip([c, r, u, d]) {
+            counts[op] = n;
         }
+        counts
     }
 
-    fn order(c: CrudCounts, known: u64, seed: u64) -> Vec<Operation> {
+    fn order(c: Counts, known: u64, seed: u64) -> Vec<Operation> {
         OperationOrder::new(c, known, seed::rng(seed)).collect()
     }
 
@@ -175,7 +163,7 @@ mod tests {
             }
             for op in Operation::CRUD {
                 let n = ops.iter().filter(|&&o| o == op).count() as u64;
-                assert_eq!(n, c.get(op));
+                assert_eq!(n, c[op]);
             }
         }
     }
@@ -199,13 +187,7 @@ mod tests {
 
     #[test]
     fn endless_orders_follow_the_weights_and_never_delete_what_is_not_there() {
-        let weights = CrudWeights {
-            bulk_insert: 0,
-            create: 1,
-            read: 0,
-            update: 1,
-            delete: 2,
-        };
+        let weights = counts(1, 0, 1, 2);
         let ops: Vec<Operation> = OperationOrder::by_weights(weights, 0, seed::rng(3))
             .take(10_000)
             .collect();

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::operation::Operation;
-use super::plan::{CrudBound, CrudCounts, CrudWeights};
+use super::plan::{Counts, CrudBound, Weights};
 
 /// How reads, updates and deletes choose among the documents a connection knows, as
 /// YCSB defines the distributions.
@@ -39,7 +39,7 @@ pub enum Action {
 pub struct Phase {
     pub name: String,
     /// Relative weights of the five operations.
-    pub mix: CrudWeights,
+    pub mix: Weights,
     pub bound: CrudBound,
     pub connections: u64,
     /// Documents per bulk insert.
@@ -55,7 +55,7 @@ impl Phase {
     pub fn operations(&self) -> Vec<Operation> {
         Operation::ALL
             .into_iter()
-            .filter(|&op| self.mix.get(op) > 0)
+            .filter(|&op| self.mix[op] > 0)
             .collect()
     }
 
@@ -77,7 +77,7 @@ impl Phase {
     }
 
     /// Connection `c`'s operations by kind, when counted.
-    pub fn counts_of(&self, connection: u64) -> Option<CrudCounts> {
+    pub fn counts_of(&self, connection: u64) -> Option<Counts> {
         self.operations_of(connection).map(|n| self.mix.split(n))
     }
 
@@ -94,7 +94,7 @@ impl Phase {
     /// counted (a bulk insert uses `batch_size`).
     pub fn new_documents_of(&self, connection: u64) -> Option<u64> {
         self.counts_of(connection)
-            .map(|c| c.create + c.bulk_insert * self.batch_size)
+            .map(|c| c[Operation::Create] + c[Operation::BulkInsert] * self.batch_size)
     }
 
     /// A sentence saying what the phase does, for the run's header.
@@ -112,7 +112,7 @@ impl Phase {
         let mix: Vec<String> = self
             .operations()
             .iter()
-            .map(|op| format!("{op} {}", self.mix.get(*op)))
+            .map(|op| format!("{op} {}", self.mix[*op]))
             .collect();
         let rate = self
             .rate

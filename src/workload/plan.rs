@@ -4,113 +4,46 @@
 use std::time::Duration;
 
 use super::operation::Operation;
+use super::per_operation::PerOperation;
 use super::phase::{KeyChoice, Phase};
 
-/// The relative weights of the operations (`--create_weight` …; `bulk_insert` in scenario
-/// phases).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CrudWeights {
-    pub bulk_insert: u64,
-    pub create: u64,
-    pub read: u64,
-    pub update: u64,
-    pub delete: u64,
-}
+/// The relative weights of the operations in a mix (`--create_weight` …; `bulk_insert`
+/// in scenario phases).
+pub type Weights = PerOperation<u64>;
 
-impl CrudWeights {
-    pub fn total(&self) -> u64 {
-        self.bulk_insert + self.create + self.read + self.update + self.delete
-    }
+/// How many of each operation one connection performs.
+pub type Counts = PerOperation<u64>;
 
-    pub fn get(&self, operation: Operation) -> u64 {
-        match operation {
-            Operation::BulkInsert => self.bulk_insert,
-            Operation::Create => self.create,
-            Operation::Read => self.read,
-            Operation::Update => self.update,
-            Operation::Delete => self.delete,
-        }
-    }
-
-    fn as_array(&self) -> [u64; 5] {
-        [
-            self.bulk_insert,
-            self.create,
-            self.read,
-            self.update,
-            self.delete,
-        ]
-    }
-
-    /// Splits `n` operations by the weights: each operation gets its exact share rounded
+impl PerOperation<u64> {
+    /// Splits `n` operations by these weights: each operation gets its exact share rounded
     /// down, and the few left over go to the largest remainders (ties to the earlier
     /// operation), so the counts always add up to `n`.
-    pub fn split(&self, n: u64) -> CrudCounts {
-        let weights = self.as_array();
-        let total_weight = self.total();
+    pub fn split(&self, n: u64) -> Counts {
+        let total_weight = self.total() as u128;
         if total_weight == 0 || n == 0 {
-            return CrudCounts::default();
+            return Counts::default();
         }
-        let exact: Vec<u128> = weights.iter().map(|&w| n as u128 * w as u128).collect();
-        let mut counts: Vec<u64> = exact
-            .iter()
-            .map(|&e| (e / total_weight as u128) as u64)
-            .collect();
-        let mut left = n - counts.iter().sum::<u64>();
-        let mut by_remainder: Vec<usize> = (0..5).collect();
-        by_remainder.sort_by_key(|&i| std::cmp::Reverse(exact[i] % total_weight as u128));
-        for i in by_remainder {
+        let exact = self.map(|_, &w| n as u128 * w as u128);
+        let mut counts = exact.map(|_, &e| (e / total_weight) as u64);
+        let mut left = n - counts.total();
+        let mut by_remainder: Vec<Operation> = Operation::ALL.to_vec();
+        by_remainder.sort_by_key(|&op| std::cmp::Reverse(exact[op] % total_weight));
+        for op in by_remainder {
             if left == 0 {
                 break;
             }
-            counts[i] += 1;
+            counts[op] += 1;
             left -= 1;
         }
-        CrudCounts {
-            bulk_insert: counts[0],
-            create: counts[1],
-            read: counts[2],
-            update: counts[3],
-            delete: counts[4],
-        }
+        counts
     }
 }
 
-/// How many of each operation one connection performs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CrudCounts {
-    pub bulk_insert: u64,
-    pub create: u64,
-    pub read: u64,
-    pub update: u64,
-    pub delete: u64,
-}
-
-impl CrudCounts {
-    pub fn total(&self) -> u64 {
-        self.bulk_insert + self.create + self.read + self.update + self.delete
-    }
-
-    pub fn get(&self, operation: Operation) -> u64 {
-        match operation {
-            Operation::BulkInsert => self.bulk_insert,
-            Operation::Create => self.create,
-            Operation::Read => self.read,
-            Operation::Update => self.update,
-            Operation::Delete => self.delete,
-        }
-    }
-
-    pub fn take(&mut self, operation: Operation) {
-        let slot = match operation {
-            Operation::BulkInsert => &mut self.bulk_insert,
-            Operation::Create => &mut self.create,
-            Operation::Read => &mut self.read,
-            Operation::Update => &mut self.update,
-            Operation::Delete => &mut self.delete,
-        };
-        *slot -= 1;
-    }
+/// A mix of `read_percent` reads and the rest creates (the titan load test's writes).
+pub fn reads_and_creates(read_percent: u64) -> Weights {
+    let mut mix = Weights::only(Operation::Read, read_percent);
+    mix[Operation::Create] = 100 - read_percent;
+    mix
 }
 
 /// What ends the CRUD step: a count per connection, a total count shared by the
@@ -129,7 +62,7 @@ pub struct Plan {
     pub documents_per_bulk_insert: u64,
     pub bulk_inserts_per_connection: u64,
     pub crud: CrudBound,
-    pub weights: CrudWeights,
+    pub weights: Weights,
 }
 
 impl Plan {
@@ -152,7 +85,7 @@ impl Plan {
     }
 
     /// The CRUD operations of connection `c` by kind, when counted.
-    pub fn crud_counts(&self, connection: u64) -> Option<CrudCounts> {
+    pub fn crud_counts(&self, connection: u64) -> Option<Counts> {
         self.crud_phase(None).counts_of(connection)
     }
 
@@ -161,10 +94,7 @@ impl Plan {
     pub fn phases(&self, rate: Option<f64>) -> Vec<Phase> {
         let bulk = Phase {
             name: "bulk_insert".to_string(),
-            mix: CrudWeights {
-                bulk_insert: 1,
-                ..CrudWeights::default()
-            },
+            mix: Weights::only(Operation::BulkInsert, 1),
             bound: CrudBound {
                 per_connection: Some(self.bulk_inserts_per_connection),
                 ..CrudBound::default()
@@ -185,9 +115,10 @@ impl Plan {
     fn crud_phase(&self, rate: Option<f64>) -> Phase {
         Phase {
             name: "crud".to_string(),
-            mix: CrudWeights {
-                bulk_insert: 0,
-                ..self.weights
+            mix: {
+                let mut mix = self.weights;
+                mix[Operation::BulkInsert] = 0;
+                mix
             },
             bound: self.crud,
             connections: self.connections,
@@ -202,7 +133,13 @@ impl Plan {
     /// impossible. Every broken rule is reported, each with what to change.
     pub fn validate(&self) -> Result<(), Vec<String>> {
         let mut problems = Vec::new();
-        let w = self.weights;
+        let w = |op: Operation| self.weights[op];
+        let (create, read, update, delete) = (
+            w(Operation::Create),
+            w(Operation::Read),
+            w(Operation::Update),
+            w(Operation::Delete),
+        );
         if self.connections == 0 {
             problems.push("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
         }
@@ -212,53 +149,44 @@ impl Plan {
                 self.bulk_inserts_per_connection
             ));
         }
-        if self.has_crud_step() && w.total() == 0 {
+        if self.has_crud_step() && self.weights.total() == 0 {
             problems.push(
                 "the CRUD step has operations to do but all four weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step".to_string(),
             );
         }
-        if w.create + w.read < w.delete {
+        if create + read < delete {
             problems.push(format!(
-                "--delete_weight={} is larger than --create_weight + --read_weight = {} + {} = {}: every delete needs a _rev learned from an earlier create or read; raise --create_weight or --read_weight, or lower --delete_weight",
-                w.delete, w.create, w.read, w.create + w.read
+                "--delete_weight={delete} is larger than --create_weight + --read_weight = {create} + {read} = {}: every delete needs a _rev learned from an earlier create or read; raise --create_weight or --read_weight, or lower --delete_weight",
+                create + read
             ));
         }
-        if w.update > 0 && w.create + w.read == 0 {
+        if update > 0 && create + read == 0 {
             problems.push(format!(
-                "--update_weight={} needs --create_weight + --read_weight above 0: an update needs a _rev learned from a create or a read; raise --create_weight or --read_weight",
-                w.update
+                "--update_weight={update} needs --create_weight + --read_weight above 0: an update needs a _rev learned from a create or a read; raise --create_weight or --read_weight"
             ));
         }
-        let counted = (0..self.connections).try_fold(CrudCounts::default(), |sum, c| {
-            self.crud_counts(c).map(|n| CrudCounts {
-                bulk_insert: 0,
-                create: sum.create + n.create,
-                read: sum.read + n.read,
-                update: sum.update + n.update,
-                delete: sum.delete + n.delete,
-            })
+        let counted = (0..self.connections).try_fold(Counts::default(), |mut sum, c| {
+            sum.add(&self.crud_counts(c)?);
+            Some(sum)
         });
         // A run bounded only by time has no counts: it reads, updates and deletes while
         // documents remain.
-        let counts = counted.unwrap_or(CrudCounts {
-            bulk_insert: 0,
-            create: w.create,
-            read: w.read,
-            update: w.update,
-            delete: 0,
+        let counts = counted.unwrap_or_else(|| {
+            let mut counts = self.weights;
+            counts[Operation::Delete] = 0;
+            counts
         });
-        let available = self.bulk_documents() + counts.create;
-        if counts.delete > available {
+        let available = self.bulk_documents() + counts[Operation::Create];
+        let needing =
+            counts[Operation::Read] + counts[Operation::Update] + counts[Operation::Delete];
+        if counts[Operation::Delete] > available {
             problems.push(format!(
                 "the CRUD step would delete {} documents but only {available} exist ({} bulk inserted + {} created); bulk insert more documents (--num_bulk_insert_operations, --num_documents_per_bulk_insert), increase --create_weight, or decrease --delete_weight",
-                counts.delete,
+                counts[Operation::Delete],
                 self.bulk_documents(),
-                counts.create
+                counts[Operation::Create]
             ));
-        } else if self.has_crud_step()
-            && available == 0
-            && counts.read + counts.update + counts.delete > 0
-        {
+        } else if self.has_crud_step() && available == 0 && needing > 0 {
             problems.push(
                 "the CRUD step reads or updates documents but none exist (no bulk inserts, --create_weight=0); bulk insert documents first or give --create_weight a value above 0"
                     .to_string(),
@@ -276,22 +204,25 @@ impl Plan {
 mod tests {
     use super::*;
 
-    fn plan(bulk: (u64, u64), crud: u64, w: [u64; 4]) -> Plan {
+    /// Weights or counts of create, read, update and delete.
+    fn crud(n: [u64; 4]) -> Counts {
+        let mut table = Counts::default();
+        for (op, n) in Operation::CRUD.into_iter().zip(n) {
+            table[op] = n;
+        }
+        table
+    }
+
+    fn plan(bulk: (u64, u64), crud_operations: u64, w: [u64; 4]) -> Plan {
         Plan {
             connections: 2,
             documents_per_bulk_insert: bulk.0,
             bulk_inserts_per_connection: bulk.1,
             crud: CrudBound {
-                per_connection: Some(crud),
+                per_connection: Some(crud_operations),
                 ..CrudBound::default()
             },
-            weights: CrudWeights {
-                bulk_insert: 0,
-                create: w[0],
-                read: w[1],
-                update: w[2],
-                delete: w[3],
-            },
+            weights: crud(w),
         }
     }
 
@@ -300,16 +231,7 @@ mod tests {
         let counts = plan((1000, 20), 10_000, [2, 3, 2, 1])
             .crud_counts(0)
             .unwrap();
-        assert_eq!(
-            counts,
-            CrudCounts {
-                bulk_insert: 0,
-                create: 2500,
-                read: 3750,
-                update: 2500,
-                delete: 1250
-            }
-        );
+        assert_eq!(counts, crud([2500, 3750, 2500, 1250]));
     }
 
     #[test]
@@ -317,9 +239,10 @@ mod tests {
         for n in 0..50 {
             let counts = plan((1, 1), n, [1, 1, 1, 0]).weights.split(n);
             assert_eq!(counts.total(), n);
-            assert_eq!(counts.delete, 0);
-            assert!(counts.create >= counts.read && counts.read >= counts.update);
-            assert!(counts.create - counts.update <= 1);
+            let [create, read, update, delete] = Operation::CRUD.map(|op| counts[op]);
+            assert_eq!(delete, 0);
+            assert!(create >= read && read >= update);
+            assert!(create - update <= 1);
         }
     }
 
@@ -380,7 +303,7 @@ mod tests {
         assert_eq!(p.crud_counts(0), None);
         assert!(p.validate().is_ok());
         p.bulk_inserts_per_connection = 0;
-        p.weights.create = 0;
+        p.weights[Operation::Create] = 0;
         assert!(p.validate().unwrap_err()[0].contains("none exist"));
     }
 }
