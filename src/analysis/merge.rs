@@ -1,19 +1,13 @@
 //! Merging the results of several nodes (machines that ran one workload together, see
 //! [`super::nodes`]) into the result of the whole run.
 //!
-//! What is exact and what is not:
+//! Each node's phase turns back into its tally (counts, histograms and every
+//! connection's times; see [`crate::results::tally`]), the tallies are added, and the
+//! merged phase is built from the sum exactly as a run builds its own. So every figure is
+//! exact: counts, percentiles, throughputs (merged successes over the slowest node's
+//! wall-clock time), and Iron Cushion's spreads and rates over all nodes' connections.
+//! Results of schema 1 kept no connection times and are refused.
 //!
-//! - **Exact**: every count (operations, documents, failures by kind, statuses, late
-//!   operations, bytes), the latency and send-lag histograms (decoded, added, encoded again) and so
-//!   every percentile, mean and max computed from them; the wall-clock time (the slowest
-//!   node's) and the throughputs (merged successes / that time); Iron Cushion's rates
-//!   (each node's mean per-connection time is recovered from its rate and document count,
-//!   and weighted by its connections); the `min` and `max` of Iron Cushion's spreads.
-//! - **Approximate**: the `median` and `sd` of Iron Cushion's spreads over connections.
-//!   A result keeps only each node's `{min, max, median, sd}`, not every connection's
-//!   time, so the merged median is the connection-weighted mean of the nodes' medians and
-//!   the merged sd pools the nodes' sds around it (each node's median standing in for its
-//!   mean). With nodes of equal connections and similar spreads this is close.
 //! - **Intervals** are aligned by wall clock: each node's interval rows are put in the
 //!   bucket of their end time rounded to the interval length, and the rows of a bucket
 //!   are summed (counts, operations in flight and histograms exactly; the CPU shares,
@@ -32,12 +26,9 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::{add_encoded, empty_histogram};
-use crate::metrics::FailureSamples;
-use crate::results::build::{latency, remote_field};
-use crate::results::{
-    IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult,
-    RunResult, Spread, TargetNodeResult, per_second,
-};
+use crate::metrics::PhaseTally;
+use crate::results::build::{self, PhaseFacts, latency};
+use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult, tally};
 use crate::workload::Operation;
 
 /// Settings that may differ between the nodes of one run.
@@ -88,11 +79,12 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             ));
         }
     }
-    if inputs.len() > 1 {
-        notes.push(
-            "the median and sd of Iron Cushion's spreads are estimated from the nodes' spreads; counts, latency percentiles, throughputs and rates are exact"
-                .to_string(),
-        );
+    for (name, result) in inputs {
+        if !result.has_connection_times() {
+            return Err(format!(
+                "{name} was written by an older sofabench (schema 1), which kept no connection times: Iron Cushion's spreads and rates cannot be merged exactly from it; run the nodes again with this version"
+            ));
+        }
     }
 
     let results: Vec<&RunResult> = inputs.iter().map(|(_, r)| r).collect();
@@ -220,103 +212,51 @@ fn merged_config(results: &[&RunResult]) -> BTreeMap<String, Value> {
     config
 }
 
-fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
-    for (key, n) in from {
-        *into.entry(key.clone()).or_default() += n;
-    }
-}
-
-fn merge_latency(parts: &[&Latency]) -> Result<Latency, String> {
-    let mut histogram: Histogram<u64> = empty_histogram();
-    for part in parts {
-        add_encoded(&mut histogram, &part.histogram)?;
-    }
-    Ok(latency(&histogram))
-}
-
 /// Position of an operation in the usual order; other names go last.
 fn order(name: &str) -> usize {
-    Operation::ALL
-        .iter()
-        .position(|op| op.name() == name)
-        .unwrap_or(Operation::ALL.len())
+    Operation::named(name).map_or(Operation::COUNT, Operation::index)
 }
 
-/// Adds `more` examples to `into`, keeping as few per failure kind as a run keeps.
-fn add_samples(into: &mut BTreeMap<String, Vec<String>>, more: &BTreeMap<String, Vec<String>>) {
-    for (failure, texts) in more {
-        let kept = into.entry(failure.clone()).or_default();
-        for text in texts {
-            if kept.len() < FailureSamples::PER_KIND && !kept.contains(text) {
-                kept.push(text.clone());
-            }
-        }
-    }
-}
-
+/// One phase of all nodes: their tallies added, the result built from the sum as a run
+/// builds its own; intervals aligned by wall clock.
 fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, String> {
     let phases: Vec<&PhaseResult> = parts.iter().map(|(p, _)| *p).collect();
-    let wall_seconds = phases.iter().map(|p| p.wall_seconds).fold(0.0, f64::max);
-    let mut names: Vec<&str> = Vec::new();
+    let mut tally = PhaseTally::default();
     for phase in &phases {
-        for op in &phase.operations {
-            if !names.contains(&op.operation.as_str()) {
-                names.push(&op.operation);
-            }
-        }
-    }
-    names.sort_by_key(|name| order(name));
-    let mut operations = Vec::new();
-    for name in names {
-        let ops: Vec<&OperationResult> = phases
-            .iter()
-            .flat_map(|p| p.operations.iter().filter(|o| o.operation == name))
-            .collect();
-        let succeeded = ops.iter().map(|o| o.succeeded).sum();
-        let documents = ops.iter().map(|o| o.documents).sum();
-        let mut failures = BTreeMap::new();
-        let mut statuses = BTreeMap::new();
-        let mut samples = BTreeMap::new();
-        for op in &ops {
-            add_counts(&mut failures, &op.failures);
-            add_counts(&mut statuses, &op.statuses);
-            add_samples(&mut samples, &op.failure_samples);
-        }
-        let phase_name = &phases[0].name;
-        let context = |e: String| format!("phase {phase_name}, {name}: {e}");
-        operations.push(OperationResult {
-            operation: name.to_string(),
-            succeeded,
-            failed: ops.iter().map(|o| o.failed).sum(),
-            documents,
-            documents_failed: ops.iter().map(|o| o.documents_failed).sum(),
-            throughput: per_second(succeeded, wall_seconds),
-            documents_per_sec: per_second(documents, wall_seconds),
-            failures,
-            failure_samples: samples,
-            statuses,
-            latency: merge_latency(&ops.iter().map(|o| &o.latency).collect::<Vec<_>>())
-                .map_err(context)?,
-            response: merge_latency(&ops.iter().map(|o| &o.response).collect::<Vec<_>>())
-                .map_err(context)?,
-            failed_latency: {
-                let failed: Vec<&Latency> = ops
-                    .iter()
-                    .filter_map(|o| o.failed_latency.as_ref())
-                    .collect();
-                if failed.is_empty() {
-                    None
-                } else {
-                    Some(merge_latency(&failed).map_err(context)?)
-                }
-            },
-            resends: ops.iter().map(|o| o.resends).sum(),
-            unknown_outcomes: ops.iter().map(|o| o.unknown_outcomes).sum(),
-            not_run: ops.iter().map(|o| o.not_run).sum(),
-        });
+        tally.merge(&tally::of_phase(phase)?);
     }
     let started_at_ms = phases.iter().map(|p| p.started_at_ms).min().unwrap_or(0);
     let target_rates: Vec<f64> = phases.iter().filter_map(|p| p.target_rate).collect();
+    let facts = PhaseFacts {
+        name: phases[0].name.clone(),
+        mix: mix(&phases),
+        started_at_ms,
+        wall_seconds: phases.iter().map(|p| p.wall_seconds).fold(0.0, f64::max),
+        target_rate: (!target_rates.is_empty()).then(|| target_rates.iter().sum()),
+        intervals: merge_intervals(&phases, started_at_ms)?,
+        aborted: aborted(parts),
+        // Every node starts the phase's action; the first node's report stands for it.
+        action: phases.iter().find_map(|p| p.action.clone()),
+    };
+    Ok(build::from_tally(facts, &tally))
+}
+
+/// The operations of the phase's mix, as the nodes' connection times name them.
+fn mix(phases: &[&PhaseResult]) -> Vec<Operation> {
+    Operation::ALL
+        .into_iter()
+        .filter(|op| {
+            phases.iter().any(|p| {
+                p.connection_times
+                    .as_ref()
+                    .is_some_and(|t| t.remote_ns.contains_key(op.name()))
+            })
+        })
+        .collect()
+}
+
+/// Why connections stopped early, each reason with the node it came from.
+fn aborted(parts: &[(&PhaseResult, &RunResult)]) -> Vec<String> {
     let mut aborted = Vec::new();
     for (phase, result) in parts {
         for reason in &phase.aborted {
@@ -328,200 +268,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
             });
         }
     }
-    Ok(PhaseResult {
-        name: phases[0].name.clone(),
-        started_at_ms,
-        wall_seconds,
-        connections: phases.iter().map(|p| p.connections).sum(),
-        target_rate: (!target_rates.is_empty()).then(|| target_rates.iter().sum()),
-        late: phases.iter().map(|p| p.late).sum(),
-        iron_cushion: merge_iron_cushion(&phases),
-        intervals: merge_intervals(&phases, started_at_ms)?,
-        operations,
-        aborted,
-        // Every node starts the phase's action; the first node's report stands for it.
-        action: phases.iter().find_map(|p| p.action.clone()),
-        send_lag: merge_send_lag(&phases)?,
-        target_nodes: merge_target_nodes(&phases)
-            .map_err(|e| format!("phase {}: {e}", phases[0].name))?,
-    })
-}
-
-/// The target's nodes as every machine saw them, added up by address.
-fn merge_target_nodes(phases: &[&PhaseResult]) -> Result<Vec<TargetNodeResult>, String> {
-    let mut addresses: Vec<&str> = Vec::new();
-    for node in phases.iter().flat_map(|p| &p.target_nodes) {
-        if !addresses.contains(&node.address.as_str()) {
-            addresses.push(&node.address);
-        }
-    }
-    addresses
-        .into_iter()
-        .map(|address| {
-            let parts: Vec<&TargetNodeResult> = phases
-                .iter()
-                .flat_map(|p| &p.target_nodes)
-                .filter(|n| n.address == address)
-                .collect();
-            Ok(TargetNodeResult {
-                address: address.to_string(),
-                answered: parts.iter().map(|n| n.answered).sum(),
-                failed: parts.iter().map(|n| n.failed).sum(),
-                latency: merge_latency(&parts.iter().map(|n| &n.latency).collect::<Vec<_>>())?,
-            })
-        })
-        .collect()
-}
-
-/// The nodes' send lags added up; none when no node ran the phase at a rate.
-fn merge_send_lag(phases: &[&PhaseResult]) -> Result<Option<Latency>, String> {
-    let parts: Vec<&Latency> = phases.iter().filter_map(|p| p.send_lag.as_ref()).collect();
-    if parts.is_empty() {
-        return Ok(None);
-    }
-    merge_latency(&parts)
-        .map(Some)
-        .map_err(|e| format!("phase {}, send lag: {e}", phases[0].name))
-}
-
-/// Iron Cushion's spreads over connections, from the nodes' spreads (`n` connections
-/// each): min and max exact, median and sd estimated (see the module's documentation).
-pub fn merge_spreads(parts: &[(Spread, u64)]) -> Spread {
-    let parts: Vec<&(Spread, u64)> = parts.iter().filter(|(_, n)| *n > 0).collect();
-    let total: u64 = parts.iter().map(|(_, n)| n).sum();
-    if total == 0 {
-        return Spread::default();
-    }
-    let weight = |n: u64| n as f64 / total as f64;
-    let median: f64 = parts.iter().map(|(s, n)| s.median * weight(*n)).sum();
-    let variance: f64 = parts
-        .iter()
-        .map(|(s, n)| weight(*n) * (s.sd * s.sd + (s.median - median).powi(2)))
-        .sum();
-    Spread {
-        min: parts
-            .iter()
-            .map(|(s, _)| s.min)
-            .fold(f64::INFINITY, f64::min),
-        max: parts
-            .iter()
-            .map(|(s, _)| s.max)
-            .fold(f64::NEG_INFINITY, f64::max),
-        median,
-        sd: variance.sqrt(),
-    }
-}
-
-/// The documents an Iron Cushion rate of a phase divides, and the field whose mean time
-/// it divides them by.
-fn rate_basis(rate: &str) -> Option<(Operation, Vec<&'static str>)> {
-    if rate == "localInsertRate" {
-        return Some((
-            Operation::BulkInsert,
-            vec!["sendData", "remoteProcessing", "receiveData"],
-        ));
-    }
-    Operation::ALL
-        .into_iter()
-        .find(|op| rate == format!("{}Rate", remote_field(*op)))
-        .map(|op| (op, vec![remote_field(op)]))
-}
-
-fn spread_named<'a>(f: &'a IronCushion, name: &str) -> Option<&'a Spread> {
-    match name {
-        "sendData" => Some(&f.send_data),
-        "receiveData" => Some(&f.receive_data),
-        "localProcessing" => Some(&f.local_processing),
-        _ => f.remote_processing.get(name),
-    }
-}
-
-/// A rate is documents / mean per-connection time; each node's mean time comes back
-/// from its rate and documents (or, when it did no documents, from its medians), and
-/// the merged mean weights them by connections.
-fn merge_rate(phases: &[&PhaseResult], rate: &str) -> f64 {
-    let Some((operation, fields)) = rate_basis(rate) else {
-        // A rate this version does not know: the connection-weighted mean.
-        let total: u64 = phases.iter().map(|p| p.connections).sum();
-        return phases
-            .iter()
-            .map(|p| p.iron_cushion.rates.get(rate).copied().unwrap_or(0.0) * p.connections as f64)
-            .sum::<f64>()
-            / total.max(1) as f64;
-    };
-    let mut documents = 0;
-    let mut time = 0.0;
-    let mut connections = 0;
-    for phase in phases {
-        let docs: u64 = phase
-            .operations
-            .iter()
-            .filter(|o| o.operation == operation.name())
-            .map(|o| o.documents)
-            .sum();
-        let node_rate = phase.iron_cushion.rates.get(rate).copied().unwrap_or(0.0);
-        let mean = if docs > 0 && node_rate > 0.0 {
-            docs as f64 / node_rate
-        } else {
-            fields
-                .iter()
-                .filter_map(|f| spread_named(&phase.iron_cushion, f))
-                .map(|s| s.median)
-                .sum()
-        };
-        documents += docs;
-        time += mean * phase.connections as f64;
-        connections += phase.connections;
-    }
-    let mean = time / connections.max(1) as f64;
-    if documents == 0 || mean <= 0.0 {
-        0.0
-    } else {
-        documents as f64 / mean
-    }
-}
-
-fn merge_iron_cushion(phases: &[&PhaseResult]) -> IronCushion {
-    let spread = |get: &dyn Fn(&IronCushion) -> Option<Spread>| {
-        let parts: Vec<(Spread, u64)> = phases
-            .iter()
-            .filter_map(|p| get(&p.iron_cushion).map(|s| (s, p.connections)))
-            .collect();
-        merge_spreads(&parts)
-    };
-    let mut remote_processing = BTreeMap::new();
-    let mut rates = BTreeMap::new();
-    for phase in phases {
-        for key in phase.iron_cushion.remote_processing.keys() {
-            remote_processing.entry(key.clone()).or_insert_with(|| {
-                spread(&|f: &IronCushion| f.remote_processing.get(key).copied())
-            });
-        }
-        for key in phase.iron_cushion.rates.keys() {
-            rates
-                .entry(key.clone())
-                .or_insert_with(|| merge_rate(phases, key));
-        }
-    }
-    IronCushion {
-        time_taken: phases
-            .iter()
-            .map(|p| p.iron_cushion.time_taken)
-            .fold(0.0, f64::max),
-        total_json_bytes_sent: phases
-            .iter()
-            .map(|p| p.iron_cushion.total_json_bytes_sent)
-            .sum(),
-        total_json_bytes_received: phases
-            .iter()
-            .map(|p| p.iron_cushion.total_json_bytes_received)
-            .sum(),
-        local_processing: spread(&|f: &IronCushion| Some(f.local_processing)),
-        send_data: spread(&|f: &IronCushion| Some(f.send_data)),
-        remote_processing,
-        receive_data: spread(&|f: &IronCushion| Some(f.receive_data)),
-        rates,
-    }
+    aborted
 }
 
 /// The interval length of a phase in milliseconds: the most common one (the last
@@ -641,8 +388,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::engine::PhaseOutcome;
-    use crate::metrics::{ConnectionMetrics, IntervalMetrics, IntervalRow, StepLatencies};
+    use crate::metrics::{
+        ConnectionMetrics, IntervalMetrics, IntervalRow, PhaseOutcome, StepLatencies,
+    };
     use crate::results::{NodeInfo, build};
 
     /// Connection `c` of a test run: `3 + c` reads with latencies `(c+1) × k` ms, creates
@@ -650,19 +398,19 @@ mod tests {
     /// with `c`. Its latencies go to `latencies`.
     fn connection(c: u64, latencies: &mut StepLatencies) -> ConnectionMetrics {
         let mut m = ConnectionMetrics::default();
-        let read = m.operation(Operation::Read);
+        let read = &mut m.operations[Operation::Read];
         for k in 1..=3 + c {
             read.succeeded += 1;
             read.documents += 1;
             latencies[Operation::Read].record((c + 1) * k * 1_000_000, (c + 1) * k * 1_100_000);
             read.statuses.add(200, 1);
-            read.remote_ns += (c + 1) * k * 900_000;
+            m.times.remote_ns[Operation::Read] += (c + 1) * k * 900_000;
         }
         if c % 2 == 1 {
             read.fail(crate::metrics::errors::Failure::Status(404));
             read.statuses.add(404, 1);
         }
-        let create = m.operation(Operation::Create);
+        let create = &mut m.operations[Operation::Create];
         for k in 0..5 {
             create.succeeded += 1;
             create.documents += 1;
@@ -672,7 +420,7 @@ mod tests {
                 (c * 7 + k) * 1_000 + 1_000,
             );
             create.statuses.add(201, 1);
-            create.remote_ns += 1_000_000 * (c + 1);
+            m.times.remote_ns[Operation::Create] += 1_000_000 * (c + 1);
         }
         // Bulk inserts of 10 documents: `c + 1` answered, `c % 3` documents refused, and
         // on even connections one more request that failed as a whole.
@@ -690,9 +438,9 @@ mod tests {
             bulk.statuses.add(500, 1);
             bulk.documents_failed += 10;
         }
-        m.local_ns = 1_000_000 * (c + 2);
-        m.send_ns = 500_000 * (c * c + 1);
-        m.receive_ns = 300_000 * (c + 3);
+        m.times.local_ns = 1_000_000 * (c + 2);
+        m.times.send_ns = 500_000 * (c * c + 1);
+        m.times.receive_ns = 300_000 * (c + 3);
         m.json_sent = 1_000 + c;
         m.json_received = 2_000 + c;
         m
@@ -715,18 +463,20 @@ mod tests {
             operations: Operation::CRUD.to_vec(),
             started_at: UNIX_EPOCH + Duration::from_secs(1_000),
             wall: Duration::from_secs(4),
-            connections: connections
-                .iter()
-                .map(|c| connection(*c, &mut latencies))
-                .collect(),
-            latencies,
-            send_lag: crate::metrics::recorder::new_histogram(),
+            tally: PhaseTally::of_connections(
+                connections
+                    .iter()
+                    .map(|c| connection(*c, &mut latencies))
+                    .collect(),
+                latencies,
+                crate::metrics::recorder::new_histogram(),
+                Vec::new(),
+            ),
             aborted: Vec::new(),
             intervals: vec![interval(1.0, connections), interval(2.0, connections)],
             target_rate: None,
             interrupted: false,
             action: None,
-            nodes: Vec::new(),
         };
         let mut config = BTreeMap::new();
         config.insert("num_connections".to_string(), json!(connections.len()));
@@ -810,40 +560,9 @@ mod tests {
         assert_eq!(bulk.throughput, 10.0 / 4.0);
         assert_eq!(m.connections, 4);
         assert_eq!(m.wall_seconds, o.wall_seconds);
-        let ic = (&m.iron_cushion, &o.iron_cushion);
-        assert_eq!(ic.0.total_json_bytes_sent, ic.1.total_json_bytes_sent);
-        assert_eq!(
-            ic.0.total_json_bytes_received,
-            ic.1.total_json_bytes_received
-        );
-        assert_eq!(
-            ic.0.rates.keys().collect::<Vec<_>>(),
-            ic.1.rates.keys().collect::<Vec<_>>()
-        );
-        for (key, rate) in &ic.1.rates {
-            let merged_rate = ic.0.rates[key];
-            assert!(
-                (merged_rate - rate).abs() < 1e-6 * rate.max(1.0),
-                "{key}: {merged_rate} vs {rate}"
-            );
-        }
-        for (a, b) in [
-            (&ic.0.local_processing, &ic.1.local_processing),
-            (&ic.0.send_data, &ic.1.send_data),
-            (&ic.0.receive_data, &ic.1.receive_data),
-            (
-                &ic.0.remote_processing["remoteReadProcessing"],
-                &ic.1.remote_processing["remoteReadProcessing"],
-            ),
-        ] {
-            assert_eq!((a.min, a.max), (b.min, b.max));
-        }
-        // Medians and sds are estimates; for these evenly spread times, close ones.
-        let (a, b) = (&ic.0.local_processing, &ic.1.local_processing);
-        assert!(
-            (a.median - b.median).abs() < 1e-9 && (a.sd - b.sd).abs() < 0.2 * b.sd,
-            "{a:?} {b:?}"
-        );
+        // Iron Cushion's spreads and rates come from all connections' times: exact.
+        assert_eq!(m.iron_cushion, o.iron_cushion);
+        assert_eq!(m.connection_times, o.connection_times);
         // Intervals at the same wall-clock times add up.
         assert_eq!(m.intervals.len(), 2);
         for (mi, oi) in m.intervals.iter().zip(&o.intervals) {
@@ -906,8 +625,11 @@ mod tests {
             hb.record(v).unwrap();
             union.record(v).unwrap();
         }
-        a.phases[0].send_lag = Some(latency(&ha));
-        b.phases[0].send_lag = Some(latency(&hb));
+        // Send lags are measured under a rate only.
+        for (phase, lag) in [(&mut a.phases[0], &ha), (&mut b.phases[0], &hb)] {
+            phase.target_rate = Some(100.0);
+            phase.send_lag = Some(latency(lag));
+        }
         a.phases[0].intervals[0].in_flight = 3;
         b.phases[0].intervals[0].in_flight = 4;
         a.phases[0].intervals[0].machine_cpu = Some(0.5);
@@ -923,6 +645,7 @@ mod tests {
         assert_eq!((row.in_flight, row.machine_cpu), (7, Some(0.75)));
         // A closed-model phase has no send lag, merged or not.
         a.phases[0].send_lag = None;
+        a.phases[0].target_rate = None;
         let alone = merge(&named(vec![a])).unwrap().result;
         assert_eq!(alone.phases[0].send_lag, None);
     }
@@ -952,7 +675,7 @@ mod tests {
         );
 
         let mut schema = node_result(&[2, 3], node(1, 2), 1);
-        schema.schema = "sofabench-result/2".into();
+        schema.schema = "sofabench-result/3".into();
         assert!(
             merge(&named(vec![a.clone(), schema]))
                 .unwrap_err()
@@ -1015,20 +738,14 @@ mod tests {
     }
 
     #[test]
-    fn spreads_keep_min_and_max_and_estimate_the_rest() {
-        let s = |min, max, median, sd| Spread {
-            min,
-            max,
-            median,
-            sd,
-        };
-        let merged = merge_spreads(&[(s(1.0, 3.0, 2.0, 1.0), 2), (s(3.0, 5.0, 4.0, 1.0), 2)]);
-        assert_eq!((merged.min, merged.max, merged.median), (1.0, 5.0, 3.0));
-        assert!((merged.sd - 2f64.sqrt()).abs() < 1e-12);
-        assert_eq!(merge_spreads(&[]), Spread::default());
-        assert_eq!(
-            merge_spreads(&[(s(1.0, 2.0, 1.5, 0.5), 3)]),
-            s(1.0, 2.0, 1.5, 0.5)
+    fn results_without_connection_times_are_refused() {
+        let a = node_result(&[0, 1], node(0, 2), 1);
+        let mut old = node_result(&[2, 3], node(1, 2), 1);
+        old.phases[0].connection_times = None;
+        let err = merge(&named(vec![a, old])).unwrap_err();
+        assert!(
+            err.contains("node1.json was written by an older sofabench (schema 1)"),
+            "{err}"
         );
     }
 }

@@ -611,8 +611,8 @@ fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
     let operations = || {
         outcomes
             .iter()
-            .flat_map(|o| o.connections.iter())
-            .flat_map(|c| c.operations.values())
+            .flat_map(|o| o.tally.operations.values())
+            .map(|op| &op.counts)
     };
     // Operations, and a bulk insert's documents refused one by one: apart, never added.
     let failed: u64 = operations().map(|op| op.failures.total()).sum();

@@ -21,48 +21,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::driver::{Client, Endpoint};
-use crate::metrics::{ConnectionMetrics, IntervalRow, NodeLatencies, Recorder, StepLatencies};
+use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder, Phase};
+use crate::workload::{DocumentIds, DocumentPool, OperationOrder, Phase};
 
+pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
 use monitor::{LiveOutput, Monitor};
 use progress::Progress;
 pub use stop::Stop;
 use worker::{Numbering, Pacing, PhaseWork, Shared, Worker};
-
-/// What one phase measured.
-#[derive(Debug)]
-pub struct PhaseOutcome {
-    pub name: String,
-    /// The operations the phase's mix includes.
-    pub operations: Vec<Operation>,
-    /// Wall-clock time of the phase's start.
-    pub started_at: SystemTime,
-    /// From the phase's start to its slowest connection's finish (Iron Cushion's `timeTaken`).
-    pub wall: Duration,
-    /// One entry per connection.
-    pub connections: Vec<ConnectionMetrics>,
-    /// Latencies of all connections, per operation kind.
-    pub latencies: StepLatencies,
-    /// Scheduled to actual starts of operations whose connection was free at their slot
-    /// (open model), microseconds.
-    pub send_lag: hdrhistogram::Histogram<u64>,
-    /// Why connections stopped early, if any did.
-    pub aborted: Vec<String>,
-    /// The phase's intervals, as the live lines showed them.
-    pub intervals: Vec<IntervalRow>,
-    /// The operations per second the phase aimed at (open model).
-    pub target_rate: Option<f64>,
-    /// True when the run was stopped (Ctrl-C) during this phase.
-    pub interrupted: bool,
-    /// What the phase's background action did, if it had one.
-    pub action: Option<ActionReport>,
-    /// Per node of the target, in `--database_address` order, when it has several.
-    pub nodes: Vec<(String, NodeLatencies)>,
-}
 
 /// Everything the engine needs for a run.
 pub struct RunSettings {
@@ -359,10 +329,12 @@ impl Engine {
             operations: phase.operations(),
             started_at,
             wall,
-            connections,
-            latencies: self.shared.recorder.step(),
-            nodes: self.node_figures(),
-            send_lag: self.shared.recorder.send_lag(),
+            tally: PhaseTally::of_connections(
+                connections,
+                self.shared.recorder.step(),
+                self.shared.recorder.send_lag(),
+                self.node_figures(),
+            ),
             aborted,
             intervals,
             target_rate: rate_share,

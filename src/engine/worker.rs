@@ -255,13 +255,12 @@ impl Worker {
                 _ => break result,
             }
         };
-        let op = metrics.operation(operation);
         match result {
             Ok(answer) => {
-                op.remote_ns += answer.timing.wait;
-                op.resends += u64::from(answer.resent);
-                metrics.send_ns += answer.timing.send;
-                metrics.receive_ns += answer.timing.receive;
+                metrics.operation(operation).resends += u64::from(answer.resent);
+                metrics.times.remote_ns[operation] += answer.timing.wait;
+                metrics.times.send_ns += answer.timing.send;
+                metrics.times.receive_ns += answer.timing.receive;
                 metrics.json_sent += sent;
                 metrics.json_received += answer.body.len() as u64;
                 Ok(Answer::Received(answer))
@@ -275,16 +274,18 @@ impl Worker {
                 } else {
                     Failure::Transport
                 };
+                let op = metrics.operation(operation);
                 self.shared
                     .note(&mut op.samples, &failure, &lost.error.to_string());
-                op.fail(failure);
                 op.resends += u64::from(lost.resent);
                 let unknown = lost.may_have_reached && method != Method::Get;
                 if unknown {
                     op.unknown += documents;
                 }
                 let took = lost.started.elapsed().as_nanos() as u64;
-                self.shared.recorder.failed(operation, took, timeout);
+                self.shared
+                    .recorder
+                    .failed(metrics, operation, failure, took);
                 if lost.is_unreachable() {
                     self.reconnect.failed(Instant::now(), rand::random());
                 }
@@ -320,13 +321,13 @@ impl Worker {
         // A finished future must not be polled again; a new one resolves at once.
         self.abandoned = Box::pin(self.shared.stop.abandon.raised());
         // Given up, not vanished: its time counts, and a write may have been applied.
-        let op = metrics.operation(operation);
-        op.fail(Failure::Interrupted);
         if method != Method::Get {
-            op.unknown += documents;
+            metrics.operation(operation).unknown += documents;
         }
         let took = asked.elapsed().as_nanos() as u64;
-        self.shared.recorder.failed(operation, took, false);
+        self.shared
+            .recorder
+            .failed(metrics, operation, Failure::Interrupted, took);
         Err(format!(
             "connection {} gave up a request in flight when interrupted",
             self.index
@@ -490,7 +491,7 @@ impl Worker {
                 .as_nanos() as u64;
             self.record_bulk_answer(metrics, &answer, &numbers, response);
         }
-        metrics.local_ns +=
+        metrics.times.local_ns +=
             (ready - start.begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
         Ok(())
     }
@@ -502,8 +503,10 @@ impl Worker {
         numbers: &[u64],
         response: u64,
     ) {
-        let bulk = metrics.operation(Operation::BulkInsert);
-        bulk.statuses.add(answer.status, 1);
+        metrics
+            .operation(Operation::BulkInsert)
+            .statuses
+            .add(answer.status, 1);
         let service = answer.timing.service_time();
         let rows = if (200..300).contains(&answer.status) {
             responses::bulk_rows(&answer.body).ok_or(Failure::BadAnswer)
@@ -513,20 +516,19 @@ impl Worker {
         let rows = match rows {
             Ok(rows) => rows,
             Err(failure) => {
-                self.shared
-                    .note_body(&mut bulk.samples, &failure, &answer.body);
-                bulk.fail(failure);
-                let took = answer.timing.service_time();
+                let samples = &mut metrics.operation(Operation::BulkInsert).samples;
+                self.shared.note_body(samples, &failure, &answer.body);
                 self.shared
                     .recorder
-                    .failed(Operation::BulkInsert, took, false);
+                    .failed(metrics, Operation::BulkInsert, failure, service);
                 return;
             }
         };
-        bulk.succeeded += 1;
+        // The request succeeded; its documents are counted one by one below.
         self.shared
             .recorder
-            .succeeded(Operation::BulkInsert, service, response);
+            .succeeded(metrics, Operation::BulkInsert, 0, service, response);
+        let bulk = metrics.operation(Operation::BulkInsert);
         let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
         for (&number, outcome) in numbers.iter().zip(paired.documents) {
@@ -571,7 +573,6 @@ impl Worker {
     /// stopped early, if it did.
     pub async fn run(&mut self, work: PhaseWork) -> (ConnectionMetrics, Option<Abort>) {
         let mut metrics = ConnectionMetrics::default();
-        let started = Instant::now();
         let mut created = 0;
         self.keys = work.keys;
         let (numbering, index) = (work.numbering, self.index);
@@ -690,7 +691,6 @@ impl Worker {
             }
         }
         not_run.add_to(&mut metrics);
-        metrics.elapsed_ns = started.elapsed().as_nanos() as u64;
         (metrics, abort)
     }
 
@@ -702,9 +702,10 @@ impl Worker {
         operation: Operation,
         due: Instant,
     ) {
-        metrics.operation(operation).fail(Failure::Unreachable);
         let waited = due.elapsed().as_nanos() as u64;
-        self.shared.recorder.failed(operation, waited, false);
+        self.shared
+            .recorder
+            .failed(metrics, operation, Failure::Unreachable, waited);
     }
 
     /// Sends the request prepared in `self.path` (and `self.body` if `with_body`), then lets
@@ -732,20 +733,19 @@ impl Worker {
                         let response = answered
                             .duration_since(intended.unwrap_or(ready))
                             .as_nanos() as u64;
-                        let op = metrics.operation(operation);
-                        op.succeeded += 1;
-                        op.documents += 1;
                         let service = answer.timing.service_time();
-                        self.shared.recorder.succeeded(operation, service, response);
+                        self.shared
+                            .recorder
+                            .succeeded(metrics, operation, 1, service, response);
                         Settled::Done
                     }
                     Err(failure) => {
-                        let op = metrics.operation(operation);
-                        self.shared
-                            .note_body(&mut op.samples, &failure, &answer.body);
-                        op.fail(failure);
+                        let samples = &mut metrics.operation(operation).samples;
+                        self.shared.note_body(samples, &failure, &answer.body);
                         let took = answer.timing.service_time();
-                        self.shared.recorder.failed(operation, took, false);
+                        self.shared
+                            .recorder
+                            .failed(metrics, operation, failure, took);
                         Settled::Failed
                     }
                 }
@@ -753,7 +753,7 @@ impl Worker {
             Answer::Lost { unknown: true } => Settled::Unknown,
             Answer::Lost { unknown: false } => Settled::Failed,
         };
-        metrics.local_ns +=
+        metrics.times.local_ns +=
             (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
         Ok(settled)
     }
@@ -790,7 +790,11 @@ impl Worker {
         let slot = self.pool.pick_by(&mut self.pick_rng, self.keys);
         match slot {
             Some(slot) => self.set_document_path(self.pool.get(slot).number),
-            None => metrics.operation(operation).fail(Failure::NoDocument),
+            // Failed at once, never sent: it counts, and takes no time.
+            None => self
+                .shared
+                .recorder
+                .failed(metrics, operation, Failure::NoDocument, 0),
         }
         slot
     }

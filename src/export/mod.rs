@@ -145,6 +145,7 @@ pub(crate) mod sample {
             target_rate: None,
             late: 0,
             send_lag: None,
+            connection_times: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

@@ -1,13 +1,15 @@
 //! What one connection counted during one step. Each connection counts into its own
-//! value without locks; the report merges them afterwards. Latencies go to the shared
-//! [`Recorder`](super::Recorder) instead: histograms are too big to keep per connection.
+//! value without locks; the phase's [`PhaseTally`](super::PhaseTally) adds them up.
+//! Latencies go to the shared [`Recorder`](super::Recorder) instead (histograms are too
+//! big to keep per connection), in the same call that counts the outcome here.
 
 use super::errors::{Failure, FailureCounts, FailureSamples};
 use crate::workload::{Operation, PerOperation};
 
-/// One operation kind on one connection.
-#[derive(Clone, Debug, Default)]
-pub struct OperationMetrics {
+/// What happened to one operation kind's operations on one connection (or, added up,
+/// on many).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OperationCounts {
     /// Operations that succeeded.
     pub succeeded: u64,
     /// Documents stored (bulk insert: per document; others: per operation).
@@ -29,9 +31,6 @@ pub struct OperationMetrics {
     /// Operations the phase planned for this connection that it never started, because
     /// it gave up reconnecting or had no document to work on.
     pub not_run: u64,
-    /// Nanoseconds spent waiting for the server's answer to begin (Iron Cushion's
-    /// `remoteProcessing`, per operation kind).
-    pub remote_ns: u64,
 }
 
 /// Counts of HTTP statuses.
@@ -62,58 +61,60 @@ impl StatusCounts {
     }
 }
 
-impl OperationMetrics {
+impl OperationCounts {
     pub fn fail(&mut self, failure: Failure) {
         self.failures.add(failure, 1);
     }
 
-    pub fn merge(&mut self, other: &OperationMetrics) {
+    pub fn merge(&mut self, other: &OperationCounts) {
         self.succeeded += other.succeeded;
         self.documents += other.documents;
         self.documents_failed += other.documents_failed;
         self.failures.merge(&other.failures);
         self.samples.merge(&other.samples);
         self.statuses.merge(&other.statuses);
-        self.remote_ns += other.remote_ns;
         self.resends += other.resends;
         self.unknown += other.unknown;
         self.not_run += other.not_run;
     }
 }
 
+/// Where one connection's time went in one step: Iron Cushion reports each as a spread
+/// over connections, so these are kept per connection, in nanoseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConnectionTimes {
+    /// Preparing requests and reading answers (`localProcessing`).
+    pub local_ns: u64,
+    /// Writing requests to the socket (`sendData`).
+    pub send_ns: u64,
+    /// Reading answers from the socket (`receiveData`).
+    pub receive_ns: u64,
+    /// Waiting for the server's answer to begin, per operation kind (Iron Cushion's
+    /// `remoteProcessing`, `remoteCreateProcessing` …).
+    pub remote_ns: PerOperation<u64>,
+}
+
 /// Everything one connection measured in one step.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectionMetrics {
-    pub operations: PerOperation<OperationMetrics>,
-    /// Preparing requests and reading answers (`localProcessing`), nanoseconds.
-    pub local_ns: u64,
-    /// Writing requests to the socket (`sendData`), nanoseconds.
-    pub send_ns: u64,
-    /// Reading answers from the socket (`receiveData`), nanoseconds.
-    pub receive_ns: u64,
+    pub operations: PerOperation<OperationCounts>,
+    pub times: ConnectionTimes,
     /// Bytes of JSON in request bodies (`totalJsonBytesSent`).
     pub json_sent: u64,
     /// Bytes of JSON in response bodies (`totalJsonBytesReceived`).
     pub json_received: u64,
-    /// How long the connection took for its share of the step, nanoseconds.
-    pub elapsed_ns: u64,
     /// Operations that started later than the schedule meant by more than the threshold
     /// (open model only): the client could not keep up.
     pub late: u64,
 }
 
 impl ConnectionMetrics {
-    pub fn operation(&mut self, operation: Operation) -> &mut OperationMetrics {
+    pub fn operation(&mut self, operation: Operation) -> &mut OperationCounts {
         &mut self.operations[operation]
     }
 
-    pub fn of(&self, operation: Operation) -> &OperationMetrics {
+    pub fn of(&self, operation: Operation) -> &OperationCounts {
         &self.operations[operation]
-    }
-
-    /// Sum of the remote processing times over all operation kinds.
-    pub fn remote_ns(&self) -> u64 {
-        self.operations.values().map(|o| o.remote_ns).sum()
     }
 
     pub fn failures(&self) -> u64 {

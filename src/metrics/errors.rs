@@ -34,6 +34,24 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// The failure a result file names `name` (as [`Display`](fmt::Display) writes it).
+    pub fn named(name: &str) -> Option<Failure> {
+        Some(match name {
+            "bad_answer" => Failure::BadAnswer,
+            "timeout" => Failure::Timeout,
+            "transport" => Failure::Transport,
+            "unreachable" => Failure::Unreachable,
+            "interrupted" => Failure::Interrupted,
+            "no_document" => Failure::NoDocument,
+            _ => match name.strip_prefix("doc:") {
+                Some(word) => Failure::Document(word.to_string()),
+                None => Failure::Status(name.parse().ok()?),
+            },
+        })
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -1,14 +1,18 @@
-//! Measurements: per-connection counts and shared latency recorders, which the report
-//! merges.
+//! The tallies: what connections count (per connection, without locks) and time (into
+//! the shared recorder's per-thread shards), added up into one [`PhaseTally`] per phase.
 
 pub mod connection;
 pub mod errors;
 pub mod interval;
+pub mod outcome;
 pub mod recorder;
 pub mod spread;
+pub mod tally;
 
-pub use connection::{ConnectionMetrics, OperationMetrics, StatusCounts};
+pub use connection::{ConnectionMetrics, ConnectionTimes, OperationCounts, StatusCounts};
 pub use errors::{Failure, FailureCounts, FailureSamples};
 pub use interval::{IntervalMetrics, IntervalRow, IntervalSummary};
+pub use outcome::{ActionReport, PhaseOutcome};
 pub use recorder::{NodeLatencies, OperationLatencies, Recorder, StepLatencies};
 pub use spread::Spread;
+pub use tally::{OperationTally, PhaseTally};

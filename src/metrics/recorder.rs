@@ -12,6 +12,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use hdrhistogram::Histogram;
 
+use super::connection::ConnectionMetrics;
+use super::errors::Failure;
 use super::interval::IntervalMetrics;
 use crate::workload::{Operation, PerOperation};
 
@@ -180,16 +182,36 @@ impl Recorder {
             .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// A successful operation with its service and response times.
-    pub fn succeeded(&self, operation: Operation, service_ns: u64, response_ns: u64) {
+    /// A successful operation that stored or touched `documents` documents, with its
+    /// service and response times: counted on its connection `on` and timed here in one
+    /// call, so that the counts and the histograms cannot disagree.
+    pub fn succeeded(
+        &self,
+        on: &mut ConnectionMetrics,
+        operation: Operation,
+        documents: u64,
+        service_ns: u64,
+        response_ns: u64,
+    ) {
+        let counts = on.operation(operation);
+        counts.succeeded += 1;
+        counts.documents += documents;
         let mut shard = self.shard();
         shard.step[operation].record(service_ns, response_ns);
         shard.interval.succeeded(operation, response_ns);
     }
 
-    /// A failed operation, which took `took_ns` until it failed; `timeout` when it failed
-    /// for want of an answer in time.
-    pub fn failed(&self, operation: Operation, took_ns: u64, timeout: bool) {
+    /// A failed operation, which took `took_ns` until it failed: counted on its
+    /// connection `on` by what went wrong, and timed here, in one call.
+    pub fn failed(
+        &self,
+        on: &mut ConnectionMetrics,
+        operation: Operation,
+        failure: Failure,
+        took_ns: u64,
+    ) {
+        let timeout = failure == Failure::Timeout;
+        on.operation(operation).fail(failure);
         let mut shard = self.shard();
         record_micros(&mut shard.step[operation].failed, took_ns);
         shard.interval.failed(operation, timeout);
@@ -313,14 +335,35 @@ mod tests {
             .map(|t| {
                 let recorder = recorder.clone();
                 std::thread::spawn(move || {
+                    let mut on = ConnectionMetrics::default();
                     for k in 0..100 {
-                        recorder.succeeded(Operation::Read, t * 1_000_000, (t + k) * 1_000);
+                        recorder.succeeded(
+                            &mut on,
+                            Operation::Read,
+                            1,
+                            t * 1_000_000,
+                            (t + k) * 1_000,
+                        );
                     }
-                    recorder.failed(Operation::Update, t * 1_000_000, t == 4);
+                    let failure = if t == 4 {
+                        Failure::Timeout
+                    } else {
+                        Failure::Status(500)
+                    };
+                    recorder.failed(&mut on, Operation::Update, failure, t * 1_000_000);
+                    on
                 })
             })
             .collect();
-        threads.into_iter().for_each(|t| t.join().unwrap());
+        let counted: Vec<ConnectionMetrics> =
+            threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert!(
+            counted
+                .iter()
+                .all(|c| c.of(Operation::Read).succeeded == 100
+                    && c.of(Operation::Read).documents == 100
+                    && c.of(Operation::Update).failures.total() == 1)
+        );
         let mut interval = IntervalMetrics::default();
         recorder.take_interval(&mut interval);
         let read = &interval.operations[Operation::Read];

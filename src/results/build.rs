@@ -1,4 +1,4 @@
-//! Turning what the engine measured into a [`PhaseResult`].
+//! Turning a phase's tally into a [`PhaseResult`]: for a run, and for `merge`.
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -6,11 +6,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use hdrhistogram::Histogram;
 
 use super::{
-    IntervalOperation, IntervalResult, IronCushion, Latency, OperationResult, PhaseResult, Spread,
-    histogram, per_second,
+    ActionResult, ConnectionTimesResult, IntervalOperation, IntervalResult, IronCushion, Latency,
+    OperationResult, PhaseResult, Spread, histogram, per_second,
 };
-use crate::engine::PhaseOutcome;
-use crate::metrics::{ConnectionMetrics, IntervalRow, OperationLatencies, OperationMetrics};
+use crate::metrics::{
+    ActionReport, ConnectionTimes, IntervalRow, OperationTally, PhaseOutcome, PhaseTally,
+};
 use crate::workload::Operation;
 
 const NANOS_PER_SEC: f64 = 1e9;
@@ -24,22 +25,17 @@ fn seconds(nanoseconds: u64) -> f64 {
     nanoseconds as f64 / NANOS_PER_SEC
 }
 
-fn spread_of(
-    connections: &[ConnectionMetrics],
-    field: impl Fn(&ConnectionMetrics) -> u64,
-) -> Spread {
-    let values: Vec<f64> = connections.iter().map(|c| seconds(field(c))).collect();
-    Spread::of(&values)
+/// Seconds per connection of one of its times.
+fn column(times: &[ConnectionTimes], field: impl Fn(&ConnectionTimes) -> u64) -> Vec<f64> {
+    times.iter().map(|t| seconds(field(t))).collect()
 }
 
-fn mean_seconds(
-    connections: &[ConnectionMetrics],
-    field: impl Fn(&ConnectionMetrics) -> u64,
-) -> f64 {
-    if connections.is_empty() {
-        return 0.0;
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
     }
-    connections.iter().map(|c| seconds(field(c))).sum::<f64>() / connections.len() as f64
 }
 
 /// Documents per second of parallel time: documents of the whole phase divided by the
@@ -64,38 +60,52 @@ pub fn remote_field(operation: Operation) -> &'static str {
     }
 }
 
-fn iron_cushion(outcome: &PhaseOutcome, attempted: &[Operation]) -> IronCushion {
-    let c = &outcome.connections;
+/// Iron Cushion's figures of a phase whose mix holds `mix`: spreads over the
+/// connections' times, and rates of documents over their mean times.
+fn iron_cushion(tally: &PhaseTally, mix: &[Operation], wall_seconds: f64) -> IronCushion {
+    let times = &tally.connections;
+    let documents = |op: Operation| tally.operations[op].counts.documents;
     let mut remote_processing = BTreeMap::new();
     let mut rates = BTreeMap::new();
-    for &op in attempted {
-        remote_processing.insert(
-            remote_field(op).to_string(),
-            spread_of(c, |m| m.of(op).remote_ns),
-        );
-        let documents: u64 = c.iter().map(|m| m.of(op).documents).sum();
+    for &op in mix {
+        let remote = column(times, |t| t.remote_ns[op]);
+        remote_processing.insert(remote_field(op).to_string(), Spread::of(&remote));
         rates.insert(
             format!("{}Rate", remote_field(op)),
-            rate(documents, mean_seconds(c, |m| m.of(op).remote_ns)),
+            rate(documents(op), mean(&remote)),
         );
     }
-    if attempted.contains(&Operation::BulkInsert) {
-        let documents: u64 = c
-            .iter()
-            .map(|m| m.of(Operation::BulkInsert).documents)
-            .sum();
-        let local = mean_seconds(c, |m| m.send_ns + m.remote_ns() + m.receive_ns);
-        rates.insert("localInsertRate".to_string(), rate(documents, local));
+    if mix.contains(&Operation::BulkInsert) {
+        let local = column(times, |t| t.send_ns + t.remote_ns.total() + t.receive_ns);
+        rates.insert(
+            "localInsertRate".to_string(),
+            rate(documents(Operation::BulkInsert), mean(&local)),
+        );
     }
     IronCushion {
-        time_taken: outcome.wall.as_secs_f64(),
-        total_json_bytes_sent: c.iter().map(|m| m.json_sent).sum(),
-        total_json_bytes_received: c.iter().map(|m| m.json_received).sum(),
-        local_processing: spread_of(c, |m| m.local_ns),
-        send_data: spread_of(c, |m| m.send_ns),
+        time_taken: wall_seconds,
+        total_json_bytes_sent: tally.json_sent,
+        total_json_bytes_received: tally.json_received,
+        local_processing: Spread::of(&column(times, |t| t.local_ns)),
+        send_data: Spread::of(&column(times, |t| t.send_ns)),
         remote_processing,
-        receive_data: spread_of(c, |m| m.receive_ns),
+        receive_data: Spread::of(&column(times, |t| t.receive_ns)),
         rates,
+    }
+}
+
+/// The connections' times as the result keeps them, a column per quantity.
+fn connection_times(tally: &PhaseTally, mix: &[Operation]) -> ConnectionTimesResult {
+    let times = &tally.connections;
+    let column = |field: &dyn Fn(&ConnectionTimes) -> u64| times.iter().map(field).collect();
+    ConnectionTimesResult {
+        local_ns: column(&|t| t.local_ns),
+        send_ns: column(&|t| t.send_ns),
+        receive_ns: column(&|t| t.receive_ns),
+        remote_ns: mix
+            .iter()
+            .map(|&op| (op.name().to_string(), column(&|t| t.remote_ns[op])))
+            .collect(),
     }
 }
 
@@ -127,12 +137,8 @@ pub fn latency(h: &Histogram<u64>) -> Latency {
     }
 }
 
-fn operation(
-    op: Operation,
-    m: &OperationMetrics,
-    latencies: &OperationLatencies,
-    wall_seconds: f64,
-) -> OperationResult {
+fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> OperationResult {
+    let (m, latencies) = (&tally.counts, &tally.latencies);
     let failed = m.failures.of_operations();
     OperationResult {
         operation: op.name().to_string(),
@@ -207,40 +213,58 @@ fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
     }
 }
 
-/// The result of one phase.
+/// What a phase's result says besides its tally.
+pub struct PhaseFacts {
+    pub name: String,
+    /// The operations of the phase's mix: Iron Cushion lists each, attempted or not.
+    pub mix: Vec<Operation>,
+    pub started_at_ms: u64,
+    pub wall_seconds: f64,
+    pub target_rate: Option<f64>,
+    pub intervals: Vec<IntervalResult>,
+    pub aborted: Vec<String>,
+    pub action: Option<ActionResult>,
+}
+
+/// The result of one phase the engine ran.
 pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
-    let wall_seconds = outcome.wall.as_secs_f64();
-    let mut merged: Vec<(Operation, OperationMetrics)> = Vec::new();
-    for op in Operation::ALL {
-        let mut total = OperationMetrics::default();
-        for c in &outcome.connections {
-            total.merge(c.of(op));
-        }
-        if total.succeeded + total.failures.total() + total.not_run > 0 {
-            merged.push((op, total));
-        }
-    }
-    // Iron Cushion lists every operation of the step's mix, attempted or not.
-    let attempted = &outcome.operations;
-    PhaseResult {
+    let facts = PhaseFacts {
         name: outcome.name.clone(),
+        mix: outcome.operations.clone(),
         started_at_ms: unix_ms(outcome.started_at),
-        wall_seconds,
-        connections: outcome.connections.len() as u64,
+        wall_seconds: outcome.wall.as_secs_f64(),
         target_rate: outcome.target_rate,
-        late: outcome.connections.iter().map(|c| c.late).sum(),
-        operations: merged
-            .iter()
-            .map(|(op, m)| operation(*op, m, &outcome.latencies[*op], wall_seconds))
-            .collect(),
-        iron_cushion: iron_cushion(outcome, attempted),
         intervals: outcome
             .intervals
             .iter()
             .map(|r| interval(r, outcome.started_at))
             .collect(),
         aborted: outcome.aborted.clone(),
-        target_nodes: outcome
+        action: outcome.action.as_ref().map(action),
+    };
+    from_tally(facts, &outcome.tally)
+}
+
+/// A phase's result from what it says besides its tally and its tally: the one way a
+/// phase result is made, for a run and for `merge` alike.
+pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
+    let wall_seconds = facts.wall_seconds;
+    PhaseResult {
+        iron_cushion: iron_cushion(tally, &facts.mix, wall_seconds),
+        connection_times: Some(connection_times(tally, &facts.mix)),
+        name: facts.name,
+        started_at_ms: facts.started_at_ms,
+        wall_seconds,
+        connections: tally.connections.len() as u64,
+        target_rate: facts.target_rate,
+        late: tally.late,
+        operations: tally
+            .tried()
+            .map(|(op, t)| operation(op, t, wall_seconds))
+            .collect(),
+        intervals: facts.intervals,
+        aborted: facts.aborted,
+        target_nodes: tally
             .nodes
             .iter()
             .map(|(address, node)| super::TargetNodeResult {
@@ -250,17 +274,21 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
                 latency: latency(&node.latency),
             })
             .collect(),
-        action: outcome.action.as_ref().map(|a| super::ActionResult {
-            kind: a.kind.clone(),
-            started_seconds: a.started,
-            finished_seconds: a.finished,
-            size_before: a.size_before,
-            size_after: a.size_after,
-            size_field: a.size_field.clone(),
-            error: a.error.clone(),
-            note: a.note.clone(),
-        }),
-        send_lag: outcome.target_rate.map(|_| latency(&outcome.send_lag)),
+        action: facts.action,
+        send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
+    }
+}
+
+fn action(a: &ActionReport) -> ActionResult {
+    ActionResult {
+        kind: a.kind.clone(),
+        started_seconds: a.started,
+        finished_seconds: a.finished,
+        size_before: a.size_before,
+        size_after: a.size_after,
+        size_field: a.size_field.clone(),
+        error: a.error.clone(),
+        note: a.note.clone(),
     }
 }
 

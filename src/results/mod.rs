@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod histogram;
+pub mod tally;
 
 use std::collections::BTreeMap;
 
@@ -13,8 +14,12 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::metrics::Spread;
 
-/// The schema's name and version; a reader refuses other major versions.
-pub const SCHEMA: &str = "sofabench-result/1";
+/// The schema's name and version. A reader takes this version and the one before it
+/// (see [`upgrade`]), and refuses others.
+pub const SCHEMA: &str = "sofabench-result/2";
+
+/// Version 1 lacked [`PhaseResult::connection_times`]; everything else reads unchanged.
+const SCHEMA_1: &str = "sofabench-result/1";
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {
@@ -77,6 +82,22 @@ pub struct PhaseResult {
     /// empty with one node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_nodes: Vec<TargetNodeResult>,
+    /// Each connection's times (schema 2): what Iron Cushion's spreads and rates are
+    /// computed from, kept so that merging nodes computes them again exactly. `None` in
+    /// a result of schema 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_times: Option<ConnectionTimesResult>,
+}
+
+/// Each connection's times in nanoseconds, a column per quantity and an entry per
+/// connection (all columns in the same connection order).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ConnectionTimesResult {
+    pub local_ns: Vec<u64>,
+    pub send_ns: Vec<u64>,
+    pub receive_ns: Vec<u64>,
+    /// Per operation of the phase's mix, by name.
+    pub remote_ns: BTreeMap<String, Vec<u64>>,
 }
 
 #[cfg(test)]
@@ -110,6 +131,7 @@ impl PhaseResult {
             aborted: Vec::new(),
             action: None,
             target_nodes: Vec::new(),
+            connection_times: None,
         }
     }
 }
@@ -287,18 +309,33 @@ impl RunResult {
                 e.column()
             )
         })?;
-        if result.schema.split('/').next() != SCHEMA.split('/').next()
-            || result.schema.split('/').nth(1) != SCHEMA.split('/').nth(1)
-        {
-            return Err(format!(
-                "{file}: schema {:?} is not {SCHEMA:?}; use the sofabench version that wrote it",
-                result.schema
-            ));
-        }
-        Ok(result)
+        upgrade(result).map_err(|e| format!("{file}: {e}"))
+    }
+
+    /// Whether every phase keeps its connections' times, which merging needs.
+    pub fn has_connection_times(&self) -> bool {
+        self.phases.iter().all(|p| p.connection_times.is_some())
     }
 
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("results serialize")
+    }
+}
+
+/// A result read from a file, in this version's schema: a result of schema 1 is one of
+/// schema 2 without connection times, which only `merge` needs (and says so).
+pub fn upgrade(mut result: RunResult) -> Result<RunResult, String> {
+    match result.schema.as_str() {
+        SCHEMA => Ok(result),
+        SCHEMA_1 => {
+            result.schema = SCHEMA.to_string();
+            for phase in &mut result.phases {
+                phase.connection_times = None;
+            }
+            Ok(result)
+        }
+        other => Err(format!(
+            "schema {other:?} is neither {SCHEMA:?} nor {SCHEMA_1:?}; use the sofabench version that wrote it"
+        )),
     }
 }

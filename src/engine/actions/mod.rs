@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+pub use crate::metrics::ActionReport;
 pub use address::ReplicationAddress;
 
 use crate::driver::{Call, Client, Endpoint, Method};
@@ -29,36 +30,6 @@ pub struct ActionSettings {
     pub replication: ReplicationAddress,
     /// How long an action is waited for (`--action-timeout`); `None` waits forever.
     pub wait: Option<Duration>,
-}
-
-/// What an action did, with times in seconds from the phase's start.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ActionReport {
-    /// `compact`, `replicate` or `replicate (two-way)`.
-    pub kind: String,
-    pub started: Option<f64>,
-    /// `None` when it had not finished when sofabench stopped waiting (see `note`).
-    pub finished: Option<f64>,
-    /// The database file's size before and after, in bytes, when the server says.
-    pub size_before: Option<u64>,
-    pub size_after: Option<u64>,
-    /// Which field gave the size (`sizes.file` on CouchDB, `disk_size` on PouchDB Server).
-    pub size_field: Option<String>,
-    pub error: Option<String>,
-    /// What the figures mean when they are not plain: how the end was known, or that it
-    /// was not.
-    pub note: Option<String>,
-    /// A database this action created (the replica), which `--cleanup` may delete.
-    pub created_database: Option<String>,
-}
-
-impl ActionReport {
-    pub fn failed(error: String) -> ActionReport {
-        ActionReport {
-            error: Some(error),
-            ..ActionReport::default()
-        }
-    }
 }
 
 /// Where an action talks to, and how it tells time.

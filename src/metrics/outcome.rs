@@ -1,0 +1,62 @@
+//! What one phase did, as the engine hands it over: its tally, its intervals and what
+//! happened around it (a background action, connections that stopped early).
+
+use std::time::{Duration, SystemTime};
+
+use super::interval::IntervalRow;
+use super::tally::PhaseTally;
+use crate::workload::Operation;
+
+/// What one phase measured.
+#[derive(Debug)]
+pub struct PhaseOutcome {
+    pub name: String,
+    /// The operations the phase's mix includes.
+    pub operations: Vec<Operation>,
+    /// Wall-clock time of the phase's start.
+    pub started_at: SystemTime,
+    /// From the phase's start to its slowest connection's finish (Iron Cushion's `timeTaken`).
+    pub wall: Duration,
+    /// Everything the connections counted and timed.
+    pub tally: PhaseTally,
+    /// Why connections stopped early, if any did.
+    pub aborted: Vec<String>,
+    /// The phase's intervals, as the live lines showed them.
+    pub intervals: Vec<IntervalRow>,
+    /// The operations per second the phase aimed at (open model).
+    pub target_rate: Option<f64>,
+    /// True when the run was stopped (Ctrl-C) during this phase.
+    pub interrupted: bool,
+    /// What the phase's background action did, if it had one.
+    pub action: Option<ActionReport>,
+}
+
+/// What an action did, with times in seconds from the phase's start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActionReport {
+    /// `compact`, `replicate` or `replicate (two-way)`.
+    pub kind: String,
+    pub started: Option<f64>,
+    /// `None` when it had not finished when sofabench stopped waiting (see `note`).
+    pub finished: Option<f64>,
+    /// The database file's size before and after, in bytes, when the server says.
+    pub size_before: Option<u64>,
+    pub size_after: Option<u64>,
+    /// Which field gave the size (`sizes.file` on CouchDB, `disk_size` on PouchDB Server).
+    pub size_field: Option<String>,
+    pub error: Option<String>,
+    /// What the figures mean when they are not plain: how the end was known, or that it
+    /// was not.
+    pub note: Option<String>,
+    /// A database this action created (the replica), which `--cleanup` may delete.
+    pub created_database: Option<String>,
+}
+
+impl ActionReport {
+    pub fn failed(error: String) -> ActionReport {
+        ActionReport {
+            error: Some(error),
+            ..ActionReport::default()
+        }
+    }
+}
