@@ -22,13 +22,12 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
 use serde_json::Value;
 
-use super::{add_encoded, empty_histogram};
 use crate::metrics::PhaseTally;
-use crate::results::build::{self, PhaseFacts, latency};
-use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult, tally};
+use crate::metrics::{IntervalMetrics, interval};
+use crate::results::build::{self, PhaseFacts};
+use crate::results::{IntervalResult, PhaseResult, RunResult, histogram, tally};
 use crate::workload::Operation;
 
 /// Settings that may differ between the nodes of one run.
@@ -212,11 +211,6 @@ fn merged_config(results: &[&RunResult]) -> BTreeMap<String, Value> {
     config
 }
 
-/// Position of an operation in the usual order; other names go last.
-fn order(name: &str) -> usize {
-    Operation::named(name).map_or(Operation::COUNT, Operation::index)
-}
-
 /// One phase of all nodes: their tallies added, the result built from the sum as a run
 /// builds its own; intervals aligned by wall clock.
 fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, String> {
@@ -289,14 +283,47 @@ fn interval_ms(phases: &[&PhaseResult]) -> u64 {
         .max(1)
 }
 
+/// The nodes' interval rows that end at one moment, added up.
 #[derive(Default)]
 struct Bucket {
     length_seconds: f64,
     cpu: f64,
-    late: u64,
     machine_cpu: Option<f64>,
     in_flight: u64,
-    operations: Vec<(String, u64, u64, u64, Histogram<u64>)>,
+    metrics: IntervalMetrics,
+}
+
+impl Bucket {
+    fn add(&mut self, row: &IntervalResult) -> Result<(), String> {
+        self.length_seconds = self.length_seconds.max(row.length_seconds);
+        self.cpu = self.cpu.max(row.cpu);
+        // Nodes on different machines: the busiest machine, as with the client's CPU.
+        self.machine_cpu = match (self.machine_cpu, row.machine_cpu) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.in_flight += row.in_flight;
+        self.metrics.late += row.late;
+        for op in &row.operations {
+            let operation = Operation::named(&op.operation)
+                .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
+            self.metrics.operations[operation].merge(&interval::IntervalOperation {
+                succeeded: op.succeeded,
+                failed: op.failed,
+                timeouts: op.timeouts,
+                response: histogram::decode(&op.histogram)?,
+            });
+        }
+        Ok(())
+    }
+
+    /// The bucket as an interval ending at `end_ms`, `elapsed` after the phase's start.
+    fn result(&self, end_ms: u64, elapsed: f64) -> IntervalResult {
+        let mut row = self.metrics.row(elapsed, self.length_seconds, self.cpu);
+        row.machine_cpu = self.machine_cpu;
+        row.in_flight = self.in_flight;
+        build::interval_ending(&row, end_ms)
+    }
 }
 
 fn merge_intervals(
@@ -307,76 +334,19 @@ fn merge_intervals(
     let mut buckets: BTreeMap<u64, Bucket> = BTreeMap::new();
     for phase in phases {
         for row in &phase.intervals {
-            let bucket = buckets
+            buckets
                 .entry((row.end_ms + length / 2) / length)
-                .or_default();
-            bucket.length_seconds = bucket.length_seconds.max(row.length_seconds);
-            bucket.cpu = bucket.cpu.max(row.cpu);
-            bucket.late += row.late;
-            // Nodes on different machines: the busiest machine, as with the client's CPU.
-            bucket.machine_cpu = match (bucket.machine_cpu, row.machine_cpu) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            bucket.in_flight += row.in_flight;
-            for op in &row.operations {
-                let at = match bucket
-                    .operations
-                    .iter()
-                    .position(|(name, ..)| *name == op.operation)
-                {
-                    Some(at) => at,
-                    None => {
-                        bucket
-                            .operations
-                            .push((op.operation.clone(), 0, 0, 0, empty_histogram()));
-                        bucket.operations.len() - 1
-                    }
-                };
-                let entry = &mut bucket.operations[at];
-                entry.1 += op.succeeded;
-                entry.2 += op.failed;
-                entry.3 += op.timeouts;
-                add_encoded(&mut entry.4, &op.histogram)
-                    .map_err(|e| format!("an interval of phase {}: {e}", phase.name))?;
-            }
+                .or_default()
+                .add(row)
+                .map_err(|e| format!("an interval of phase {}: {e}", phase.name))?;
         }
     }
     Ok(buckets
         .into_iter()
-        .map(|(key, mut bucket)| {
+        .map(|(key, bucket)| {
             let end_ms = key * length;
-            bucket.operations.sort_by_key(|(name, ..)| order(name));
-            IntervalResult {
-                end_ms,
-                elapsed_seconds: end_ms.saturating_sub(started_at_ms) as f64 / 1_000.0,
-                length_seconds: bucket.length_seconds,
-                cpu: bucket.cpu,
-                late: bucket.late,
-                machine_cpu: bucket.machine_cpu,
-                in_flight: bucket.in_flight,
-                operations: bucket
-                    .operations
-                    .into_iter()
-                    .map(|(operation, succeeded, failed, timeouts, h)| {
-                        let figures = latency(&h);
-                        IntervalOperation {
-                            operation,
-                            succeeded,
-                            failed,
-                            timeouts,
-                            throughput: if bucket.length_seconds > 0.0 {
-                                succeeded as f64 / bucket.length_seconds
-                            } else {
-                                0.0
-                            },
-                            p50_ms: figures.p50_ms,
-                            p99_ms: figures.p99_ms,
-                            histogram: figures.histogram,
-                        }
-                    })
-                    .collect(),
-            }
+            let elapsed = end_ms.saturating_sub(started_at_ms) as f64 / 1_000.0;
+            bucket.result(end_ms, elapsed)
         })
         .collect())
 }
@@ -387,10 +357,12 @@ mod tests {
 
     use serde_json::json;
 
+    use super::super::{add_encoded, empty_histogram};
     use super::*;
     use crate::metrics::{
         ConnectionMetrics, IntervalMetrics, IntervalRow, PhaseOutcome, StepLatencies,
     };
+    use crate::results::build::latency;
     use crate::results::{NodeInfo, build};
 
     /// Connection `c` of a test run: `3 + c` reads with latencies `(c+1) × k` ms, creates
@@ -452,7 +424,7 @@ mod tests {
             metrics.succeeded(Operation::Read, (c + 1) * 1_000_000);
             metrics.failed(Operation::Create, c % 2 == 0);
         }
-        crate::engine::monitor::row(&metrics, end, 1.0, 0.1 * connections.len() as f64)
+        metrics.row(end, 1.0, 0.1 * connections.len() as f64)
     }
 
     /// The result one node reports when it runs the connections `connections`.

@@ -8,9 +8,8 @@ use indicatif::ProgressBar;
 
 use super::machine::CpuTimes;
 use crate::metrics::interval::stalled;
-use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
+use crate::metrics::{IntervalMetrics, IntervalRow, Recorder};
 use crate::report::live;
-use crate::results::histogram;
 
 /// Where live lines go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,12 +97,9 @@ impl Monitor {
         } else {
             0.0
         };
-        let mut row = row(
-            &self.interval,
-            now.duration_since(self.started).as_secs_f64(),
-            length,
-            cpu,
-        );
+        let mut row =
+            self.interval
+                .row(now.duration_since(self.started).as_secs_f64(), length, cpu);
         row.machine_cpu = machine_now
             .zip(self.last_machine)
             .and_then(|(now, then)| now.busy_since(&then));
@@ -133,43 +129,6 @@ impl Monitor {
         self.last_cpu = cpu_now;
         self.last_machine = machine_now;
         self.last_in_flight = in_flight;
-    }
-}
-
-/// Sums up a finished interval into the row the live line and the results use.
-pub fn row(interval: &IntervalMetrics, elapsed: f64, length: f64, cpu: f64) -> IntervalRow {
-    let summary = |op: &crate::metrics::interval::IntervalOperation| {
-        let at = |q: f64| {
-            if op.response.is_empty() {
-                0
-            } else {
-                op.response.value_at_quantile(q)
-            }
-        };
-        IntervalSummary {
-            succeeded: op.succeeded,
-            failed: op.failed,
-            timeouts: op.timeouts,
-            p50_us: at(0.5),
-            p99_us: at(0.99),
-            // Kinds the interval never saw need no histogram; the results leave them out.
-            histogram: if op.succeeded + op.failed > 0 {
-                histogram::encode(&op.response)
-            } else {
-                String::new()
-            },
-        }
-    };
-    IntervalRow {
-        elapsed,
-        length,
-        operations: interval.operations.map(|_, op| summary(op)),
-        late: interval.late,
-        cpu,
-        machine_cpu: None,
-        in_flight: 0,
-        stalled: false,
-        after_stall: false,
     }
 }
 

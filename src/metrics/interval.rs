@@ -3,6 +3,7 @@
 
 use hdrhistogram::Histogram;
 
+use super::histogram;
 use super::recorder::{new_histogram, record_micros};
 use crate::workload::{Operation, PerOperation};
 
@@ -23,6 +24,38 @@ impl Default for IntervalOperation {
             failed: 0,
             timeouts: 0,
             response: new_histogram(),
+        }
+    }
+}
+
+impl IntervalOperation {
+    pub fn merge(&mut self, other: &IntervalOperation) {
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        self.timeouts += other.timeouts;
+        let _ = self.response.add(&other.response);
+    }
+
+    fn summary(&self) -> IntervalSummary {
+        let at = |q: f64| {
+            if self.response.is_empty() {
+                0
+            } else {
+                self.response.value_at_quantile(q)
+            }
+        };
+        IntervalSummary {
+            succeeded: self.succeeded,
+            failed: self.failed,
+            timeouts: self.timeouts,
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            // Kinds the interval never saw need no histogram; the results leave them out.
+            histogram: if self.succeeded + self.failed > 0 {
+                histogram::encode(&self.response)
+            } else {
+                String::new()
+            },
         }
     }
 }
@@ -50,13 +83,23 @@ impl IntervalMetrics {
 
     pub fn merge(&mut self, other: &IntervalMetrics) {
         self.operations
-            .merge_with(&other.operations, |mine, theirs| {
-                mine.succeeded += theirs.succeeded;
-                mine.failed += theirs.failed;
-                mine.timeouts += theirs.timeouts;
-                let _ = mine.response.add(&theirs.response);
-            });
+            .merge_with(&other.operations, IntervalOperation::merge);
         self.late += other.late;
+    }
+
+    /// Sums the interval up into the compact row the live line and the results use.
+    pub fn row(&self, elapsed: f64, length: f64, cpu: f64) -> IntervalRow {
+        IntervalRow {
+            elapsed,
+            length,
+            operations: self.operations.map(|_, op| op.summary()),
+            late: self.late,
+            cpu,
+            machine_cpu: None,
+            in_flight: 0,
+            stalled: false,
+            after_stall: false,
+        }
     }
 
     /// Starts the next interval, keeping the histograms' memory.

@@ -3,6 +3,7 @@
 
 pub mod connection;
 pub mod errors;
+pub mod histogram;
 pub mod interval;
 pub mod outcome;
 pub mod recorder;

@@ -181,28 +181,32 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
 
 fn interval(row: &IntervalRow, phase_start: SystemTime) -> IntervalResult {
     let end = phase_start + std::time::Duration::from_secs_f64(row.elapsed);
-    let operations = Operation::ALL
-        .into_iter()
-        .filter_map(|op| {
-            let m = row.of(op);
-            (m.succeeded + m.failed > 0).then(|| IntervalOperation {
-                operation: op.name().to_string(),
-                succeeded: m.succeeded,
-                failed: m.failed,
-                timeouts: m.timeouts,
-                throughput: if row.length > 0.0 {
-                    m.succeeded as f64 / row.length
-                } else {
-                    0.0
-                },
-                p50_ms: ms(m.p50_us as f64),
-                p99_ms: ms(m.p99_us as f64),
-                histogram: m.histogram.clone(),
-            })
+    interval_ending(row, unix_ms(end))
+}
+
+/// A finished interval as the result keeps it, ending at `end_ms` (Unix time).
+pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
+    let operations = row
+        .operations
+        .iter()
+        .filter(|(_, m)| m.succeeded + m.failed > 0)
+        .map(|(op, m)| IntervalOperation {
+            operation: op.name().to_string(),
+            succeeded: m.succeeded,
+            failed: m.failed,
+            timeouts: m.timeouts,
+            throughput: if row.length > 0.0 {
+                m.succeeded as f64 / row.length
+            } else {
+                0.0
+            },
+            p50_ms: ms(m.p50_us as f64),
+            p99_ms: ms(m.p99_us as f64),
+            histogram: m.histogram.clone(),
         })
         .collect();
     IntervalResult {
-        end_ms: unix_ms(end),
+        end_ms,
         elapsed_seconds: row.elapsed,
         length_seconds: row.length,
         cpu: row.cpu,

@@ -5,7 +5,6 @@
 //! so results of many nodes merge exactly; the percentiles beside them are for readers.
 
 pub mod build;
-pub mod histogram;
 pub mod tally;
 
 use std::collections::BTreeMap;
@@ -13,6 +12,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use crate::metrics::Spread;
+/// Histograms are kept in results in the encoding the tallies use.
+pub use crate::metrics::histogram;
 
 /// The schema's name and version. A reader takes this version and the one before it
 /// (see [`upgrade`]), and refuses others.

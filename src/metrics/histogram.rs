@@ -1,6 +1,6 @@
 //! Latency histograms in HdrHistogram's standard form: V2 deflate-compressed, base64
-//! encoded, as its interval logs carry them. Results keep them so runs from many nodes
-//! merge without loss.
+//! encoded, as its interval logs carry them. Interval rows keep them so that a long run
+//! stays small, and results so that runs from many nodes merge without loss.
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;
