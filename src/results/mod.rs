@@ -340,3 +340,36 @@ pub fn upgrade(mut result: RunResult) -> Result<RunResult, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(schema: &str) -> RunResult {
+        let mut phase = PhaseResult::of_operations("crud", 1.0, Vec::new());
+        phase.connection_times = Some(ConnectionTimesResult::default());
+        RunResult {
+            schema: schema.to_string(),
+            tool: Tool {
+                name: "sofabench".into(),
+                version: "0".into(),
+            },
+            started_at: String::new(),
+            ended_at: String::new(),
+            interrupted: false,
+            config: BTreeMap::new(),
+            nodes: Vec::new(),
+            phases: vec![phase],
+        }
+    }
+
+    #[test]
+    fn version_1_reads_as_version_2_without_connection_times() {
+        let upgraded = upgrade(result("sofabench-result/1")).unwrap();
+        assert_eq!(upgraded.schema, SCHEMA);
+        assert!(!upgraded.has_connection_times());
+        assert!(upgrade(result(SCHEMA)).unwrap().has_connection_times());
+        let err = upgrade(result("sofabench-result/3")).unwrap_err();
+        assert!(err.contains("\"sofabench-result/3\""), "{err}");
+    }
+}

@@ -125,3 +125,100 @@ fn connections(phase: &PhaseResult) -> Vec<ConnectionTimes> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::ConnectionMetrics;
+    use crate::metrics::recorder::{StepLatencies, record_micros};
+    use crate::results::build::{self, PhaseFacts};
+
+    fn facts(mix: Vec<Operation>) -> PhaseFacts {
+        PhaseFacts {
+            name: "crud".into(),
+            mix,
+            started_at_ms: 0,
+            wall_seconds: 2.0,
+            target_rate: Some(50.0),
+            intervals: Vec::new(),
+            aborted: Vec::new(),
+            action: None,
+        }
+    }
+
+    /// A tally with something in every part a result keeps.
+    fn tally() -> PhaseTally {
+        let mut latencies = StepLatencies::default();
+        let mut connections = Vec::new();
+        for c in 0..3u64 {
+            let mut m = ConnectionMetrics::default();
+            let bulk = m.operation(Operation::BulkInsert);
+            bulk.succeeded = 2;
+            bulk.documents = 19;
+            bulk.documents_failed = 1;
+            bulk.failures.add(Failure::Document("conflict".into()), 1);
+            bulk.samples
+                .add(&Failure::Document("conflict".into()), "a conflict");
+            bulk.statuses.add(201, 2);
+            let read = m.operation(Operation::Read);
+            read.succeeded = 5 + c;
+            read.resends = c;
+            read.failures.add(Failure::Status(404), 1);
+            read.statuses.add(404, 1);
+            read.not_run = 2;
+            m.operation(Operation::Update).unknown = 1;
+            m.operation(Operation::Update)
+                .failures
+                .add(Failure::Timeout, 1);
+            m.times.local_ns = 1_000 * (c + 1);
+            m.times.remote_ns[Operation::Read] = 7_000 * (c + 2);
+            m.json_sent = 100;
+            m.late = 1;
+            connections.push(m);
+            record_micros(&mut latencies[Operation::Read].latency, 1_000_000 * (c + 1));
+            record_micros(
+                &mut latencies[Operation::Read].response,
+                2_000_000 * (c + 1),
+            );
+            record_micros(&mut latencies[Operation::Update].failed, 30_000_000);
+        }
+        let mut send_lag = crate::metrics::recorder::new_histogram();
+        send_lag.record(40).unwrap();
+        PhaseTally::of_connections(connections, latencies, send_lag, Vec::new())
+    }
+
+    /// Histograms compared by what they hold: one histogram has several encodings.
+    fn canonical(mut result: PhaseResult) -> PhaseResult {
+        let again = |l: &mut Latency| l.histogram = histogram::encode(&decoded(l).unwrap());
+        for op in &mut result.operations {
+            again(&mut op.latency);
+            again(&mut op.response);
+            op.failed_latency.as_mut().map(again);
+        }
+        result.send_lag.as_mut().map(again);
+        result
+    }
+
+    #[test]
+    fn a_result_reads_back_into_the_tally_it_was_built_from() {
+        let mix = vec![Operation::BulkInsert, Operation::Read, Operation::Update];
+        let built = build::from_tally(facts(mix.clone()), &tally());
+        let back = of_phase(&built).unwrap();
+        assert_eq!(back.connections, tally().connections);
+        let rebuilt = build::from_tally(facts(mix), &back);
+        assert_eq!(canonical(rebuilt), canonical(built));
+    }
+
+    #[test]
+    fn unknown_names_in_a_result_are_refused_with_the_phase() {
+        let mut built = build::from_tally(facts(vec![Operation::Read]), &tally());
+        built.operations[1].failures.insert("gremlins".into(), 1);
+        let err = of_phase(&built).unwrap_err();
+        assert!(
+            err.contains("phase crud") && err.contains("\"gremlins\""),
+            "{err}"
+        );
+        built.operations[1].operation = "teleport".into();
+        assert!(of_phase(&built).unwrap_err().contains("\"teleport\""));
+    }
+}
