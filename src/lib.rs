@@ -9,6 +9,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod cpu;
 pub mod driver;
 pub mod engine;
 pub mod exit;
@@ -16,8 +17,10 @@ pub mod export;
 pub mod metrics;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod scenario;
 pub mod seed;
 pub mod target;
 pub mod template;
+pub mod time;
 pub mod workload;

@@ -266,7 +266,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
 
 /// A wall-clock time as RFC 3339, UTC, whole seconds.
 pub fn rfc3339(time: SystemTime) -> String {
-    crate::template::rfc3339((unix_ms(time) / 1_000) as i64)
+    crate::time::rfc3339::format((unix_ms(time) / 1_000) as i64)
 }
 
 /// The whole run's result.
