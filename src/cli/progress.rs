@@ -1,4 +1,4 @@
-//! The progress bar on standard error while a step runs (only on a terminal).
+//! The progress bar on standard error while a phase runs (only on a terminal).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -15,9 +15,9 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts showing `done` operations: of `total` with an ETA when the step is counted,
-    /// the elapsed part of `duration` when only time bounds it. Draws nothing when
-    /// `visible` is false or standard error is not a terminal.
+    /// Starts showing the phase's finished operations: of its total with an ETA when it
+    /// is counted, the elapsed part of its duration when only time bounds it. Draws
+    /// nothing when standard error is not a terminal.
     pub fn start(phase: &PhaseStart) -> Progress {
         let (total, duration, done) = (phase.total, phase.duration, phase.done.clone());
         let target = ProgressDrawTarget::stderr_with_hz(10);
