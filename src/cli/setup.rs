@@ -53,6 +53,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let options = builtin_options(args, given, &plan, &target, &prefix);
     let scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
+    warn_of_unused(given, args.scenario.as_deref());
     check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
     let node = node(args)?;
     let (template, template_name) = templates::load(
@@ -221,6 +222,26 @@ fn choose_scenario(
         )
     })?;
     Ok(found)
+}
+
+/// Names the flags the user gave that the chosen scenario does not take (`--full` with
+/// `soak`, weights with a file), so that none is ignored silently.
+fn warn_of_unused(given: &Given, name: Option<&str>) {
+    let name = name.unwrap_or(scenario::BUILTINS[0].name);
+    let takes = scenario::builtin(name).map_or(&[][..], |b| b.takes);
+    for (id, flag) in scenario::OWN_FLAGS {
+        if given.has(id) && !takes.contains(&id) {
+            let takers: Vec<&str> = scenario::BUILTINS
+                .iter()
+                .filter(|b| b.takes.contains(&id))
+                .map(|b| b.name)
+                .collect();
+            eprintln!(
+                "sofabench: warning: {flag} does nothing with --scenario {name}; it is for {}",
+                takers.join(" and ")
+            );
+        }
+    }
 }
 
 /// A threshold for a phase the scenario does not have could never be met: refused

@@ -17,7 +17,30 @@ pub struct Builtin {
     pub description: &'static str,
     form: Form,
     phases: fn(&Layers, &BuiltinOptions) -> Built,
+    /// Which of the [`OWN_FLAGS`] the scenario takes.
+    pub takes: &'static [&'static str],
 }
+
+/// Flags that only some scenarios take, the others would ignore them: their clap ids
+/// (as `takes` names them) and how the user writes them.
+pub const OWN_FLAGS: [(&str, &str); 9] = [
+    ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
+    ("create_weight", "--create_weight"),
+    ("read_weight", "--read_weight"),
+    ("update_weight", "--update_weight"),
+    ("delete_weight", "--delete_weight"),
+    ("full", "--full"),
+    ("writes", "--writes"),
+    ("reads", "--reads"),
+    ("batch_sizes", "--batch-sizes"),
+];
+
+const WEIGHTS: [&str; 4] = [
+    "create_weight",
+    "read_weight",
+    "update_weight",
+    "delete_weight",
+];
 
 impl Builtin {
     /// The scenario, with the flags and defaults applied.
@@ -37,36 +60,47 @@ impl Builtin {
 }
 
 /// Every built-in scenario, the default first.
-pub const BUILTINS: [Builtin; 5] = [
+pub static BUILTINS: [Builtin; 5] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
         form: Form::Standard,
         phases: ironcushion,
+        takes: &[
+            "num_bulk_insert_operations",
+            WEIGHTS[0],
+            WEIGHTS[1],
+            WEIGHTS[2],
+            WEIGHTS[3],
+        ],
     },
     Builtin {
         name: "read-ratio-sweep",
         description: "titan-loadtest: phases of 0, 10, 25, 50, 75, 90, 95 % reads, with its tab-separated result lines",
         form: Form::Titan,
         phases: read_ratio_sweep,
+        takes: &[],
     },
     Builtin {
         name: "scaling",
         description: "couchbase-tests: N writes then N reads for N = 10 … 100,000 (1,000,000 with --full), with a table and weighted average",
         form: Form::Scaling,
         phases: scaling,
+        takes: &["full", "writes", "reads"],
     },
     Builtin {
         name: "couchdb-report",
         description: "the CouchDB report: single PUTs, bulk sizes 50/100/200, reads with 1 and 10 connections, writes while compacting and replicating",
         form: Form::Standard,
         phases: couchdb_report,
+        takes: &["batch_sizes"],
     },
     Builtin {
         name: "soak",
         description: "a fixed rate for a long time (--rate, default 100/s; --duration, default 1h), for leak and stability hunting",
         form: Form::Standard,
         phases: soak,
+        takes: &WEIGHTS,
     },
 ];
 
@@ -237,4 +271,23 @@ fn soak(layers: &Layers, options: &BuiltinOptions) -> Built {
         ..Keys::default()
     };
     decide_all(vec![load, soak], layers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_a_scenario_takes_is_one_of_the_own_flags_and_names_are_unique() {
+        for builtin in &BUILTINS {
+            for id in builtin.takes {
+                assert!(OWN_FLAGS.iter().any(|(own, _)| own == id), "{id}");
+            }
+            assert_eq!(
+                find(builtin.name).map(|b| b.description),
+                Some(builtin.description)
+            );
+        }
+        assert_eq!(BUILTINS[0].name, "ironcushion", "the default comes first");
+    }
 }

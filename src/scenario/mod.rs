@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::workload::{Phase, Plan};
 
-pub use builtin::{BUILTINS, Builtin, find as builtin};
+pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
 pub use settings::{Keys, Layers, Origin, Origins};
 
 /// Which reference benchmark's output a scenario adds to the standard report.
