@@ -1,14 +1,16 @@
 //! sofabench: a benchmark and load-testing tool for databases that speak the CouchDB HTTP API.
 //!
-//! The parts, each a folder: `template` (documents from a JSON or XML template),
-//! `workload` (what a run does), `driver` (the CouchDB HTTP API), `engine` (connections
-//! running the steps), `metrics` (what they measure), `report` (what users read) and
-//! `cli` (the command line); `results` is the result file, `export` its other formats.
-//! `results` (a run's result as data), `analysis` (comparing, checking and merging
-//! results) and `cli` (the command line).
+//! The parts, each a folder: `cli` (the command line) makes one checked setup of a run
+//! (`run`), whose runner drives the `engine` (connections running the phases of a
+//! `scenario`, built from a `workload`) over the `driver` (the CouchDB HTTP API) with
+//! documents from a `template`; `metrics` is what the connections measure, `results` a
+//! run's result as data, `report` what users read, `export` the result's other formats,
+//! and `analysis` compares, checks and merges results. Below them all: `time`
+//! (durations, timestamps), `cpu` (the client's CPU), `seed`, `target` and `exit`.
 
 pub mod analysis;
 pub mod cli;
+pub mod cpu;
 pub mod driver;
 pub mod engine;
 pub mod exit;
@@ -16,8 +18,10 @@ pub mod export;
 pub mod metrics;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod scenario;
 pub mod seed;
 pub mod target;
 pub mod template;
+pub mod time;
 pub mod workload;

@@ -317,3 +317,59 @@ connections = 1
         run.stderr
     );
 }
+
+#[test]
+fn a_rate_flag_paces_the_file_phases_that_set_none() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("paced.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[phase]]
+name = "load"
+mix = { bulk_insert = 1 }
+batch_size = 10
+total = 4
+rate = 1000
+[[phase]]
+name = "writes"
+mix = { create = 1 }
+total = 60
+connections = 2
+"#,
+    )
+    .unwrap();
+    let json = dir.path().join("paced.json");
+    let started = std::time::Instant::now();
+    let run = run_scenario(
+        &server,
+        "paced",
+        &[
+            "--scenario",
+            file.to_str().unwrap(),
+            "--rate",
+            "40",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // The header says where each phase's rate came from.
+    assert!(
+        run.stdout.contains("rate 1000/s (phase)") && run.stdout.contains("rate 40/s (--rate)"),
+        "{}",
+        run.stdout
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let phases = result["phases"].as_array().unwrap();
+    assert_eq!(phases[0]["target_rate"], 1000.0, "the phase's own key wins");
+    assert_eq!(phases[1]["target_rate"], 40.0, "the flag reaches the phase");
+    // 60 operations at 40/s take 1.5 s; flat out they would take a fraction of it.
+    let wall = phases[1]["wall_seconds"].as_f64().unwrap();
+    assert!((1.3..3.0).contains(&wall), "{wall} s");
+    assert!(took.as_secs_f64() > 1.3, "{took:?}");
+    assert_eq!(result["config"]["rate"], 40.0);
+}

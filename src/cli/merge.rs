@@ -4,11 +4,11 @@
 use std::io::Write;
 
 use super::MergeArgs;
-use super::output::OutputFiles;
 use crate::analysis::merge::merge;
 use crate::exit::Failed;
 use crate::report;
 use crate::results::RunResult;
+use crate::run::output::OutputFiles;
 
 pub fn execute(args: MergeArgs) -> Result<(), Failed> {
     let outputs = OutputFiles::new(None, args.json.as_deref(), None, None);

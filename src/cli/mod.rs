@@ -7,20 +7,21 @@
 mod check;
 mod compare;
 mod config;
-mod duration;
-
-pub use duration::parse as parse_duration;
 mod generate;
 mod merge;
-mod output;
+mod progress;
 mod report;
 mod run;
+mod setup;
 mod templates;
+mod terminal;
+
+use crate::time::duration;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::exit::Failed;
 
@@ -460,16 +461,21 @@ fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
 /// Parses the command line and does what it says.
 pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
     let args = config::expand(config::expand_scenario(with_default_subcommand(args))?)?;
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(error) => return Err(Failed::from_clap(error)),
-    };
+    // The matches are kept beside the typed flags: they tell a flag the user gave from
+    // one left at its default.
+    let matches = Cli::command()
+        .try_get_matches_from(args)
+        .map_err(Failed::from_clap)?;
+    let cli = Cli::from_arg_matches(&matches).map_err(Failed::from_clap)?;
     match cli.command {
-        Command::Run(args) => run::execute(args),
+        Command::Run(args) => {
+            let run_matches = matches.subcommand_matches("run").unwrap_or(&matches);
+            run::execute(args, run_matches)
+        }
         Command::Generate(args) => generate::execute(args),
         Command::Scenarios => {
-            for (name, line) in crate::scenario::LIST {
-                println!("{name:<18} {line}");
+            for builtin in &crate::scenario::BUILTINS {
+                println!("{:<18} {}", builtin.name, builtin.description);
             }
             Ok(())
         }

@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use super::ReportArgs;
-use super::output::OutputFiles;
 use crate::exit::Failed;
 use crate::report::phase_text;
 use crate::results::RunResult;
+use crate::run::output::OutputFiles;
 
 pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;

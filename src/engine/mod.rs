@@ -10,16 +10,17 @@ mod alarm;
 mod bulk_answer;
 mod machine;
 pub mod monitor;
-mod progress;
+pub mod observer;
 mod reconnect;
 pub mod stop;
 mod timer;
 mod worker;
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::analysis::nodes;
 use crate::driver::{Client, Endpoint};
 use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
@@ -29,8 +30,8 @@ use crate::workload::{DocumentIds, DocumentPool, OperationOrder, Phase};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
-use monitor::{LiveOutput, Monitor};
-use progress::Progress;
+use monitor::Monitor;
+use observer::{Observer, PhaseStart};
 pub use stop::Stop;
 use worker::{Numbering, Pacing, PhaseWork, Shared, Worker};
 
@@ -42,14 +43,8 @@ pub struct RunSettings {
     pub ids: DocumentIds,
     pub timeout: Option<Duration>,
     pub late_threshold: Duration,
-    /// How often a live line is printed.
+    /// How often an interval row is taken.
     pub interval: Duration,
-    pub show_progress: bool,
-    pub live: LiveOutput,
-    pub stop: Stop,
-    /// This node's slice when several machines share the run: the phases count all
-    /// nodes' connections, and this node drives its `index`-th share of them.
-    pub node: NodeSlice,
     /// How long a connection that lost its server keeps trying to reconnect.
     pub reconnect_for: Duration,
     /// With several nodes, move a connection that cannot reach its node to the next one.
@@ -68,6 +63,34 @@ pub struct NodeSlice {
 impl Default for NodeSlice {
     fn default() -> NodeSlice {
         NodeSlice { index: 0, count: 1 }
+    }
+}
+
+/// This node's part of one phase: which connections it drives, and its share of the rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseShare {
+    /// The global index of this node's first connection.
+    pub first: u64,
+    /// Connections this node drives.
+    pub connections: u64,
+    /// This node's part of the phase's operations per second (open model).
+    pub rate: Option<f64>,
+}
+
+impl NodeSlice {
+    /// Turns a phase as one node runs it into the phase of all nodes together (N nodes
+    /// run the workload one node would with N times the connections; a rate is the whole
+    /// run's) and this node's share of it: the one place where the two are related.
+    pub fn slice(&self, mut phase: Phase) -> (Phase, PhaseShare) {
+        let per_node = phase.connections;
+        let mine = nodes::node_slice(self.index, self.count, per_node);
+        phase.connections = nodes::total_connections(self.count, per_node);
+        let share = PhaseShare {
+            first: mine.start,
+            connections: per_node,
+            rate: phase.rate.map(|r| r / self.count as f64),
+        };
+        (phase, share)
     }
 }
 
@@ -100,6 +123,9 @@ const PHASE_NUMBER_SPAN: u64 = 1_000_000_000_000;
 /// The engine: workers with open connections, ready for the phases.
 pub struct Engine {
     settings: RunSettings,
+    /// Who is told of progress and interval rows.
+    observer: Arc<dyn Observer>,
+    stop: Stop,
     endpoints: Vec<Arc<Endpoint>>,
     shared: Arc<Shared>,
     workers: Vec<Worker>,
@@ -110,7 +136,8 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(settings: RunSettings) -> Engine {
+    /// An engine that reports to `observer` and stops when `stop` is raised.
+    pub fn new(settings: RunSettings, observer: Arc<dyn Observer>, stop: Stop) -> Engine {
         let endpoints = Endpoint::all(&settings.target);
         let progress = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
@@ -118,10 +145,10 @@ impl Engine {
             ids: settings.ids.clone(),
             database_path: settings.target.database_path(),
             progress: progress.clone(),
-            stop: settings.stop.clone(),
+            stop: stop.clone(),
             late_threshold: settings.late_threshold,
             // One shard per runtime thread, and one for the thread that drives the run.
-            recorder: Arc::new(Recorder::new(monitor::cores() as usize + 1)),
+            recorder: Arc::new(Recorder::new(crate::cpu::cores() as usize + 1)),
             reconnect_for: settings.reconnect_for,
             failover: settings.failover,
             endpoints: endpoints.clone(),
@@ -129,6 +156,8 @@ impl Engine {
         });
         Engine {
             settings,
+            observer,
+            stop,
             endpoints,
             shared,
             workers: Vec::new(),
@@ -245,35 +274,29 @@ impl Engine {
             .collect()
     }
 
-    /// Runs one phase on its connections at once.
-    pub async fn run(&mut self, phase: &Phase) -> Result<PhaseOutcome, String> {
-        let node = self.settings.node;
-        let local = (phase.connections / node.count).max(1);
-        let first = node.index * local;
-        self.connect(local).await?;
-        let count = local as usize;
-        // This node's share of the phase's rate.
-        let rate_share = phase
-            .rate
-            .map(|r| r * local as f64 / phase.connections.max(1) as f64);
+    /// Runs this node's share of one phase (all nodes' connections in `phase`) on its
+    /// connections at once.
+    pub async fn run(&mut self, phase: &Phase, share: PhaseShare) -> Result<PhaseOutcome, String> {
+        let first = share.first;
+        self.connect(share.connections).await?;
+        let count = share.connections as usize;
         if count != self.active {
             self.deal_documents(count);
             self.active = count;
         }
-        self.progress.store(0, std::sync::atomic::Ordering::Relaxed);
-        let progress = Progress::start(
-            &phase.name,
-            phase.total_operations(),
-            phase.bound.duration,
-            self.progress.clone(),
-            self.settings.show_progress,
-        );
+        self.progress.store(0, Ordering::Relaxed);
+        let observer = self.observer.clone();
+        observer.phase_started(&PhaseStart {
+            name: phase.name.clone(),
+            total: phase.total_operations(),
+            duration: phase.bound.duration,
+            done: self.progress.clone(),
+        });
         self.shared.recorder.clear();
         let monitor = Arc::new(Mutex::new(Monitor::new(
             self.shared.recorder.clone(),
-            self.settings.live,
-            progress.bar(),
-            rate_share,
+            observer.clone(),
+            share.rate,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
@@ -284,7 +307,7 @@ impl Engine {
                 &self.settings.target,
                 self.endpoints[0].clone(),
                 &self.settings.actions,
-                self.settings.stop.clone(),
+                self.stop.clone(),
                 started,
             )
         });
@@ -311,12 +334,12 @@ impl Engine {
         let wall = started.elapsed();
         self.phases_run += 1;
         sampler.abort();
-        drop(progress);
         let intervals = {
             let mut monitor = monitor.lock().unwrap_or_else(|p| p.into_inner());
             monitor.sample();
             std::mem::take(&mut monitor.rows)
         };
+        observer.phase_ended();
         let action = match action {
             Some(task) => Some(
                 task.await
@@ -337,8 +360,8 @@ impl Engine {
             ),
             aborted,
             intervals,
-            target_rate: rate_share,
-            interrupted: self.settings.stop.stop.is_raised(),
+            target_rate: share.rate,
+            interrupted: self.stop.stop.is_raised(),
             action,
         })
     }

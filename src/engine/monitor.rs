@@ -1,44 +1,14 @@
 //! The live view of a step: once per interval, the recorder's interval is taken over,
-//! summed up into one compact row, printed, and kept for the report.
+//! summed up into one compact row, handed to the observer, and kept for the report.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::ProgressBar;
-
 use super::machine::CpuTimes;
+use super::observer::Observer;
+use crate::cpu::{cores, process_cpu};
 use crate::metrics::interval::stalled;
 use crate::metrics::{IntervalMetrics, IntervalRow, Recorder};
-use crate::report::live;
-
-/// Where live lines go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LiveOutput {
-    /// Nothing (`--quiet`).
-    Silent,
-    /// Above the progress bar on a terminal, plain lines on standard error otherwise.
-    Lines,
-}
-
-/// CPU time this process has used, user plus system.
-pub fn process_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes into the struct we own; RUSAGE_SELF is always valid.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1_000);
-    time(usage.ru_utime) + time(usage.ru_stime)
-}
-
-/// Cores the client may use.
-pub fn cores() -> f64 {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
-}
-
-/// Above this share of its cores, the client itself may be what limits the figures.
-pub const SATURATED: f64 = 0.9;
 
 /// Samples the recorder until the step ends.
 pub struct Monitor {
@@ -52,17 +22,15 @@ pub struct Monitor {
     /// Operations in flight when the current interval began.
     last_in_flight: u64,
     pub rows: Vec<IntervalRow>,
-    output: LiveOutput,
-    bar: ProgressBar,
-    /// The operations per second the run aims at (open model), for the lines.
+    observer: Arc<dyn Observer>,
+    /// The operations per second the run aims at (open model), for the observer.
     target_rate: Option<f64>,
 }
 
 impl Monitor {
     pub fn new(
         recorder: Arc<Recorder>,
-        output: LiveOutput,
-        bar: ProgressBar,
+        observer: Arc<dyn Observer>,
         target_rate: Option<f64>,
     ) -> Monitor {
         let now = Instant::now();
@@ -75,13 +43,12 @@ impl Monitor {
             last_machine: CpuTimes::now(),
             last_in_flight: 0,
             rows: Vec::new(),
-            output,
-            bar,
+            observer,
             target_rate,
         }
     }
 
-    /// Closes the current interval: takes the recorder's figures and prints the row.
+    /// Closes the current interval: takes the recorder's figures and reports the row.
     pub fn sample(&mut self) {
         // The clock and the CPU are read together, before the slower work, so that the
         // CPU share is of the same stretch of time.
@@ -116,14 +83,7 @@ impl Monitor {
             .rows
             .last()
             .is_some_and(|r| r.stalled || (r.after_stall && row.late > 0));
-        if self.output == LiveOutput::Lines && length > 0.05 {
-            let line = live::line(&row, self.target_rate);
-            if self.bar.is_hidden() {
-                eprintln!("{line}");
-            } else {
-                self.bar.println(line);
-            }
-        }
+        self.observer.interval(&row, self.target_rate);
         self.rows.push(row);
         self.last = now;
         self.last_cpu = cpu_now;
@@ -144,4 +104,67 @@ pub fn spawn(monitor: Arc<Mutex<Monitor>>, interval: Duration) -> tokio::task::J
             monitor.lock().unwrap_or_else(|p| p.into_inner()).sample();
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Operation;
+
+    /// An observer that keeps what it is told.
+    #[derive(Default)]
+    struct Keeper {
+        rows: Mutex<Vec<(IntervalRow, Option<f64>)>>,
+    }
+
+    impl Observer for Keeper {
+        fn interval(&self, row: &IntervalRow, target_rate: Option<f64>) {
+            self.rows.lock().unwrap().push((row.clone(), target_rate));
+        }
+    }
+
+    #[test]
+    fn rows_reach_the_observer_with_stalls_and_what_follows_them() {
+        let recorder = Arc::new(Recorder::new(2));
+        let keeper = Arc::new(Keeper::default());
+        let mut monitor = Monitor::new(recorder.clone(), keeper.clone(), Some(50.0));
+        // One operation in flight that no answer ends for a whole interval: a stall.
+        recorder.began(None, false);
+        monitor.sample();
+        monitor.sample();
+        // It is answered; the operations due meanwhile start late.
+        let mut on = crate::metrics::ConnectionMetrics::default();
+        recorder.succeeded(&mut on, Operation::Read, 1, 1_000, 2_000);
+        recorder.ended();
+        recorder.began(None, true);
+        recorder.ended();
+        monitor.sample();
+        recorder.began(None, true);
+        recorder.ended();
+        monitor.sample();
+        monitor.sample();
+        let kept = keeper.rows.lock().unwrap();
+        let flags: Vec<(bool, bool)> = kept
+            .iter()
+            .map(|(row, _)| (row.stalled, row.after_stall))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                (false, false),
+                (true, false),
+                (false, true),
+                (false, true),
+                (false, false)
+            ]
+        );
+        assert_eq!(kept[2].0.of(Operation::Read).succeeded, 1);
+        assert_eq!(kept[2].0.late, 1);
+        assert!(kept.iter().all(|(_, rate)| *rate == Some(50.0)));
+        assert_eq!(
+            monitor.rows.len(),
+            kept.len(),
+            "every row is kept for the result"
+        );
+    }
 }

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::numbers::grouped;
-use crate::engine::monitor::SATURATED;
+use crate::cpu::SATURATED;
 use crate::results::{IntervalResult, PhaseResult, histogram};
 
 /// A stretch of intervals in which operations were in flight and none was answered.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::monitor::SATURATED;
+use crate::cpu::SATURATED;
 use crate::metrics::IntervalRow;
 use crate::workload::Operation;
 

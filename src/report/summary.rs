@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 
 use super::numbers::grouped;
-use crate::engine::monitor::{SATURATED, cores};
+use crate::cpu::{SATURATED, cores};
 use crate::results::{PhaseResult, histogram};
 
 /// Shares of values in `<=1`, `>1`, `>2`, `>4`, … ms buckets, up to the largest non-empty

@@ -298,7 +298,7 @@ fn action(a: &ActionReport) -> ActionResult {
 
 /// A wall-clock time as RFC 3339, UTC, whole seconds.
 pub fn rfc3339(time: SystemTime) -> String {
-    crate::template::rfc3339((unix_ms(time) / 1_000) as i64)
+    crate::time::rfc3339::format((unix_ms(time) / 1_000) as i64)
 }
 
 /// The whole run's result.

@@ -1,52 +1,112 @@
-//! The built-in scenarios, each reproducing one reference benchmark's experiment.
+//! The built-in scenarios, each reproducing one reference benchmark's experiment, in one
+//! table: name, the line `sofabench scenarios` prints, and how its phases are made.
 
 use std::time::Duration;
 
-use super::{Defaults, Form, Scenario};
-use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Weights};
+use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
+use super::{BuiltinOptions, Form, Scenario};
+use crate::workload::{Action, Operation, Phase, Weights};
 
-/// Name and one line for `sofabench scenarios`.
-pub const LIST: [(&str, &str); 5] = [
-    (
-        "ironcushion",
-        "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
-    ),
-    (
-        "read-ratio-sweep",
-        "titan-loadtest: phases of 0, 10, 25, 50, 75, 90, 95 % reads, with its tab-separated result lines",
-    ),
-    (
-        "scaling",
-        "couchbase-tests: N writes then N reads for N = 10 … 100,000 (1,000,000 with --full), with a table and weighted average",
-    ),
-    (
-        "couchdb-report",
-        "the CouchDB report: single PUTs, bulk sizes 50/100/200, reads with 1 and 10 connections, writes while compacting and replicating",
-    ),
-    (
-        "soak",
-        "a fixed rate for a long time (--rate, default 100/s; --duration, default 1h), for leak and stability hunting",
-    ),
+/// Phases with where their settings came from, or what is wrong with the flags.
+type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
+
+/// A built-in scenario.
+pub struct Builtin {
+    pub name: &'static str,
+    /// One line for `sofabench scenarios` and the run's header.
+    pub description: &'static str,
+    form: Form,
+    phases: fn(&Layers, &BuiltinOptions) -> Built,
+    /// Which of the [`OWN_FLAGS`] the scenario takes.
+    pub takes: &'static [&'static str],
+}
+
+/// Flags that only some scenarios take, the others would ignore them: their clap ids
+/// (as `takes` names them) and how the user writes them.
+pub const OWN_FLAGS: [(&str, &str); 9] = [
+    ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
+    ("create_weight", "--create_weight"),
+    ("read_weight", "--read_weight"),
+    ("update_weight", "--update_weight"),
+    ("delete_weight", "--delete_weight"),
+    ("full", "--full"),
+    ("writes", "--writes"),
+    ("reads", "--reads"),
+    ("batch_sizes", "--batch-sizes"),
 ];
 
-fn phase(name: String, mix: Weights, bound: CrudBound, connections: u64, batch_size: u64) -> Phase {
-    Phase {
-        name,
-        mix,
-        bound,
-        connections,
-        batch_size,
-        rate: None,
-        keys: KeyChoice::Uniform,
-        action: None,
+const WEIGHTS: [&str; 4] = [
+    "create_weight",
+    "read_weight",
+    "update_weight",
+    "delete_weight",
+];
+
+impl Builtin {
+    /// The scenario, with the flags and defaults applied.
+    pub fn build(
+        &self,
+        layers: &Layers,
+        options: &BuiltinOptions,
+    ) -> Result<Scenario, Vec<String>> {
+        let planned = (self.phases)(layers, options)?;
+        Ok(Scenario::new(
+            self.name,
+            self.description,
+            self.form,
+            planned,
+        ))
     }
 }
 
-fn total(n: u64) -> CrudBound {
-    CrudBound {
-        total: Some(n),
-        ..CrudBound::default()
-    }
+/// Every built-in scenario, the default first.
+pub static BUILTINS: [Builtin; 5] = [
+    Builtin {
+        name: "ironcushion",
+        description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
+        form: Form::Standard,
+        phases: ironcushion,
+        takes: &[
+            "num_bulk_insert_operations",
+            WEIGHTS[0],
+            WEIGHTS[1],
+            WEIGHTS[2],
+            WEIGHTS[3],
+        ],
+    },
+    Builtin {
+        name: "read-ratio-sweep",
+        description: "titan-loadtest: phases of 0, 10, 25, 50, 75, 90, 95 % reads, with its tab-separated result lines",
+        form: Form::Titan,
+        phases: read_ratio_sweep,
+        takes: &[],
+    },
+    Builtin {
+        name: "scaling",
+        description: "couchbase-tests: N writes then N reads for N = 10 … 100,000 (1,000,000 with --full), with a table and weighted average",
+        form: Form::Scaling,
+        phases: scaling,
+        takes: &["full", "writes", "reads"],
+    },
+    Builtin {
+        name: "couchdb-report",
+        description: "the CouchDB report: single PUTs, bulk sizes 50/100/200, reads with 1 and 10 connections, writes while compacting and replicating",
+        form: Form::Standard,
+        phases: couchdb_report,
+        takes: &["batch_sizes"],
+    },
+    Builtin {
+        name: "soak",
+        description: "a fixed rate for a long time (--rate, default 100/s; --duration, default 1h), for leak and stability hunting",
+        form: Form::Standard,
+        phases: soak,
+        takes: &WEIGHTS,
+    },
+];
+
+/// The built-in scenario called `name`.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
 }
 
 fn reads() -> Weights {
@@ -61,190 +121,163 @@ fn bulk() -> Weights {
     Weights::only(Operation::BulkInsert, 1)
 }
 
-/// Equal operation count per phase (`--total-operations`, default 10,000), or equal
-/// duration with `--duration`.
-fn equal_bound(d: &Defaults, default_total: u64) -> CrudBound {
-    match (d.duration, d.total) {
-        (Some(duration), total) => CrudBound {
-            duration: Some(duration),
-            total,
-            ..CrudBound::default()
-        },
-        (None, total) => total_or(total, default_total),
-    }
+fn decide_all(specs: Vec<Spec>, layers: &Layers) -> Built {
+    Ok(specs.into_iter().map(|s| s.decide(layers)).collect())
 }
 
-fn total_or(total: Option<u64>, default: u64) -> CrudBound {
-    self::total(total.unwrap_or(default))
-}
-
-pub fn read_ratio_sweep(d: &Defaults) -> Scenario {
-    let phases = [0, 10, 25, 50, 75, 90, 95]
-        .into_iter()
-        .map(|r| {
-            let mix = crate::workload::plan::reads_and_creates(r);
-            let mut p = phase(
-                format!("RR_{r:02}"),
-                mix,
-                equal_bound(d, 10_000),
-                d.connections,
-                d.batch_size,
-            );
-            p.rate = d.rate;
-            p.keys = d.keys;
-            p
+/// Iron Cushion's two steps, from its flags (`options.plan`): the rate paces the CRUD
+/// step only, and the Iron Cushion rules are checked.
+fn ironcushion(layers: &Layers, options: &BuiltinOptions) -> Built {
+    let plan = &options.plan;
+    plan.validate()?;
+    let given = &layers.given;
+    let from = |given: bool, flag| {
+        Some(if given {
+            Origin::Flag(flag)
+        } else {
+            Origin::Default
         })
-        .collect();
-    Scenario {
-        name: "read-ratio-sweep".to_string(),
-        description: LIST[1].1.to_string(),
-        phases,
-        form: Form::Titan,
-    }
+    };
+    let planned = plan.phases(given.rate).into_iter().map(|phase| {
+        let bulk = phase.mix[Operation::BulkInsert] > 0;
+        let bound = phase.bound;
+        let origins = PerKey {
+            connections: from(given.connections.is_some(), FLAGS.connections),
+            batch_size: from(given.batch_size.is_some(), FLAGS.batch_size),
+            operations: match (bulk, bound.per_connection) {
+                (true, _) => from(
+                    options.bulk_operations_given,
+                    "--num_bulk_insert_operations",
+                ),
+                (false, Some(_)) => from(given.operations.is_some(), FLAGS.operations),
+                (false, None) => None,
+            },
+            total: bound.total.and(from(true, FLAGS.total)),
+            duration: bound.duration.and(from(true, FLAGS.duration)),
+            rate: phase.rate.and(from(true, FLAGS.rate)),
+        };
+        (phase, origins)
+    });
+    Ok(planned.collect())
 }
 
-pub fn scaling(d: &Defaults, full: bool, writes_reads: Option<(u64, u64)>) -> Scenario {
-    let counts: Vec<(u64, u64)> = match writes_reads {
+/// Equal operation counts per phase (`--total-operations`, default 10,000), or equal
+/// durations with `--duration` (then without a default count).
+fn read_ratio_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
+    let specs = [0, 10, 25, 50, 75, 90, 95].into_iter().map(|r| {
+        let mix = crate::workload::plan::reads_and_creates(r);
+        let mut spec = Spec::new(format!("RR_{r:02}"), mix);
+        spec.scenario.total = layers.given.duration.is_none().then_some(10_000);
+        spec
+    });
+    decide_all(specs.collect(), layers)
+}
+
+fn scaling(layers: &Layers, options: &BuiltinOptions) -> Built {
+    let counts: Vec<(u64, u64)> = match options.writes_reads {
         Some(pair) => vec![pair],
         None => {
             let mut counts = vec![10, 100, 1_000, 10_000, 25_000, 50_000, 100_000];
-            if full {
+            if options.full {
                 counts.extend([250_000, 500_000, 750_000, 1_000_000]);
             }
             counts.into_iter().map(|n| (n, n)).collect()
         }
     };
-    let mut phases = Vec::new();
+    let counted = |name: String, mix, n| {
+        let mut spec = Spec::new(name, mix);
+        spec.own.total = Some(n);
+        spec
+    };
+    let mut specs = Vec::new();
     for (writes, reads) in counts {
-        phases.push(phase(
-            format!("write_{writes}"),
-            creates(),
-            total(writes),
-            d.connections,
-            d.batch_size,
-        ));
+        specs.push(counted(format!("write_{writes}"), creates(), writes));
         if reads > 0 {
-            phases.push(phase(
-                format!("read_{reads}"),
-                self::reads(),
-                total(reads),
-                d.connections,
-                d.batch_size,
-            ));
+            specs.push(counted(format!("read_{reads}"), self::reads(), reads));
         }
     }
-    phases.retain(Phase::has_work);
-    Scenario {
-        name: "scaling".to_string(),
-        description: LIST[2].1.to_string(),
-        phases,
-        form: Form::Scaling,
-    }
+    let mut planned = decide_all(specs, layers)?;
+    planned.retain(|(phase, _)| phase.has_work());
+    Ok(planned)
 }
 
-/// `replica` is a database name on the run's own server (see `Action::Replicate`).
-pub fn couchdb_report(d: &Defaults, batch_sizes: &[u64], replica: &str) -> Scenario {
-    // The report's runs, scaled to a first run: its 1M single PUTs and 50K bulk documents
-    // become --total-operations (default 1,000) and 50 bulk requests per size.
-    let singles = d.total.unwrap_or(1_000);
-    let mut phases = vec![phase(
-        "put_single_1conn".to_string(),
-        creates(),
-        total(singles),
-        1,
-        1,
-    )];
-    for &size in batch_sizes {
-        phases.push(phase(format!("bulk_{size}"), bulk(), total(50), 1, size));
+/// A phase of the CouchDB report: its connections and batch size are the report's.
+fn report_phase(name: impl Into<String>, mix: Weights, connections: u64, batch: u64) -> Spec {
+    let mut spec = Spec::new(name, mix);
+    spec.own.connections = Some(connections);
+    spec.own.batch_size = Some(batch);
+    spec
+}
+
+/// The report's runs, scaled to a first run: its 1M single PUTs and 50K bulk documents
+/// become `--total-operations` (default 1,000) and 50 bulk requests per size. The replica
+/// is a database name on the run's own server (see `Action::Replicate`).
+fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
+    let mut put = report_phase("put_single_1conn", creates(), 1, 1);
+    put.scenario.total = Some(1_000);
+    let mut specs = vec![put];
+    for &size in &options.batch_sizes {
+        let mut spec = report_phase(format!("bulk_{size}"), bulk(), 1, size);
+        spec.own.total = Some(50);
+        specs.push(spec);
     }
     for connections in [1, 10] {
-        let bound = match d.duration {
-            Some(duration) => CrudBound {
-                duration: Some(duration),
-                ..CrudBound::default()
-            },
-            None => total(singles),
-        };
-        phases.push(phase(
-            format!("read_{connections}conn"),
-            reads(),
-            bound,
-            connections,
-            1,
-        ));
+        let mut spec = report_phase(format!("read_{connections}conn"), reads(), connections, 1);
+        spec.scenario.total = layers.given.duration.is_none().then_some(1_000);
+        specs.push(spec);
     }
-    let during = |name: &str, action: Action| {
-        let mut p = phase(
-            name.to_string(),
-            bulk(),
-            CrudBound {
-                duration: Some(d.duration.unwrap_or(Duration::from_secs(5))),
-                ..CrudBound::default()
-            },
-            1,
-            50,
-        );
-        p.action = Some(action);
-        p
+    let replicate = |two_way| Action::Replicate {
+        at: Duration::from_secs(1),
+        target: options.replica.clone(),
+        two_way,
     };
-    phases.push(during(
-        "bulk_50_while_compacting",
-        Action::Compact {
-            at: Duration::from_secs(1),
-        },
-    ));
-    phases.push(during(
-        "bulk_50_replicating_one_way",
-        Action::Replicate {
-            at: Duration::from_secs(1),
-            target: replica.to_string(),
-            two_way: false,
-        },
-    ));
-    phases.push(during(
-        "bulk_50_replicating_two_way",
-        Action::Replicate {
-            at: Duration::from_secs(1),
-            target: replica.to_string(),
-            two_way: true,
-        },
-    ));
-    Scenario {
-        name: "couchdb-report".to_string(),
-        description: LIST[3].1.to_string(),
-        phases,
-        form: Form::Standard,
+    let during = [
+        (
+            "bulk_50_while_compacting",
+            Action::Compact {
+                at: Duration::from_secs(1),
+            },
+        ),
+        ("bulk_50_replicating_one_way", replicate(false)),
+        ("bulk_50_replicating_two_way", replicate(true)),
+    ];
+    for (name, action) in during {
+        let mut spec = report_phase(name, bulk(), 1, 50);
+        spec.scenario.duration = Some(Duration::from_secs(5));
+        spec.action = Some(action);
+        specs.push(spec);
     }
+    decide_all(specs, layers)
 }
 
-pub fn soak(d: &Defaults, weights: Weights) -> Scenario {
-    let mut p = phase(
-        "soak".to_string(),
-        weights,
-        CrudBound {
-            duration: Some(d.duration.unwrap_or(Duration::from_secs(3600))),
-            total: d.total,
-            ..CrudBound::default()
-        },
-        d.connections,
-        d.batch_size,
-    );
-    p.rate = Some(d.rate.unwrap_or(100.0));
-    p.keys = d.keys;
-    let load = phase(
-        "soak_load".to_string(),
-        bulk(),
-        CrudBound {
-            per_connection: Some(1),
-            ..CrudBound::default()
-        },
-        d.connections,
-        d.batch_size,
-    );
-    Scenario {
-        name: "soak".to_string(),
-        description: LIST[4].1.to_string(),
-        phases: vec![load, p],
-        form: Form::Standard,
+/// A load of one bulk request per connection, then the mix at a fixed rate for long.
+fn soak(layers: &Layers, options: &BuiltinOptions) -> Built {
+    let mut load = Spec::new("soak_load", bulk());
+    load.own.operations = Some(1);
+    let mut soak = Spec::new("soak", options.plan.weights);
+    soak.scenario = Keys {
+        duration: Some(Duration::from_secs(3600)),
+        rate: Some(100.0),
+        ..Keys::default()
+    };
+    decide_all(vec![load, soak], layers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_a_scenario_takes_is_one_of_the_own_flags_and_names_are_unique() {
+        for builtin in &BUILTINS {
+            for id in builtin.takes {
+                assert!(OWN_FLAGS.iter().any(|(own, _)| own == id), "{id}");
+            }
+            assert_eq!(
+                find(builtin.name).map(|b| b.description),
+                Some(builtin.description)
+            );
+        }
+        assert_eq!(BUILTINS[0].name, "ironcushion", "the default comes first");
     }
 }

@@ -3,6 +3,7 @@
 //! ```toml
 //! description = "reads while the database compacts"
 //! database_name = "bench"          # any flag of `run` (the command line wins)
+//! rate = 500                       # settings of every phase that does not set its own
 //! json_document_schema_filename = "examples/account.json"
 //! [[phase]]
 //! name = "load"
@@ -20,6 +21,11 @@
 //! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total
 //! ```
 //!
+//! The top-level keys that phases take (`num_connections`, `num_documents_per_bulk_insert`,
+//! `num_crud_operations`, `total_operations`, `duration`, `rate`, in either spelling) stay
+//! here, below the flags the user gives and above the defaults (see `settings`); the
+//! command line takes the other top-level keys as flags before it gets here.
+//!
 //! The whole file is checked before anything is sent; every problem names the file, the
 //! phase and the key.
 
@@ -29,8 +35,23 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::Defaults;
-use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Weights};
+use super::settings::{Keys, Layers, Origin, Origins, Spec};
+use crate::workload::{Action, KeyChoice, Operation, Phase, Weights};
+
+/// The top-level keys of a file that are settings of its phases, in both spellings.
+pub const SETTING_KEYS: [&str; 11] = [
+    "num_connections",
+    "num-connections",
+    "num_documents_per_bulk_insert",
+    "num-documents-per-bulk-insert",
+    "num_crud_operations",
+    "num-crud-operations",
+    "total_operations",
+    "total-operations",
+    "duration",
+    "time",
+    "rate",
+];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +60,40 @@ struct ScenarioFile {
     description: Option<String>,
     #[serde(default)]
     phase: Vec<PhaseEntry>,
+    #[serde(alias = "num-connections")]
+    num_connections: Option<u64>,
+    #[serde(alias = "num-documents-per-bulk-insert")]
+    num_documents_per_bulk_insert: Option<u64>,
+    #[serde(alias = "num-crud-operations")]
+    num_crud_operations: Option<u64>,
+    #[serde(alias = "total-operations")]
+    total_operations: Option<u64>,
+    #[serde(alias = "time")]
+    duration: Option<String>,
+    rate: Option<f64>,
+}
+
+impl ScenarioFile {
+    /// The top-level settings, checked.
+    fn settings(&self) -> Result<Keys, Vec<String>> {
+        let duration = duration("duration", &self.duration).map_err(|e| vec![e])?;
+        if let Some(problem) = rate_problem(self.rate) {
+            return Err(vec![problem]);
+        }
+        Ok(Keys {
+            connections: self.num_connections,
+            batch_size: self.num_documents_per_bulk_insert,
+            operations: self.num_crud_operations,
+            total: self.total_operations,
+            duration,
+            rate: self.rate,
+        })
+    }
+}
+
+fn rate_problem(rate: Option<f64>) -> Option<String> {
+    rate.filter(|r| *r <= 0.0 || !r.is_finite())
+        .map(|_| "rate: give operations per second above 0".to_string())
 }
 
 #[derive(Deserialize)]
@@ -63,22 +118,30 @@ struct PhaseEntry {
     sweep: BTreeMap<String, Vec<toml::Value>>,
 }
 
+/// A file's phases with where their settings came from.
+type Planned = Vec<(Phase, Origins)>;
+
+/// A scenario file, read and checked.
+#[derive(Debug)]
+pub struct Loaded {
+    pub description: String,
+    pub phases: Planned,
+    /// The top-level settings.
+    pub top_level: Keys,
+}
+
 /// Reads and checks a scenario file, and expands its sweeps into phases.
-pub fn load(path: &Path, defaults: &Defaults) -> Result<(String, Vec<Phase>), Vec<String>> {
+pub fn load(path: &Path, layers: &Layers) -> Result<Loaded, Vec<String>> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![format!(
             "cannot read the scenario {file}: {e}; check --scenario"
         )]
     })?;
-    parse(&text, &file, defaults)
+    parse(&text, &file, layers)
 }
 
-pub fn parse(
-    text: &str,
-    file: &str,
-    defaults: &Defaults,
-) -> Result<(String, Vec<Phase>), Vec<String>> {
+pub fn parse(text: &str, file: &str, layers: &Layers) -> Result<Loaded, Vec<String>> {
     let syntax = |e: toml::de::Error| {
         vec![format!(
             "{file}: {}",
@@ -88,17 +151,24 @@ pub fn parse(
     // Top-level keys other than these are run flags (the target, the template), which the
     // command line takes from the file before it gets here.
     let mut table: toml::Table = toml::from_str(text).map_err(syntax)?;
-    table.retain(|key, _| key == "description" || key == "phase");
+    table.retain(|key, _| key == "description" || key == "phase" || SETTING_KEYS.contains(&key));
     let scenario: ScenarioFile = toml::Value::Table(table).try_into().map_err(syntax)?;
     if scenario.phase.is_empty() {
         return Err(vec![format!(
             "{file}: no [[phase]]; a scenario needs at least one phase"
         )]);
     }
+    let at_top = |e: String| format!("{file}: {e}");
+    let layers = Layers {
+        file: scenario
+            .settings()
+            .map_err(|e| e.into_iter().map(at_top).collect::<Vec<_>>())?,
+        ..*layers
+    };
     let mut problems = Vec::new();
     let mut phases = Vec::new();
     for entry in &scenario.phase {
-        match expand(entry, defaults) {
+        match expand(entry, &layers) {
             Ok(mut expanded) => phases.append(&mut expanded),
             Err(errors) => problems.extend(
                 errors
@@ -108,7 +178,11 @@ pub fn parse(
         }
     }
     if problems.is_empty() {
-        Ok((scenario.description.unwrap_or_default(), phases))
+        Ok(Loaded {
+            description: scenario.description.unwrap_or_default(),
+            phases,
+            top_level: layers.file,
+        })
     } else {
         Err(problems)
     }
@@ -116,7 +190,7 @@ pub fn parse(
 
 fn duration(key: &str, text: &Option<String>) -> Result<Option<Duration>, String> {
     text.as_deref()
-        .map(|t| crate::cli::parse_duration(t).map_err(|e| format!("{key}: {e}")))
+        .map(|t| crate::time::duration::parse(t).map_err(|e| format!("{key}: {e}")))
         .transpose()
 }
 
@@ -167,7 +241,34 @@ fn keys(value: &Option<toml::Value>) -> Result<KeyChoice, String> {
     }
 }
 
-fn base_phase(entry: &PhaseEntry, defaults: &Defaults) -> Result<Phase, Vec<String>> {
+/// The background action a phase's keys ask for.
+fn action(entry: &PhaseEntry) -> Result<Option<Action>, Vec<String>> {
+    let compact_at = duration("compact_at", &entry.compact_at);
+    let replicate_at = duration("replicate_at", &entry.replicate_at);
+    let (compact_at, replicate_at) = match (compact_at, replicate_at) {
+        (Ok(c), Ok(r)) => (c, r),
+        (c, r) => return Err([c.err(), r.err()].into_iter().flatten().collect()),
+    };
+    match (compact_at, replicate_at, &entry.replicate_to) {
+        (Some(_), Some(_), _) => Err(vec![
+            "compact_at and replicate_at: give one background action per phase".to_string(),
+        ]),
+        (Some(at), None, _) => Ok(Some(Action::Compact { at })),
+        (None, Some(at), Some(target)) => Ok(Some(Action::Replicate {
+            at,
+            target: target.clone(),
+            two_way: entry.two_way,
+        })),
+        (None, Some(_), None) => Err(vec![
+            "replicate_at needs replicate_to, the target database's URL or its name on the run's server".to_string(),
+        ]),
+        (None, None, _) => Ok(None),
+    }
+}
+
+/// The phase as the file writes it, with every problem of its keys (a wrong key is
+/// left unset, so the phase's other problems are found too).
+fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     let mut problems = Vec::new();
     let mut note = |r: Result<(), String>| {
         if let Err(e) = r {
@@ -183,78 +284,55 @@ fn base_phase(entry: &PhaseEntry, defaults: &Defaults) -> Result<Phase, Vec<Stri
     let keys = keys(&entry.keys)
         .map_err(|e| note(Err(e)))
         .unwrap_or(KeyChoice::Uniform);
-    let compact_at = duration("compact_at", &entry.compact_at)
-        .map_err(|e| note(Err(e)))
+    let action = action(entry)
+        .map_err(|errors| errors.into_iter().for_each(|e| note(Err(e))))
         .unwrap_or(None);
-    let replicate_at = duration("replicate_at", &entry.replicate_at)
-        .map_err(|e| note(Err(e)))
-        .unwrap_or(None);
-    let action = match (compact_at, replicate_at, &entry.replicate_to) {
-        (Some(_), Some(_), _) => {
-            note(Err(
-                "compact_at and replicate_at: give one background action per phase".to_string(),
-            ));
-            None
-        }
-        (Some(at), None, _) => Some(Action::Compact { at }),
-        (None, Some(at), Some(target)) => Some(Action::Replicate {
-            at,
-            target: target.clone(),
-            two_way: entry.two_way,
-        }),
-        (None, Some(_), None) => {
-            note(Err(
-                "replicate_at needs replicate_to, the target database's URL or its name on the run's server".to_string(),
-            ));
-            None
-        }
-        (None, None, _) => None,
-    };
-    if entry.operations.is_none()
-        && entry.total.is_none()
-        && phase_duration.is_none()
-        && !entry.sweep.contains_key("total")
-    {
-        note(Err(
-            "give operations (per connection), total, or duration".to_string()
-        ));
+    if let Some(problem) = rate_problem(entry.rate) {
+        note(Err(problem));
     }
-    if entry.rate.is_some_and(|r| r <= 0.0 || !r.is_finite()) {
-        note(Err("rate: give operations per second above 0".to_string()));
-    }
-    let connections = entry.connections.unwrap_or(defaults.connections);
-    if connections == 0 {
-        note(Err("connections: give 1 or more".to_string()));
-    }
-    let batch_size = entry.batch_size.unwrap_or(defaults.batch_size);
-    if mix[Operation::BulkInsert] > 0 && batch_size == 0 {
-        note(Err(
-            "batch_size: bulk inserts need 1 or more documents each".to_string(),
-        ));
-    }
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(Phase {
-        name: entry.name.clone(),
-        mix,
-        bound: CrudBound {
-            per_connection: entry.operations,
-            total: entry.total,
-            duration: phase_duration,
-        },
-        connections,
-        batch_size,
+    let mut spec = Spec::new(entry.name.clone(), mix);
+    spec.own = Keys {
+        connections: entry.connections,
+        batch_size: entry.batch_size,
+        operations: entry.operations,
+        total: entry.total,
+        duration: phase_duration,
         rate: entry.rate,
-        keys,
-        action,
-    })
+    };
+    spec.keys = keys;
+    spec.action = action;
+    (spec, problems)
 }
 
-fn expand(entry: &PhaseEntry, defaults: &Defaults) -> Result<Vec<Phase>, Vec<String>> {
-    let base = base_phase(entry, defaults)?;
+/// The phase with its settings decided, checked as a whole.
+fn base_phase(entry: &PhaseEntry, layers: &Layers) -> Result<(Phase, Origins), Vec<String>> {
+    let (spec, mut problems) = spec(entry);
+    let (phase, origins) = spec.decide(layers);
+    let bound = phase.bound;
+    let bounded =
+        bound.per_connection.is_some() || bound.total.is_some() || bound.duration.is_some();
+    if !bounded && !entry.sweep.contains_key("total") {
+        problems.push(
+            "give operations (per connection), total, or duration (here, at the file's top level, or with --num_crud_operations, --total-operations or --duration)".to_string(),
+        );
+    }
+    if phase.connections == 0 {
+        problems.push("connections: give 1 or more".to_string());
+    }
+    if phase.mix[Operation::BulkInsert] > 0 && phase.batch_size == 0 {
+        problems.push("batch_size: bulk inserts need 1 or more documents each".to_string());
+    }
+    if problems.is_empty() {
+        Ok((phase, origins))
+    } else {
+        Err(problems)
+    }
+}
+
+fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
+    let (base, origins) = base_phase(entry, layers)?;
     if entry.sweep.is_empty() {
-        return Ok(vec![base]);
+        return Ok(vec![(base, origins)]);
     }
     if entry.sweep.len() > 1 {
         return Err(vec!["sweep: sweep one parameter per phase".to_string()]);
@@ -268,6 +346,7 @@ fn expand(entry: &PhaseEntry, defaults: &Defaults) -> Result<Vec<Phase>, Vec<Str
             )]);
         };
         let mut phase = base.clone();
+        let mut origins = origins;
         match parameter.as_str() {
             "read_ratio" if n <= 100 => {
                 // The rest of the mix are creates (the titan load test's writes).
@@ -277,14 +356,17 @@ fn expand(entry: &PhaseEntry, defaults: &Defaults) -> Result<Vec<Phase>, Vec<Str
             "read_ratio" => return Err(vec![format!("sweep.read_ratio: {n} is not a percentage")]),
             "connections" if n > 0 => {
                 phase.connections = n;
+                origins.connections = Some(Origin::Phase);
                 phase.name = format!("{}_{n}", base.name);
             }
             "batch_size" if n > 0 => {
                 phase.batch_size = n;
+                origins.batch_size = Some(Origin::Phase);
                 phase.name = format!("{}_{n}", base.name);
             }
             "total" => {
                 phase.bound.total = Some(n);
+                origins.total = Some(Origin::Phase);
                 phase.name = format!("{}_{n}", base.name);
             }
             "connections" | "batch_size" => {
@@ -296,7 +378,7 @@ fn expand(entry: &PhaseEntry, defaults: &Defaults) -> Result<Vec<Phase>, Vec<Str
                 )]);
             }
         }
-        phases.push(phase);
+        phases.push((phase, origins));
     }
     Ok(phases)
 }
@@ -305,8 +387,19 @@ fn expand(entry: &PhaseEntry, defaults: &Defaults) -> Result<Vec<Phase>, Vec<Str
 mod tests {
     use super::*;
 
-    fn defaults() -> Defaults {
-        Defaults::basic(4, 100)
+    fn defaults() -> Layers {
+        Layers {
+            default: Keys {
+                connections: Some(4),
+                batch_size: Some(100),
+                ..Keys::default()
+            },
+            ..Layers::default()
+        }
+    }
+
+    fn phases(text: &str, layers: &Layers) -> Vec<(Phase, Origins)> {
+        parse(text, "s.toml", layers).unwrap().phases
     }
 
     #[test]
@@ -324,8 +417,9 @@ mod tests {
             keys = { zipfian = 0.8 }
             sweep = { read_ratio = [0, 25] }
         "#;
-        let (description, phases) = parse(text, "s.toml", &defaults()).unwrap();
-        assert_eq!(description, "demo");
+        let loaded = parse(text, "s.toml", &defaults()).unwrap();
+        assert_eq!(loaded.description, "demo");
+        let phases: Vec<Phase> = loaded.phases.into_iter().map(|(p, _)| p).collect();
         let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["load", "RR_00", "RR_25"]);
         assert_eq!(phases[2].mix[Operation::Read], 25);
@@ -382,5 +476,75 @@ mod tests {
             unknown[0].contains("u.toml") && unknown[0].contains("conections"),
             "{unknown:?}"
         );
+    }
+
+    const TWO_PHASES: &str = r#"
+        rate = 50
+        [[phase]]
+        name = "load"
+        mix = { bulk_insert = 1 }
+        total = 10
+        rate = 5
+        [[phase]]
+        name = "reads"
+        mix = { read = 1 }
+        total = 20
+    "#;
+
+    #[test]
+    fn a_phase_key_beats_a_flag_which_beats_the_file_which_beats_the_defaults() {
+        let mut layers = defaults();
+        let planned = phases(TWO_PHASES, &layers);
+        assert_eq!(planned[0].0.rate, Some(5.0));
+        assert_eq!(planned[0].1.rate, Some(Origin::Phase));
+        assert_eq!(planned[1].0.rate, Some(50.0), "the file's top level");
+        assert_eq!(planned[1].1.rate, Some(Origin::File));
+        assert_eq!(planned[1].1.connections, Some(Origin::Default));
+        layers.given.rate = Some(500.0);
+        layers.given.connections = Some(7);
+        let planned = phases(TWO_PHASES, &layers);
+        assert_eq!(planned[0].0.rate, Some(5.0), "the phase's own key wins");
+        assert_eq!(
+            planned[1].0.rate,
+            Some(500.0),
+            "the flag wins over the file"
+        );
+        assert_eq!(planned[1].1.rate, Some(Origin::Flag("--rate")));
+        assert_eq!(planned[1].0.connections, 7);
+    }
+
+    #[test]
+    fn a_given_duration_bounds_every_phase_that_sets_none() {
+        let mut layers = defaults();
+        layers.given.duration = Some(Duration::from_secs(3));
+        let planned = phases(TWO_PHASES, &layers);
+        for (phase, origins) in &planned {
+            assert!(phase.bound.total.is_some());
+            assert_eq!(phase.bound.duration, Some(Duration::from_secs(3)));
+            assert_eq!(origins.duration, Some(Origin::Flag("--duration")));
+        }
+        // A phase with no bound of its own takes it from a flag.
+        let text = "[[phase]]\nname = 'x'\nmix = { create = 1 }\n";
+        assert!(parse(text, "s.toml", &defaults()).is_err());
+        assert_eq!(
+            phases(text, &layers)[0].0.bound.duration,
+            Some(Duration::from_secs(3))
+        );
+    }
+
+    #[test]
+    fn top_level_settings_are_checked_and_take_either_spelling() {
+        let text =
+            "num-connections = 3\ntime = '2s'\n[[phase]]\nname = 'x'\nmix = { create = 1 }\n";
+        let planned = phases(text, &defaults());
+        assert_eq!(planned[0].0.connections, 3);
+        assert_eq!(planned[0].0.bound.duration, Some(Duration::from_secs(2)));
+        assert_eq!(planned[0].1.connections, Some(Origin::File));
+        let bad = parse(
+            "rate = -1\n[[phase]]\nname = 'x'\nmix = { create = 1 }\ntotal = 1\n",
+            "b.toml",
+            &defaults(),
+        );
+        assert!(bad.unwrap_err()[0].starts_with("b.toml: rate:"));
     }
 }

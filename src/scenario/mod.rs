@@ -4,38 +4,14 @@
 mod builtin;
 pub mod file;
 pub mod forms;
+pub mod settings;
 
 use std::path::Path;
-use std::time::Duration;
 
-use crate::workload::{KeyChoice, Operation, Phase, Weights};
+use crate::workload::{Operation, Phase, Plan};
 
-pub use builtin::LIST;
-
-/// Settings from the command line that phases take unless they say otherwise.
-#[derive(Clone, Debug)]
-pub struct Defaults {
-    pub connections: u64,
-    pub batch_size: u64,
-    pub duration: Option<Duration>,
-    pub total: Option<u64>,
-    pub rate: Option<f64>,
-    pub keys: KeyChoice,
-}
-
-impl Defaults {
-    /// Defaults with only connections and batch size, for files and tests.
-    pub fn basic(connections: u64, batch_size: u64) -> Defaults {
-        Defaults {
-            connections,
-            batch_size,
-            duration: None,
-            total: None,
-            rate: None,
-            keys: KeyChoice::Uniform,
-        }
-    }
-}
+pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
+pub use settings::{Keys, Layers, Origin, Origins};
 
 /// Which reference benchmark's output a scenario adds to the standard report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,47 +29,54 @@ pub struct Scenario {
     pub name: String,
     pub description: String,
     pub phases: Vec<Phase>,
+    /// Where each phase's settings came from, in the order of `phases`.
+    pub origins: Vec<Origins>,
     pub form: Form,
+    /// A scenario file's top-level settings (the layer between the flags and the defaults).
+    pub top_level: Keys,
 }
 
-/// Options of the built-in scenarios.
-#[derive(Clone, Debug, Default)]
+impl Scenario {
+    pub fn new(
+        name: &str,
+        description: &str,
+        form: Form,
+        planned: Vec<(Phase, Origins)>,
+    ) -> Scenario {
+        let (phases, origins) = planned.into_iter().unzip();
+        Scenario {
+            name: name.to_string(),
+            description: description.to_string(),
+            phases,
+            origins,
+            form,
+            top_level: Keys::default(),
+        }
+    }
+}
+
+/// What the built-in scenarios take besides the layered settings.
+#[derive(Clone, Debug)]
 pub struct BuiltinOptions {
+    /// Iron Cushion's flags (its weights are also the soak's mix).
+    pub plan: Plan,
+    /// Whether `--num_bulk_insert_operations` was given, for the header.
+    pub bulk_operations_given: bool,
     pub full: bool,
     pub writes_reads: Option<(u64, u64)>,
     pub batch_sizes: Vec<u64>,
     /// couchdb-report: the replica's database name, on the run's own server.
     pub replica: String,
-    pub weights: Weights,
 }
 
-/// A built-in scenario by name (`ironcushion` is built by the caller from its flags).
-pub fn builtin(name: &str, defaults: &Defaults, options: &BuiltinOptions) -> Option<Scenario> {
-    match name {
-        "read-ratio-sweep" => Some(builtin::read_ratio_sweep(defaults)),
-        "scaling" => Some(builtin::scaling(
-            defaults,
-            options.full,
-            options.writes_reads,
-        )),
-        "couchdb-report" => Some(builtin::couchdb_report(
-            defaults,
-            &options.batch_sizes,
-            &options.replica,
-        )),
-        "soak" => Some(builtin::soak(defaults, options.weights)),
-        _ => None,
-    }
-}
-
-/// A scenario file.
-pub fn from_file(path: &Path, defaults: &Defaults) -> Result<Scenario, Vec<String>> {
-    let (description, phases) = file::load(path, defaults)?;
+/// A scenario file, with `layers` under its phases' keys (the file's top level fills
+/// `layers.file`).
+pub fn from_file(path: &Path, layers: &Layers) -> Result<Scenario, Vec<String>> {
+    let loaded = file::load(path, layers)?;
+    let name = path.display().to_string();
     Ok(Scenario {
-        name: path.display().to_string(),
-        description,
-        phases,
-        form: Form::Standard,
+        top_level: loaded.top_level,
+        ..Scenario::new(&name, &loaded.description, Form::Standard, loaded.phases)
     })
 }
 
@@ -126,6 +109,7 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::{KeyChoice, Weights};
 
     fn phase(name: &str, mix: Weights) -> Phase {
         Phase {

@@ -32,13 +32,6 @@ mod error;
 mod json;
 mod schema;
 mod timestamp;
-
-/// A Unix time in seconds as an RFC 3339 UTC timestamp (`2026-11-22T05:40:00Z`).
-pub fn rfc3339(seconds: i64) -> String {
-    let mut out = Vec::with_capacity(20);
-    timestamp::write(&mut out, seconds);
-    String::from_utf8_lossy(&out).into_owned()
-}
 mod values;
 mod writer;
 mod xml;

@@ -1,11 +1,12 @@
-//! The progress bar on standard error while a step runs (only on a terminal).
+//! The progress bar on standard error while a phase runs (only on a terminal).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::task::JoinHandle;
+
+use crate::engine::observer::PhaseStart;
 
 /// Shows a step's progress until dropped.
 pub struct Progress {
@@ -14,21 +15,12 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Starts showing `done` operations: of `total` with an ETA when the step is counted,
-    /// the elapsed part of `duration` when only time bounds it. Draws nothing when
-    /// `visible` is false or standard error is not a terminal.
-    pub fn start(
-        label: &str,
-        total: Option<u64>,
-        duration: Option<Duration>,
-        done: Arc<AtomicU64>,
-        visible: bool,
-    ) -> Progress {
-        let target = if visible {
-            ProgressDrawTarget::stderr_with_hz(10)
-        } else {
-            ProgressDrawTarget::hidden()
-        };
+    /// Starts showing the phase's finished operations: of its total with an ETA when it
+    /// is counted, the elapsed part of its duration when only time bounds it. Draws
+    /// nothing when standard error is not a terminal.
+    pub fn start(phase: &PhaseStart) -> Progress {
+        let (total, duration, done) = (phase.total, phase.duration, phase.done.clone());
+        let target = ProgressDrawTarget::stderr_with_hz(10);
         let by_time = total.is_none() && duration.is_some();
         let length = if by_time {
             duration.map(|d| d.as_millis() as u64)
@@ -44,7 +36,7 @@ impl Progress {
         bar.set_style(
             ProgressStyle::with_template(template).expect("the progress template is valid"),
         );
-        bar.set_prefix(label.to_string());
+        bar.set_prefix(phase.name.clone());
         let ticking = bar.clone();
         let started = std::time::Instant::now();
         let ticker = tokio::spawn(async move {
@@ -62,9 +54,14 @@ impl Progress {
         Progress { bar, ticker }
     }
 
-    /// The bar, for printing lines above it.
-    pub fn bar(&self) -> ProgressBar {
-        self.bar.clone()
+    /// Prints `line` above the bar, or as a plain line on standard error when the bar is
+    /// not drawn (not a terminal).
+    pub fn println(&self, line: String) {
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
 }
 

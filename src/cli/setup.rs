@@ -1,0 +1,355 @@
+//! From the flags of `sofabench run` to one checked [`Setup`]: everything the user gave
+//! is turned into typed values and checked here, before anything is sent, and the raw
+//! flags go no further.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+
+use super::RunArgs;
+use super::templates;
+use crate::analysis::nodes;
+use crate::analysis::thresholds::Threshold;
+use crate::driver::admin::ExistingDatabase;
+use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, RunSettings};
+use crate::exit::Failed;
+use crate::run::output::OutputFiles;
+use crate::run::{ConfigRecord, DatabasePolicy, Setup};
+use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
+use crate::target::{Credentials, Target};
+use crate::template::DocumentWriter;
+use crate::workload::{CrudBound, DocumentIds, Operation, Plan, Weights, ids};
+
+/// Intervals shorter than this would make the live lines noise.
+const SHORTEST_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Which flags the user gave (on the command line, in a config file, in the
+/// environment), as opposed to those left at their defaults.
+pub struct Given<'a>(pub &'a ArgMatches);
+
+impl Given<'_> {
+    fn has(&self, id: &str) -> bool {
+        self.0
+            .value_source(id)
+            .is_some_and(|source| source != ValueSource::DefaultValue)
+    }
+}
+
+/// Makes the run's setup, checking everything in the order a user fixes it.
+pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
+    let target = target(args)?;
+    let replication = match &args.replication_address {
+        Some(text) => ReplicationAddress::parse(text, &target).map_err(Failed::bad_input)?,
+        None => ReplicationAddress::from_target(&target),
+    };
+    let layers = layers(args, given);
+    let plan = plan(args, &layers.value());
+    let prefix = args
+        .id_prefix
+        .clone()
+        .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
+    let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
+    let options = builtin_options(args, given, &plan, &target, &prefix);
+    let scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
+    warn_of_unused(given, args.scenario.as_deref());
+    check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
+    let node = node(args)?;
+    let (template, template_name) = templates::load(
+        args.json_document_schema_filename.as_deref(),
+        args.xml_document_schema_filename.as_deref(),
+    )?;
+    if let Some(prefix) = &args.id_prefix {
+        ids::validate_prefix(prefix).map_err(Failed::bad_input)?;
+    }
+    let outputs = OutputFiles::new(
+        args.out.as_deref(),
+        args.json.as_deref(),
+        args.csv.as_deref(),
+        args.html.as_deref(),
+    );
+    outputs.check(args.overwrite)?;
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let engine = RunSettings {
+        target,
+        writer: Arc::new(DocumentWriter::new(template, seed)),
+        seed,
+        ids: DocumentIds::new(&prefix),
+        // A server that never answers must not hang the run.
+        timeout: Some(args.timeout).filter(|t| !t.is_zero()),
+        late_threshold: args.late_threshold,
+        interval: args.interval.max(SHORTEST_INTERVAL),
+        reconnect_for: args.reconnect_for,
+        failover: args.failover,
+        actions: ActionSettings {
+            replication,
+            wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
+        },
+    };
+    let (scenario, shares) = Setup::slice(scenario, node);
+    // The record keeps what the flags say outside any phase, a file's top level included.
+    let layers = Layers {
+        file: scenario.top_level,
+        ..layers
+    };
+    let plan = self::plan(args, &layers.value());
+    let config = config_record(args, &engine, &plan, &layers, &scenario, &template_name);
+    Ok(Setup {
+        engine,
+        scenario,
+        shares,
+        node,
+        template_name,
+        database: database_policy(args),
+        outputs,
+        thresholds: checks,
+        config,
+    })
+}
+
+/// The target, with `--user` and `--password` when the address carries no credentials.
+fn target(args: &RunArgs) -> Result<Target, Failed> {
+    let mut target =
+        Target::parse(&args.database_address, &args.database_name).map_err(Failed::bad_input)?;
+    if target.credentials.is_none()
+        && let Some(user) = &args.user
+    {
+        target.credentials = Some(Credentials {
+            user: user.clone(),
+            password: args.password.clone().unwrap_or_default(),
+        });
+    }
+    Ok(target)
+}
+
+/// The settings phases take, kept apart by who gave them: the user, or the defaults.
+fn layers(args: &RunArgs, given: &Given) -> Layers {
+    let user = |id: &str, value: u64| given.has(id).then_some(value);
+    Layers {
+        given: Keys {
+            connections: user("num_connections", args.num_connections),
+            batch_size: user(
+                "num_documents_per_bulk_insert",
+                args.num_documents_per_bulk_insert,
+            ),
+            operations: args.num_crud_operations,
+            total: args.total_operations,
+            duration: args.duration,
+            rate: args.rate,
+        },
+        file: Keys::default(),
+        default: Keys {
+            connections: Some(args.num_connections),
+            batch_size: Some(args.num_documents_per_bulk_insert),
+            ..Keys::default()
+        },
+    }
+}
+
+/// Iron Cushion's workload from its flags; `values` are the layered settings outside any
+/// phase. The CRUD step does 1,000 operations per connection unless something bounds it.
+fn plan(args: &RunArgs, values: &Keys) -> Plan {
+    let unbounded = values.duration.is_none() && values.total.is_none();
+    Plan {
+        connections: values.connections.unwrap_or(args.num_connections),
+        documents_per_bulk_insert: values
+            .batch_size
+            .unwrap_or(args.num_documents_per_bulk_insert),
+        bulk_inserts_per_connection: args.num_bulk_insert_operations,
+        crud: CrudBound {
+            per_connection: values.operations.or(unbounded.then_some(1000)),
+            total: values.total,
+            duration: values.duration,
+        },
+        weights: Weights::from_fn(|op| match op {
+            Operation::BulkInsert => 0,
+            Operation::Create => args.create_weight,
+            Operation::Read => args.read_weight,
+            Operation::Update => args.update_weight,
+            Operation::Delete => args.delete_weight,
+        }),
+    }
+}
+
+fn builtin_options(
+    args: &RunArgs,
+    given: &Given,
+    plan: &Plan,
+    target: &Target,
+    prefix: &str,
+) -> BuiltinOptions {
+    BuiltinOptions {
+        plan: plan.clone(),
+        bulk_operations_given: given.has("num_bulk_insert_operations"),
+        full: args.full,
+        writes_reads: match (args.writes, args.reads) {
+            (None, None) => None,
+            (w, r) => Some((w.unwrap_or(0), r.unwrap_or(0))),
+        },
+        batch_sizes: args.batch_sizes.clone(),
+        replica: replica_name(&target.database, prefix),
+    }
+}
+
+/// The phases to run: a built-in scenario (Iron Cushion's two steps by default) or a
+/// scenario file. Everything is checked before anything is sent.
+fn choose_scenario(
+    name: Option<&str>,
+    layers: &Layers,
+    options: &BuiltinOptions,
+) -> Result<Scenario, Failed> {
+    let fail = |problems: Vec<String>| Failed::bad_input(problems.join("\nsofabench: error: "));
+    let name = name.unwrap_or(scenario::BUILTINS[0].name);
+    if let Some(builtin) = scenario::builtin(name) {
+        return builtin.build(layers, options).map_err(fail);
+    }
+    let path = std::path::Path::new(name);
+    if !path.exists() {
+        let names: Vec<&str> = scenario::BUILTINS.iter().map(|b| b.name).collect();
+        return Err(Failed::bad_input(format!(
+            "--scenario {name:?} is neither a built-in scenario ({}) nor a file; `sofabench scenarios` lists the built-in ones",
+            names.join(", ")
+        )));
+    }
+    let found = scenario::from_file(path, layers).map_err(fail)?;
+    scenario::check_documents(&found.phases).map_err(|problems| {
+        fail(
+            problems
+                .into_iter()
+                .map(|p| format!("{name}: {p}"))
+                .collect(),
+        )
+    })?;
+    Ok(found)
+}
+
+/// Names the flags the user gave that the chosen scenario does not take (`--full` with
+/// `soak`, weights with a file), so that none is ignored silently.
+fn warn_of_unused(given: &Given, name: Option<&str>) {
+    let name = name.unwrap_or(scenario::BUILTINS[0].name);
+    let takes = scenario::builtin(name).map_or(&[][..], |b| b.takes);
+    for (id, flag) in scenario::OWN_FLAGS {
+        if given.has(id) && !takes.contains(&id) {
+            let takers: Vec<&str> = scenario::BUILTINS
+                .iter()
+                .filter(|b| b.takes.contains(&id))
+                .map(|b| b.name)
+                .collect();
+            eprintln!(
+                "sofabench: warning: {flag} does nothing with --scenario {name}; it is for {}",
+                takers.join(" and ")
+            );
+        }
+    }
+}
+
+/// A threshold for a phase the scenario does not have could never be met: refused
+/// before anything is sent, like any other mistake in it.
+fn check_threshold_phases(checks: &[Threshold], scenario: &Scenario) -> Result<(), String> {
+    for check in checks {
+        let Some(phase) = &check.phase else { continue };
+        let known = scenario
+            .phases
+            .iter()
+            .any(|p| crate::analysis::base_name(&p.name) == phase || &p.name == phase);
+        if !known {
+            let names: Vec<&str> = scenario.phases.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!(
+                "--threshold {:?}: the scenario has no phase {phase:?}; its phases are {}",
+                check.expression,
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// This node's slice, checked, and refused with flags that would make one node delete
+/// what the others use.
+fn node(args: &RunArgs) -> Result<NodeSlice, Failed> {
+    nodes::validate(args.node_index, args.node_count, args.num_connections)
+        .map_err(Failed::bad_input)?;
+    if args.node_count > 1 && (args.recreate || args.cleanup) {
+        return Err(Failed::bad_input(format!(
+            "--{} with --node-count {}: one node would delete the database while the others use it; give every node --reuse, and create or delete the database before and after the run",
+            if args.recreate { "recreate" } else { "cleanup" },
+            args.node_count
+        )));
+    }
+    Ok(NodeSlice {
+        index: args.node_index,
+        count: args.node_count,
+    })
+}
+
+fn database_policy(args: &RunArgs) -> DatabasePolicy {
+    let existing = if args.recreate {
+        ExistingDatabase::Recreate
+    } else if args.reuse {
+        ExistingDatabase::Reuse
+    } else {
+        ExistingDatabase::Refuse
+    };
+    DatabasePolicy {
+        existing,
+        cleanup: args.cleanup,
+    }
+}
+
+/// A replica of the run's own, never an existing database: `<db>-replica-<id prefix>`,
+/// with the prefix made a valid part of a CouchDB database name.
+fn replica_name(database: &str, prefix: &str) -> String {
+    let prefix: String = prefix
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_' | '-') => c,
+            _ => '-',
+        })
+        .collect();
+    format!("{database}-replica-{prefix}")
+}
+
+/// The run's settings as the result file records them: no password.
+fn config_record(
+    args: &RunArgs,
+    engine: &RunSettings,
+    plan: &Plan,
+    layers: &Layers,
+    scenario: &Scenario,
+    template_name: &str,
+) -> ConfigRecord {
+    let target = &engine.target;
+    let nodes: Vec<String> = target.nodes.iter().map(|n| n.to_string()).collect();
+    let seconds = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+    ConfigRecord {
+        database_address: nodes.join(","),
+        database_name: target.database.clone(),
+        user: target.credentials.as_ref().map(|c| c.user.clone()),
+        num_connections: plan.connections,
+        template: template_name.to_string(),
+        seed: engine.seed,
+        num_documents_per_bulk_insert: plan.documents_per_bulk_insert,
+        num_bulk_insert_operations: plan.bulk_inserts_per_connection,
+        num_crud_operations: plan.crud.per_connection,
+        total_operations: plan.crud.total,
+        duration_seconds: seconds(plan.crud.duration),
+        create_weight: plan.weights[Operation::Create],
+        read_weight: plan.weights[Operation::Read],
+        update_weight: plan.weights[Operation::Update],
+        delete_weight: plan.weights[Operation::Delete],
+        rate: layers.value().rate,
+        scenario: scenario.name.clone(),
+        phases: scenario.phases.iter().map(|p| p.describe()).collect(),
+        timeout_seconds: seconds(engine.timeout),
+        reconnect_for_seconds: engine.reconnect_for.as_secs_f64(),
+        failover: engine.failover,
+        id_prefix: engine.ids.prefix().to_string(),
+        reuse: args.reuse,
+        recreate: args.recreate,
+        node_index: args.node_index,
+        node_count: args.node_count,
+        replication_address: engine.actions.replication.describe().to_string(),
+        action_timeout_seconds: seconds(engine.actions.wait),
+    }
+}

@@ -1,0 +1,97 @@
+//! The run's settings as the result file records them (its `config` map): the keys and
+//! values of the flags, never a password.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// One field per key of the result's `config`; `None` is written as `null`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfigRecord {
+    /// The target's nodes, separated by commas, without credentials.
+    pub database_address: String,
+    pub database_name: String,
+    pub user: Option<String>,
+    pub num_connections: u64,
+    pub template: String,
+    pub seed: u64,
+    pub num_documents_per_bulk_insert: u64,
+    pub num_bulk_insert_operations: u64,
+    pub num_crud_operations: Option<u64>,
+    pub total_operations: Option<u64>,
+    pub duration_seconds: Option<f64>,
+    pub create_weight: u64,
+    pub read_weight: u64,
+    pub update_weight: u64,
+    pub delete_weight: u64,
+    pub rate: Option<f64>,
+    pub scenario: String,
+    /// Each phase described, as the header prints it.
+    pub phases: Vec<String>,
+    pub timeout_seconds: Option<f64>,
+    pub reconnect_for_seconds: f64,
+    pub failover: bool,
+    pub id_prefix: String,
+    pub reuse: bool,
+    pub recreate: bool,
+    pub node_index: u64,
+    pub node_count: u64,
+    pub replication_address: String,
+    pub action_timeout_seconds: Option<f64>,
+}
+
+impl ConfigRecord {
+    /// The record as the result's `config` map.
+    pub fn to_map(&self) -> BTreeMap<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(map)) => map.into_iter().collect(),
+            // A struct of plain fields always serializes to an object.
+            _ => BTreeMap::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_values_are_nulls_and_every_key_is_written() {
+        let record = ConfigRecord {
+            database_address: "http://127.0.0.1:5984/".to_string(),
+            database_name: "db".to_string(),
+            user: None,
+            num_connections: 10,
+            template: "t".to_string(),
+            seed: 1,
+            num_documents_per_bulk_insert: 1000,
+            num_bulk_insert_operations: 10,
+            num_crud_operations: Some(1000),
+            total_operations: None,
+            duration_seconds: None,
+            create_weight: 2,
+            read_weight: 2,
+            update_weight: 3,
+            delete_weight: 3,
+            rate: Some(2.5),
+            scenario: "ironcushion".to_string(),
+            phases: vec!["a".to_string()],
+            timeout_seconds: Some(30.0),
+            reconnect_for_seconds: 30.0,
+            failover: false,
+            id_prefix: "p".to_string(),
+            reuse: false,
+            recreate: false,
+            node_index: 0,
+            node_count: 1,
+            replication_address: "r".to_string(),
+            action_timeout_seconds: None,
+        };
+        let map = record.to_map();
+        assert_eq!(map.len(), 28);
+        assert_eq!(map["user"], serde_json::Value::Null);
+        assert_eq!(map["rate"], serde_json::json!(2.5));
+        assert_eq!(map["num_crud_operations"], serde_json::json!(1000));
+        assert_eq!(map["phases"], serde_json::json!(["a"]));
+    }
+}

@@ -1,0 +1,56 @@
+//! What a run prints before its first phase: the target, the scenario, each phase with
+//! where its settings came from, the template, the seed; then the database's state.
+
+use super::Setup;
+use crate::driver::admin::PreparedDatabase;
+use crate::report::numbers::grouped;
+use crate::scenario::settings;
+use crate::target::Target;
+
+/// The run's description, as printed at its start.
+pub fn describe(setup: &Setup) -> String {
+    let engine = &setup.engine;
+    let scenario = &setup.scenario;
+    let mut text = format!(
+        "sofabench {}: {}\n  scenario: {} ({})\n",
+        env!("CARGO_PKG_VERSION"),
+        engine.target.describe(),
+        scenario.name,
+        scenario.description
+    );
+    let node = setup.node;
+    if node.count > 1 {
+        text.push_str(&format!(
+            "  node {} of {}: this machine drives its share of each phase's connections (counted over all nodes below)\n",
+            node.index, node.count
+        ));
+    }
+    for (phase, origins) in scenario.phases.iter().zip(&scenario.origins) {
+        text.push_str(&format!("  phase {}\n", phase.describe()));
+        text.push_str(&format!(
+            "    settings: {}\n",
+            settings::describe(phase, origins)
+        ));
+    }
+    text.push_str(&format!(
+        "  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
+        setup.template_name,
+        engine.seed,
+        engine.seed,
+        engine.ids.prefix()
+    ));
+    text
+}
+
+/// Whether the run created the database, or how many documents it found.
+pub fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {
+    if prepared.created {
+        format!("  database {:?}: created by this run\n", target.database)
+    } else {
+        format!(
+            "  database {:?}: existing, {} documents before the run\n",
+            target.database,
+            grouped(prepared.documents_before)
+        )
+    }
+}

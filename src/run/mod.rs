@@ -1,0 +1,17 @@
+//! The run layer, between the command line and the engine: one checked [`Setup`] made
+//! from the flags once, and the [`runner`] that carries it out (the database before and
+//! after, the phases, Ctrl-C, the result, its files, the thresholds and the verdict).
+//!
+//! Nothing here knows about flags: the command line turns them into a `Setup`, so that
+//! everything below sees typed, validated values only.
+
+mod config;
+mod header;
+pub mod output;
+pub mod runner;
+mod setup;
+pub mod thresholds;
+mod verdict;
+
+pub use config::ConfigRecord;
+pub use setup::{DatabasePolicy, Setup};

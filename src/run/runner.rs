@@ -1,0 +1,293 @@
+//! Carries out a [`Setup`]: the database before and after, the phases one after the
+//! other, Ctrl-C, the result and its files, the thresholds, and the verdict.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::Setup;
+use super::header::{database_line, describe};
+use super::output::OutputFiles;
+use super::thresholds::print_outcomes;
+use super::verdict::verdict;
+use crate::analysis::thresholds::Threshold;
+use crate::driver::Endpoint;
+use crate::driver::admin::{Admin, PreparedDatabase, SetupError};
+use crate::engine::observer::Observer;
+use crate::engine::{Engine, PhaseOutcome, PhaseShare, Stop};
+use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
+use crate::report;
+use crate::results::{self, NodeInfo, PhaseResult, RunResult};
+use crate::scenario::{Form, Scenario, forms};
+use crate::target::Target;
+
+/// Runs `setup`, telling `observer` of progress and intervals, on a runtime of its own.
+pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failed::run(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(carry_out(setup, observer))
+}
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn setup_failed(e: SetupError) -> Failed {
+    if e.bad_input {
+        Failed::bad_input(e.message)
+    } else {
+        Failed::run(e.message)
+    }
+}
+
+/// The phases' outcomes, and their results as the report and the result file show them.
+struct Measured {
+    outcomes: Vec<PhaseOutcome>,
+    phases: Vec<PhaseResult>,
+}
+
+async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
+    let started = SystemTime::now();
+    let target = setup.engine.target.clone();
+    let endpoints = Endpoint::all(&target);
+    let setup_node = live_nodes(&target, setup.engine.failover, &endpoints)
+        .await
+        .map_err(setup_failed)?;
+    let mut admin = Admin::new(&target, setup_node);
+    let prepared = admin
+        .prepare(setup.database.existing)
+        .await
+        .map_err(setup_failed)?;
+    print(&describe(&setup));
+    print(&database_line(&target, &prepared));
+    let stop = Stop::default();
+    listen_for_interrupts(stop.clone());
+    let Setup {
+        engine,
+        scenario,
+        shares,
+        node,
+        database,
+        outputs,
+        thresholds,
+        config,
+        ..
+    } = setup;
+    let mut engine = Engine::new(engine, observer, stop.clone());
+    let measured = run_phases(&mut engine, &scenario, &shares).await?;
+    drop(engine);
+    print_form(&scenario, &measured.phases);
+    if database.cleanup {
+        let database = (&target, &prepared);
+        clean_up(&mut admin, database, &endpoints[0], &measured.outcomes).await?;
+    }
+    let node = NodeInfo {
+        index: node.index,
+        count: node.count,
+        host: hostname(),
+    };
+    let interrupted = stop.stop.is_raised();
+    let result = results::build::run(
+        config.to_map(),
+        started,
+        SystemTime::now(),
+        interrupted,
+        node,
+        measured.phases,
+    );
+    finish(
+        &outputs,
+        &thresholds,
+        &result,
+        &measured.outcomes,
+        interrupted,
+    )
+}
+
+/// The phase loop: connections opened once for the largest phase, then each phase in
+/// turn, its report printed as it ends; Ctrl-C ends the loop after the phase it stopped.
+async fn run_phases(
+    engine: &mut Engine,
+    scenario: &Scenario,
+    shares: &[PhaseShare],
+) -> Result<Measured, Failed> {
+    let most = shares.iter().map(|s| s.connections).max().unwrap_or(1);
+    engine.connect(most).await.map_err(Failed::run)?;
+    let mut measured = Measured {
+        outcomes: Vec::new(),
+        phases: Vec::new(),
+    };
+    for (phase, share) in scenario.phases.iter().zip(shares) {
+        let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
+        let result = results::build::phase(&outcome);
+        print(&report::phase_text(&result, outcome.interrupted));
+        measured.phases.push(result);
+        // A phase whose connections gave up does not stop the run: the next phase tries
+        // again, and what it cannot run is counted there.
+        let interrupted = outcome.interrupted;
+        measured.outcomes.push(outcome);
+        if interrupted {
+            break;
+        }
+    }
+    Ok(measured)
+}
+
+/// The reference benchmark's own output, for scenarios that reproduce one.
+fn print_form(scenario: &Scenario, phases: &[PhaseResult]) {
+    match scenario.form {
+        Form::Standard => {}
+        Form::Titan => print(&format!(
+            "TITAN LOADTEST LINES (phase, duration s, writes, write rate, reads, read rate, hits):\n{}",
+            forms::titan(phases)
+        )),
+        Form::Scaling => print(&format!("SCALING TABLE:\n{}", forms::scaling(phases))),
+    }
+}
+
+/// `--cleanup`: deletes the replicas the run's actions created, and the database if the
+/// run created it, never one it found.
+async fn clean_up(
+    admin: &mut Admin,
+    (target, prepared): (&Target, &PreparedDatabase),
+    endpoint: &Arc<Endpoint>,
+    outcomes: &[PhaseOutcome],
+) -> Result<(), Failed> {
+    delete_replicas(target, endpoint, outcomes)
+        .await
+        .map_err(setup_failed)?;
+    if prepared.created {
+        admin.delete().await.map_err(setup_failed)?;
+        print(&format!(
+            "deleted database {:?} (--cleanup)\n",
+            target.database
+        ));
+    } else {
+        print(&format!(
+            "kept database {:?}: --cleanup only deletes a database the run created\n",
+            target.database
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the result files, checks the thresholds, and gives the verdict.
+fn finish(
+    outputs: &OutputFiles,
+    checks: &[Threshold],
+    result: &RunResult,
+    outcomes: &[PhaseOutcome],
+    interrupted: bool,
+) -> Result<(), Failed> {
+    for path in outputs.write(result)? {
+        print(&format!("wrote {}\n", path.display()));
+    }
+    let failed_checks = if checks.is_empty() {
+        0
+    } else {
+        print_outcomes(checks, result)?.failed
+    };
+    if interrupted {
+        eprintln!("sofabench: interrupted; the figures above cover what was done");
+        return Err(Failed::Quiet { code: INTERRUPTED });
+    }
+    if failed_checks > 0 {
+        eprintln!(
+            "sofabench: {failed_checks} of {} thresholds failed (see THRESHOLDS above)",
+            checks.len()
+        );
+        verdict(outcomes)?;
+        return Err(Failed::Quiet { code: RUN_FAILED });
+    }
+    verdict(outcomes)
+}
+
+/// Checks that every node answers like CouchDB, and returns the node that sets the
+/// database up. With `--failover`, nodes down at the start are named and left to the
+/// connections' failover, and the first live node sets up.
+async fn live_nodes(
+    target: &Target,
+    failover: bool,
+    endpoints: &[Arc<Endpoint>],
+) -> Result<Arc<Endpoint>, SetupError> {
+    let mut first_live = None;
+    let mut first_problem = None;
+    for endpoint in endpoints {
+        match Admin::new(target, endpoint.clone()).check_server().await {
+            Ok(()) => {
+                first_live.get_or_insert_with(|| endpoint.clone());
+            }
+            Err(problem) if failover && endpoints.len() > 1 && !problem.bad_input => {
+                eprintln!(
+                    "sofabench: warning: {} is down at the start ({}); its connections fail over to the next node (--failover)",
+                    endpoint.node, problem.message
+                );
+                first_problem.get_or_insert(problem);
+            }
+            Err(problem) => return Err(problem),
+        }
+    }
+    match (first_live, first_problem) {
+        (Some(node), _) => Ok(node),
+        (None, Some(problem)) => Err(problem),
+        (None, None) => Ok(endpoints[0].clone()),
+    }
+}
+
+/// How long requests in flight may finish after Ctrl-C before they are given up.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// On Ctrl-C or SIGTERM: stop sending and let requests in flight finish; on a second
+/// signal, or after [`GRACE`], give them up. The report still prints.
+fn listen_for_interrupts(stop: Stop) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut terminate) = signal(SignalKind::terminate()) else {
+        return;
+    };
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        stop.stop.raise();
+        eprintln!(
+            "\nsofabench: stopping: letting requests in flight finish (again to give up now)"
+        );
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+            () = tokio::time::sleep(GRACE) => {}
+        }
+        stop.abandon.raise();
+    });
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Deletes the replicas this run's actions created, and only those.
+async fn delete_replicas(
+    target: &Target,
+    endpoint: &Arc<Endpoint>,
+    outcomes: &[PhaseOutcome],
+) -> Result<(), SetupError> {
+    let created = outcomes
+        .iter()
+        .filter_map(|o| o.action.as_ref()?.created_database.clone());
+    for name in created {
+        let replica = Target {
+            database: name.clone(),
+            ..target.clone()
+        };
+        Admin::new(&replica, endpoint.clone()).delete().await?;
+        print(&format!("deleted replica {name:?} (--cleanup)\n"));
+    }
+    Ok(())
+}
