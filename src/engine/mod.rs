@@ -14,6 +14,7 @@ mod progress;
 mod reconnect;
 pub mod stop;
 mod timer;
+mod transport;
 mod worker;
 
 use std::sync::atomic::AtomicU64;
@@ -186,7 +187,8 @@ impl Engine {
             };
             opening.push(tokio::spawn(async move {
                 open_somewhere(&mut client, &fallbacks).await?;
-                Ok::<Worker, String>(Worker::new(index, client, shared, pick_rng))
+                let clock = transport::SystemClock::default();
+                Ok::<Worker, String>(Worker::new(index, client, clock, shared, pick_rng))
             }));
         }
         for task in opening {
