@@ -8,6 +8,7 @@
 mod actions;
 mod alarm;
 mod bulk_answer;
+mod deal;
 mod machine;
 pub mod monitor;
 mod progress;
@@ -26,7 +27,7 @@ use crate::metrics::{ConnectionMetrics, IntervalRow, NodeLatencies, Recorder, St
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, Operation, OperationOrder, Phase};
+use crate::workload::{DocumentIds, Operation, OperationOrder, Phase};
 
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
 use monitor::{LiveOutput, Monitor};
@@ -208,20 +209,13 @@ impl Engine {
 
     /// Deals every known document out to the first `count` connections, round robin.
     fn deal_documents(&mut self, count: usize) {
-        let mut all = Vec::new();
-        for worker in &mut self.workers {
-            all.push(std::mem::take(&mut worker.pool));
-        }
-        let total: usize = all.iter().map(DocumentPool::len).sum();
-        for worker in self.workers.iter_mut().take(count) {
-            worker.pool = DocumentPool::with_capacity(total / count + 1);
-        }
-        let mut next = 0;
-        for pool in all {
-            for document in pool.into_documents() {
-                self.workers[next].pool.add(document.number, document.rev);
-                next = (next + 1) % count;
-            }
+        let pools = self
+            .workers
+            .iter_mut()
+            .map(|w| std::mem::take(&mut w.pool))
+            .collect();
+        for (worker, pool) in self.workers.iter_mut().zip(deal::deal(pools, count)) {
+            worker.pool = pool;
         }
     }
 

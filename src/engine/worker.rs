@@ -501,8 +501,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 .as_nanos() as u64;
             self.record_bulk_answer(metrics, &answer, &numbers, response);
         }
-        metrics.local_ns +=
-            (ready - start.begin).as_nanos() as u64 + self.nanos_since(answered);
+        metrics.local_ns += (ready - start.begin).as_nanos() as u64 + self.nanos_since(answered);
         Ok(())
     }
 
@@ -760,8 +759,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             Answer::Lost { unknown: true } => Settled::Unknown,
             Answer::Lost { unknown: false } => Settled::Failed,
         };
-        metrics.local_ns +=
-            (ready - begin).as_nanos() as u64 + self.nanos_since(answered);
+        metrics.local_ns += (ready - begin).as_nanos() as u64 + self.nanos_since(answered);
         Ok(settled)
     }
 
