@@ -13,6 +13,9 @@ use std::time::Instant;
 use super::alarm::Alarm;
 use crate::driver::{Call, Client, Endpoint, Exchange, TransportError, Unanswered};
 
+#[cfg(test)]
+pub mod scripted;
+
 /// One connection to one node of the target, as a worker uses it.
 pub trait Transport: Send {
     /// Sends one request and reads its whole response (see [`Client::send`]).

@@ -935,3 +935,6 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     }
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
+
+#[cfg(test)]
+mod tests;
