@@ -587,6 +587,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let (numbering, index) = (work.numbering, self.index);
         let number = move |j: u64| numbering.base + j * numbering.stride + index;
         let mut abort = None;
+        let mut cut_by_deadline = false;
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone(), started);
         let mut not_run = NotRun::default();
@@ -617,7 +618,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             let not_before = intended.unwrap_or(begin);
             // Past the deadline nothing more is sent, not even operations that fell due
             // before it and are late (after a stall they would go on for long).
-            if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d || begin >= d) {
+            // Under a rate the next slot may lie past the deadline before the clock does.
+            cut_by_deadline = work.deadline.is_some_and(|d| not_before >= d || begin >= d);
+            if stop.is_raised() || cut_by_deadline {
                 break;
             }
             // Free at its slot: whatever lag follows is the client's own.
@@ -684,7 +687,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         // rest after a connection gave up, or operations that need a document when the
         // connection has none (its bulk inserts or creates failed). A stop by the user
         // (Ctrl-C, --duration) is the user's bound and is not counted.
-        let cut_by_user = stop.is_raised() || work.deadline.is_some_and(|d| self.clock.now() >= d);
+        let cut_by_user = cut_by_deadline
+            || stop.is_raised()
+            || work.deadline.is_some_and(|d| self.clock.now() >= d);
         if let Some(left) = source.left().filter(|_| !cut_by_user) {
             not_run.count_all(&left);
             if abort.is_none() && left.total() > 0 {

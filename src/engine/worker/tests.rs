@@ -2,7 +2,7 @@
 //! and its reconnection, checked without a server and without waiting.
 
 mod bookkeeping;
-
+mod pacing;
 mod reconnection;
 
 use std::sync::Arc;
