@@ -30,9 +30,16 @@ impl Default for Reads {
     }
 }
 
+/// What a run of reads did.
+struct Ran {
+    /// When each request went out, ms after the clock began.
+    sent: Vec<f64>,
+    metrics: ConnectionMetrics,
+    recorder: Arc<Recorder>,
+}
+
 impl Reads {
-    /// Runs the reads; returns the moments they were sent (ms) and the metrics.
-    fn run(self) -> (Vec<f64>, ConnectionMetrics) {
+    fn run(self) -> Ran {
         let clock = VirtualClock::new();
         let replies = self.waits_ms.iter().map(|&ms| read_answer(ms));
         let mut server = ScriptedServer::new(&clock).then(replies);
@@ -48,7 +55,11 @@ impl Reads {
         share.deadline = self.deadline_ms.map(|ms| clock.at_ms(ms));
         let (metrics, abort) = run(&mut worker, share);
         assert_eq!(abort, None);
-        (worker.client.received_at_ms(), metrics)
+        Ran {
+            sent: worker.client.received_at_ms(),
+            metrics,
+            recorder: worker.shared.recorder.clone(),
+        }
     }
 }
 
@@ -59,7 +70,7 @@ fn read_answer(wait_ms: u64) -> Reply {
 
 #[test]
 fn under_a_rate_the_kth_operation_is_sent_at_first_plus_k_periods() {
-    let (sent, metrics) = Reads {
+    let Ran { sent, metrics, .. } = Reads {
         pacing: |clock| open(clock.at_ms(3), 10),
         ..Reads::default()
     }
@@ -74,7 +85,7 @@ fn operations_that_start_later_than_the_threshold_are_late() {
     // The first answer takes 35 ms: the next three go out as soon as the connection is
     // free, 25, 16 and 7 ms after their slots, and the fifth is on time again.
     for (threshold_ms, late) in [(5, 3), (10, 2), (30, 0)] {
-        let (sent, metrics) = Reads {
+        let Ran { sent, metrics, .. } = Reads {
             n: 7,
             pacing: |clock| open(clock.start(), 10),
             waits_ms: vec![35],
@@ -89,7 +100,7 @@ fn operations_that_start_later_than_the_threshold_are_late() {
 
 #[test]
 fn without_a_rate_operations_go_back_to_back() {
-    let (sent, metrics) = Reads {
+    let Ran { sent, metrics, .. } = Reads {
         n: 4,
         waits_ms: vec![5, 1, 3],
         ..Reads::default()
@@ -115,7 +126,7 @@ fn nothing_is_sent_past_the_deadline() {
         ..Reads::default()
     };
     for reads in [closed, paced] {
-        let (sent, metrics) = reads.run();
+        let Ran { sent, metrics, .. } = reads.run();
         assert_eq!(sent, [0.0, 10.0, 20.0, 30.0, 40.0]);
         // A deadline is the user's bound: what it cut off is not counted as not run.
         assert_eq!(metrics.of(Read).not_run, 0);
@@ -124,7 +135,7 @@ fn nothing_is_sent_past_the_deadline() {
 
 #[test]
 fn operations_that_fell_due_before_the_deadline_are_not_sent_after_it() {
-    let (sent, metrics) = Reads {
+    let Ran { sent, metrics, .. } = Reads {
         n: 100,
         pacing: |clock| open(clock.start(), 10),
         waits_ms: vec![100],
@@ -134,4 +145,25 @@ fn operations_that_fell_due_before_the_deadline_are_not_sent_after_it() {
     .run();
     assert_eq!(sent, [0.0]);
     assert_eq!(metrics.late, 0);
+}
+
+#[test]
+fn under_a_rate_response_time_counts_from_the_slot_and_send_lag_only_when_free() {
+    let Ran { recorder, .. } = Reads {
+        n: 7,
+        pacing: |clock| open(clock.start(), 10),
+        waits_ms: vec![35],
+        ..Reads::default()
+    }
+    .run();
+    let reads = &recorder.step()[Read.index()];
+    // Served in 35 ms, then 1 ms each; but the three behind the slow answer waited for
+    // it: 26, 17 and 8 ms from their slots.
+    let slow = |h: &hdrhistogram::Histogram<u64>| h.count_between(5_000, 100_000);
+    assert_eq!((reads.latency.len(), slow(&reads.latency)), (7, 1));
+    assert_eq!((reads.response.len(), slow(&reads.response)), (7, 4));
+    // Send lag is the client's own: only the last three found the connection free at
+    // their slot, and went out on it.
+    let lag = recorder.send_lag();
+    assert_eq!((lag.len(), lag.max()), (3, 1));
 }
