@@ -186,12 +186,12 @@ enum Answer {
 
 impl Answer {
     /// When the request went out and when its answer was in, for an operation that began
-    /// at `begin`, looked at `now`. A lost exchange's time is not local processing: it
-    /// spans it all.
-    fn span(&self, begin: Instant, now: Instant) -> (Instant, Instant) {
+    /// at `begin`. A lost exchange's time is not local processing: it spans it all, up to
+    /// now on `clock` (an answer's own times spare the clock a read).
+    fn span(&self, begin: Instant, clock: &impl Clock) -> (Instant, Instant) {
         match self {
             Answer::Received(exchange) => (exchange.started.max(begin), exchange.finished),
-            Answer::Lost { .. } => (begin, now),
+            Answer::Lost { .. } => (begin, clock.now()),
         }
     }
 }
@@ -494,7 +494,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 numbers.len() as u64,
             )
             .await?;
-        let (ready, answered) = answer.span(start.begin, self.clock.now());
+        let (ready, answered) = answer.span(start.begin, &self.clock);
         if let Answer::Received(answer) = answer {
             let response = answered
                 .duration_since(start.intended.unwrap_or(ready))
@@ -734,7 +734,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let answer = self
             .exchange(metrics, operation, method, with_body, 1)
             .await?;
-        let (ready, answered) = answer.span(begin, self.clock.now());
+        let (ready, answered) = answer.span(begin, &self.clock);
         let settled = match answer {
             Answer::Received(answer) => {
                 metrics.operation(operation).statuses.add(answer.status, 1);
