@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::bulk_answer::{self, DocumentOutcome};
 use super::reconnect::{Next, Reconnect};
-use super::stop::{Signal, Stop};
+use super::stop::Stop;
 use super::transport::{Clock, SystemClock, Transport};
 use crate::driver::responses;
 use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
@@ -128,21 +128,6 @@ pub struct Worker<T = Client, C = SystemClock> {
 struct Start {
     begin: Instant,
     intended: Option<Instant>,
-}
-
-/// When an operation is to begin, if at all.
-enum Slot {
-    /// At `begin`; `intended` is its scheduled start under a rate, and `free_at_slot`
-    /// says whether the connection waited for it (so any lag is the client's own).
-    Go {
-        begin: Instant,
-        intended: Option<Instant>,
-        free_at_slot: bool,
-    },
-    /// At or past the phase's deadline: nothing more is sent.
-    PastDeadline,
-    /// The run was stopped.
-    Stopped,
 }
 
 /// How an operation ended, for what the connection knows of its document afterwards.
@@ -624,19 +609,29 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         while abort.is_none()
             && let Some((k, operation)) = order.next()
         {
-            let slot = self.slot(k, work.pacing, work.deadline, &stop).await;
-            let (begin, intended, free_at_slot) = match slot {
-                Slot::Go {
-                    begin,
-                    intended,
-                    free_at_slot,
-                } => (begin, intended, free_at_slot),
-                Slot::PastDeadline => {
-                    cut_by_deadline = true;
-                    break;
-                }
-                Slot::Stopped => break,
+            let intended = match work.pacing {
+                Pacing::Closed => None,
+                Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
             };
+            // One clock read serves the checks and the operation's start, unless it waits.
+            let mut begin = self.clock.now();
+            let not_before = intended.unwrap_or(begin);
+            // Past the deadline nothing more is sent, not even operations that fell due
+            // before it and are late (after a stall they would go on for long).
+            // Under a rate the next slot may lie past the deadline before the clock does.
+            cut_by_deadline = work.deadline.is_some_and(|d| not_before >= d || begin >= d);
+            if stop.is_raised() || cut_by_deadline {
+                break;
+            }
+            // Free at its slot: whatever lag follows is the client's own.
+            let free_at_slot = intended.is_some_and(|at| at > begin);
+            if let Some(at) = intended.filter(|&at| at > begin) {
+                tokio::select! {
+                    () = self.clock.sleep_until(at) => {}
+                    () = stop.raised() => break,
+                }
+                begin = self.clock.now();
+            }
             let lag = intended.map(|at| begin.saturating_duration_since(at));
             let late = lag.is_some_and(|lag| lag > self.shared.late_threshold);
             metrics.late += u64::from(late);
@@ -708,50 +703,6 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         not_run.add_to(&mut metrics);
         metrics.elapsed_ns = self.nanos_since(started);
         (metrics, abort)
-    }
-
-    /// Waits for operation `k`'s slot under a rate; says when it begins, or that it is
-    /// not to be sent.
-    async fn slot(
-        &mut self,
-        k: usize,
-        pacing: Pacing,
-        deadline: Option<Instant>,
-        stop: &Signal,
-    ) -> Slot {
-        let intended = match pacing {
-            Pacing::Closed => None,
-            Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
-        };
-        // One clock read serves the checks and the operation's start, unless it waits.
-        let begin = self.clock.now();
-        let not_before = intended.unwrap_or(begin);
-        // Past the deadline nothing more is sent, not even operations that fell due
-        // before it and are late (after a stall they would go on for long). Under a rate
-        // the next slot may lie past the deadline while the clock is still before it.
-        if deadline.is_some_and(|d| not_before >= d || begin >= d) {
-            return Slot::PastDeadline;
-        }
-        if stop.is_raised() {
-            return Slot::Stopped;
-        }
-        let Some(at) = intended.filter(|&at| at > begin) else {
-            return Slot::Go {
-                begin,
-                intended,
-                free_at_slot: false,
-            };
-        };
-        tokio::select! {
-            () = self.clock.sleep_until(at) => {}
-            () = stop.raised() => return Slot::Stopped,
-        }
-        // Free at its slot: whatever lag follows is the client's own.
-        Slot::Go {
-            begin: self.clock.now(),
-            intended,
-            free_at_slot: true,
-        }
     }
 
     /// An operation due while the server is unreachable (open model): it fails at once,
