@@ -34,13 +34,23 @@ fn creates_count_operations_documents_bytes_and_server_time() {
     assert_eq!(metrics.elapsed_ns, 3 * 1_000_000);
 }
 
+/// One read, then one update, then one delete, each a share of its own whose order
+/// believes the connection knows a document.
+fn read_update_delete(worker: &mut TestWorker) -> Vec<(Operation, ConnectionMetrics)> {
+    let mut ran = Vec::new();
+    for operation in [Read, Update, Delete] {
+        let (metrics, abort) = run(worker, work(only(operation, 1, 1)));
+        assert_eq!(abort, None, "{operation:?}");
+        ran.push((operation, metrics));
+    }
+    ran
+}
+
 #[test]
 fn a_read_an_update_and_a_delete_keep_the_revision_current() {
     let clock = VirtualClock::new();
     let mut worker = worker_knowing(1, ScriptedServer::new(&clock), &clock);
-    for operation in [Read, Update, Delete] {
-        let (metrics, abort) = run(&mut worker, work(only(operation, 1, 1)));
-        assert_eq!(abort, None);
+    for (operation, metrics) in read_update_delete(&mut worker) {
         assert_eq!(metrics.of(operation).succeeded, 1, "{operation:?}");
     }
     let received = &worker.client.received;
@@ -177,10 +187,9 @@ fn a_lost_bulk_insert_leaves_its_documents_unknown_and_a_refused_one_failed() {
 #[test]
 fn a_read_update_or_delete_without_a_document_is_counted_and_not_sent() {
     let clock = VirtualClock::new();
+    // The connection holds no document, whatever its orders believe.
     let mut worker = worker_knowing(0, ScriptedServer::new(&clock), &clock);
-    for operation in [Read, Update, Delete] {
-        // The order believes in a document that the connection does not hold.
-        let (metrics, _) = run(&mut worker, work(only(operation, 1, 1)));
+    for (operation, metrics) in read_update_delete(&mut worker) {
         assert_eq!(failures(&metrics, operation), [(Failure::NoDocument, 1)]);
     }
     assert!(worker.client.received.is_empty());
