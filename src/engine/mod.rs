@@ -8,12 +8,14 @@
 mod actions;
 mod alarm;
 mod bulk_answer;
+mod deal;
 mod machine;
 pub mod monitor;
 pub mod observer;
 mod reconnect;
 pub mod stop;
 mod timer;
+mod transport;
 mod worker;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +28,7 @@ use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, OperationOrder, Phase};
+use crate::workload::{DocumentIds, OperationOrder, Phase};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
@@ -185,7 +187,8 @@ impl Engine {
             };
             opening.push(tokio::spawn(async move {
                 open_somewhere(&mut client, &fallbacks).await?;
-                Ok::<Worker, String>(Worker::new(index, client, shared, pick_rng))
+                let clock = transport::SystemClock::default();
+                Ok::<Worker, String>(Worker::new(index, client, clock, shared, pick_rng))
             }));
         }
         for task in opening {
@@ -205,20 +208,13 @@ impl Engine {
 
     /// Deals every known document out to the first `count` connections, round robin.
     fn deal_documents(&mut self, count: usize) {
-        let mut all = Vec::new();
-        for worker in &mut self.workers {
-            all.push(std::mem::take(&mut worker.pool));
-        }
-        let total: usize = all.iter().map(DocumentPool::len).sum();
-        for worker in self.workers.iter_mut().take(count) {
-            worker.pool = DocumentPool::with_capacity(total / count + 1);
-        }
-        let mut next = 0;
-        for pool in all {
-            for document in pool.into_documents() {
-                self.workers[next].pool.add(document.number, document.rev);
-                next = (next + 1) % count;
-            }
+        let pools = self
+            .workers
+            .iter_mut()
+            .map(|w| std::mem::take(&mut w.pool))
+            .collect();
+        for (worker, pool) in self.workers.iter_mut().zip(deal::deal(pools, count)) {
+            worker.pool = pool;
         }
     }
 

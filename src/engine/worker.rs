@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::alarm::Alarm;
 use super::bulk_answer::{self, DocumentOutcome};
 use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
+use super::transport::{Clock, SystemClock, Transport};
 use crate::driver::responses;
 use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
 use crate::metrics::{ConnectionMetrics, Failure, FailureSamples, Recorder};
@@ -93,9 +93,12 @@ pub struct PhaseWork {
     pub pacing: Pacing,
 }
 
-pub struct Worker {
+/// A connection's worker; a run's talks to a server through a [`Client`] on the system's
+/// clock, a test's to a scripted server on a virtual one.
+pub struct Worker<T = Client, C = SystemClock> {
     pub index: u64,
-    pub client: Client,
+    pub client: T,
+    clock: C,
     pub pool: DocumentPool,
     shared: Arc<Shared>,
     /// Chooses which live document a read, update or delete touches.
@@ -181,19 +184,21 @@ enum Answer {
 
 impl Answer {
     /// When the request went out and when its answer was in, for an operation that began
-    /// at `begin`. A lost exchange's time is not local processing: it spans it all.
-    fn span(&self, begin: Instant) -> (Instant, Instant) {
+    /// at `begin`. A lost exchange's time is not local processing: it spans it all, up to
+    /// now on `clock` (an answer's own times spare the clock a read).
+    fn span(&self, begin: Instant, clock: &impl Clock) -> (Instant, Instant) {
         match self {
             Answer::Received(exchange) => (exchange.started.max(begin), exchange.finished),
-            Answer::Lost { .. } => (begin, Instant::now()),
+            Answer::Lost { .. } => (begin, clock.now()),
         }
     }
 }
 
-impl Worker {
-    pub fn new(index: u64, client: Client, shared: Arc<Shared>, pick_rng: Rng) -> Worker {
+impl<T: Transport, C: Clock> Worker<T, C> {
+    pub fn new(index: u64, client: T, clock: C, shared: Arc<Shared>, pick_rng: Rng) -> Self {
         let abandoned = Box::pin(shared.stop.abandon.raised());
         Worker {
+            clock,
             abandoned,
             reconnect: Reconnect::new(shared.reconnect_for),
             gave_up: false,
@@ -236,7 +241,7 @@ impl Worker {
                 Err(lost)
                     if !self.open_model && lost.is_unreachable() && !lost.may_have_reached =>
                 {
-                    self.reconnect.failed(Instant::now(), rand::random());
+                    self.reconnect.failed(self.clock.now(), rand::random());
                     match self.come_back().await {
                         Reachable::Up => continue,
                         Reachable::GaveUp(reason) => {
@@ -282,12 +287,12 @@ impl Worker {
                 if unknown {
                     op.unknown += documents;
                 }
-                let took = lost.started.elapsed().as_nanos() as u64;
+                let took = self.nanos_since(lost.started);
                 self.shared
                     .recorder
                     .failed(metrics, operation, failure, took);
                 if lost.is_unreachable() {
-                    self.reconnect.failed(Instant::now(), rand::random());
+                    self.reconnect.failed(self.clock.now(), rand::random());
                 }
                 Ok(Answer::Lost { unknown })
             }
@@ -309,7 +314,7 @@ impl Worker {
             path: &self.path,
             body: with_body.then_some(self.body.as_slice()),
         };
-        let asked = Instant::now();
+        let asked = self.clock.now();
         let sent_or_abandoned = tokio::select! {
             biased;
             result = self.client.send(&call) => Some(result),
@@ -324,7 +329,7 @@ impl Worker {
         if method != Method::Get {
             metrics.operation(operation).unknown += documents;
         }
-        let took = asked.elapsed().as_nanos() as u64;
+        let took = self.nanos_since(asked);
         self.shared
             .recorder
             .failed(metrics, operation, Failure::Interrupted, took);
@@ -334,9 +339,14 @@ impl Worker {
         ))
     }
 
+    /// Nanoseconds from `at` to now.
+    fn nanos_since(&self, at: Instant) -> u64 {
+        self.clock.now().saturating_duration_since(at).as_nanos() as u64
+    }
+
     /// Counts an exchange for the node it went to, when the target has several.
     fn note_node(&self, result: &Result<Exchange, Unanswered>) {
-        let endpoint = self.client.endpoint_arc();
+        let endpoint = self.client.endpoint();
         let Some(node) = self
             .shared
             .endpoints
@@ -361,8 +371,7 @@ impl Worker {
     /// with a growing backoff until `--reconnect-for` has passed.
     async fn come_back(&mut self) -> Reachable {
         loop {
-            let now = Instant::now();
-            match self.reconnect.next(now) {
+            match self.reconnect.next(self.clock.now()) {
                 Next::GiveUp(tried) => {
                     return Reachable::GaveUp(format!(
                         "connection {} gave up reconnecting to {} after {:.1} s ({} tries; --reconnect-for allows {} s)",
@@ -376,7 +385,7 @@ impl Worker {
                 Next::WaitUntil(_) if self.open_model => return Reachable::Down,
                 Next::WaitUntil(at) => {
                     tokio::select! {
-                        () = tokio::time::sleep_until(at.into()) => {}
+                        () = self.clock.sleep_until(at) => {}
                         () = self.shared.stop.stop.raised() => return Reachable::Stopped,
                     }
                 }
@@ -390,7 +399,7 @@ impl Worker {
                         self.reconnect.reached();
                         return Reachable::Up;
                     }
-                    self.reconnect.failed(Instant::now(), rand::random());
+                    self.reconnect.failed(self.clock.now(), rand::random());
                     if self.open_model {
                         return Reachable::Down;
                     }
@@ -410,7 +419,7 @@ impl Worker {
             }
             if let Some(at) = nodes
                 .iter()
-                .position(|e| Arc::ptr_eq(e, self.client.endpoint_arc()))
+                .position(|e| Arc::ptr_eq(e, self.client.endpoint()))
                 .filter(|_| tries > 1)
             {
                 self.client.move_to(nodes[(at + 1) % nodes.len()].clone());
@@ -484,7 +493,7 @@ impl Worker {
                 numbers.len() as u64,
             )
             .await?;
-        let (ready, answered) = answer.span(start.begin);
+        let (ready, answered) = answer.span(start.begin, &self.clock);
         if let Answer::Received(answer) = answer {
             let response = answered
                 .duration_since(start.intended.unwrap_or(ready))
@@ -492,7 +501,7 @@ impl Worker {
             self.record_bulk_answer(metrics, &answer, &numbers, response);
         }
         metrics.times.local_ns +=
-            (ready - start.begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+            (ready - start.begin).as_nanos() as u64 + self.nanos_since(answered);
         Ok(())
     }
 
@@ -573,13 +582,15 @@ impl Worker {
     /// stopped early, if it did.
     pub async fn run(&mut self, work: PhaseWork) -> (ConnectionMetrics, Option<Abort>) {
         let mut metrics = ConnectionMetrics::default();
+        let started = self.clock.now();
         let mut created = 0;
         self.keys = work.keys;
         let (numbering, index) = (work.numbering, self.index);
         let number = move |j: u64| numbering.base + j * numbering.stride + index;
         let mut abort = None;
+        let mut cut_by_deadline = false;
         let stop = self.shared.stop.stop.clone();
-        let mut progress = ProgressShare::new(self.shared.progress.clone());
+        let mut progress = ProgressShare::new(self.shared.progress.clone(), started);
         let mut not_run = NotRun::default();
         self.open_model = matches!(work.pacing, Pacing::Open { .. });
         let mut source = work.order;
@@ -596,8 +607,6 @@ impl Worker {
                 ));
             }
         }
-        // Made at the first wait, and only under a rate: it may hold a file descriptor.
-        let mut alarm: Option<Alarm> = None;
         while abort.is_none()
             && let Some((k, operation)) = order.next()
         {
@@ -606,23 +615,23 @@ impl Worker {
                 Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
             };
             // One clock read serves the checks and the operation's start, unless it waits.
-            let mut begin = Instant::now();
+            let mut begin = self.clock.now();
             let not_before = intended.unwrap_or(begin);
             // Past the deadline nothing more is sent, not even operations that fell due
             // before it and are late (after a stall they would go on for long).
-            if stop.is_raised() || work.deadline.is_some_and(|d| not_before >= d || begin >= d) {
+            // Under a rate the next slot may lie past the deadline before the clock does.
+            cut_by_deadline = work.deadline.is_some_and(|d| not_before >= d || begin >= d);
+            if stop.is_raised() || cut_by_deadline {
                 break;
             }
             // Free at its slot: whatever lag follows is the client's own.
             let free_at_slot = intended.is_some_and(|at| at > begin);
             if let Some(at) = intended.filter(|&at| at > begin) {
-                let alarm = alarm.get_or_insert_with(Alarm::new);
-                // tokio's timer would wake a millisecond late; see `Alarm`.
                 tokio::select! {
-                    () = alarm.sleep_until(at) => {}
+                    () = self.clock.sleep_until(at) => {}
                     () = stop.raised() => break,
                 }
-                begin = Instant::now();
+                begin = self.clock.now();
             }
             let lag = intended.map(|at| begin.saturating_duration_since(at));
             let late = lag.is_some_and(|lag| lag > self.shared.late_threshold);
@@ -679,7 +688,9 @@ impl Worker {
         // rest after a connection gave up, or operations that need a document when the
         // connection has none (its bulk inserts or creates failed). A stop by the user
         // (Ctrl-C, --duration) is the user's bound and is not counted.
-        let cut_by_user = stop.is_raised() || work.deadline.is_some_and(|d| Instant::now() >= d);
+        let cut_by_user = cut_by_deadline
+            || stop.is_raised()
+            || work.deadline.is_some_and(|d| self.clock.now() >= d);
         if let Some(left) = source.left().filter(|_| !cut_by_user) {
             not_run.count_all(&left);
             if abort.is_none() && left.total() > 0 {
@@ -702,7 +713,7 @@ impl Worker {
         operation: Operation,
         due: Instant,
     ) {
-        let waited = due.elapsed().as_nanos() as u64;
+        let waited = self.nanos_since(due);
         self.shared
             .recorder
             .failed(metrics, operation, Failure::Unreachable, waited);
@@ -718,13 +729,13 @@ impl Worker {
         method: Method,
         with_body: bool,
         start: Start,
-        on_answer: impl FnOnce(&mut Worker, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
+        on_answer: impl FnOnce(&mut Self, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
     ) -> Result<Settled, Abort> {
         let Start { begin, intended } = start;
         let answer = self
             .exchange(metrics, operation, method, with_body, 1)
             .await?;
-        let (ready, answered) = answer.span(begin);
+        let (ready, answered) = answer.span(begin, &self.clock);
         let settled = match answer {
             Answer::Received(answer) => {
                 metrics.operation(operation).statuses.add(answer.status, 1);
@@ -753,8 +764,7 @@ impl Worker {
             Answer::Lost { unknown: true } => Settled::Unknown,
             Answer::Lost { unknown: false } => Settled::Failed,
         };
-        metrics.times.local_ns +=
-            (ready - begin).as_nanos() as u64 + answered.elapsed().as_nanos() as u64;
+        metrics.times.local_ns += (ready - begin).as_nanos() as u64 + self.nanos_since(answered);
         Ok(settled)
     }
 
@@ -904,11 +914,11 @@ impl ProgressShare {
     const BATCH: u64 = 64;
     const PERIOD: Duration = Duration::from_millis(50);
 
-    fn new(shared: Arc<AtomicU64>) -> ProgressShare {
+    fn new(shared: Arc<AtomicU64>, now: Instant) -> ProgressShare {
         ProgressShare {
             shared,
             pending: 0,
-            since: Instant::now(),
+            since: now,
         }
     }
 
@@ -934,3 +944,6 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     }
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
+
+#[cfg(test)]
+mod tests;
