@@ -42,7 +42,7 @@ pub struct StatusCounts {
 impl StatusCounts {
     pub fn add(&mut self, status: u16, n: u64) {
         match self.counts.iter_mut().find(|(s, _)| *s == status) {
-            Some((_, count)) => *count += n,
+            Some((_, count)) => *count = count.saturating_add(n),
             None => self.counts.push((status, n)),
         }
     }
@@ -67,15 +67,15 @@ impl OperationCounts {
     }
 
     pub fn merge(&mut self, other: &OperationCounts) {
-        self.succeeded += other.succeeded;
-        self.documents += other.documents;
-        self.documents_failed += other.documents_failed;
+        self.succeeded = self.succeeded.saturating_add(other.succeeded);
+        self.documents = self.documents.saturating_add(other.documents);
+        self.documents_failed = self.documents_failed.saturating_add(other.documents_failed);
         self.failures.merge(&other.failures);
         self.samples.merge(&other.samples);
         self.statuses.merge(&other.statuses);
-        self.resends += other.resends;
-        self.unknown += other.unknown;
-        self.not_run += other.not_run;
+        self.resends = self.resends.saturating_add(other.resends);
+        self.unknown = self.unknown.saturating_add(other.unknown);
+        self.not_run = self.not_run.saturating_add(other.not_run);
     }
 }
 

@@ -79,7 +79,7 @@ impl FailureCounts {
             return;
         }
         match self.counts.iter_mut().find(|(f, _)| *f == failure) {
-            Some((_, count)) => *count += n,
+            Some((_, count)) => *count = count.saturating_add(n),
             None => self.counts.push((failure, n)),
         }
     }
@@ -91,7 +91,9 @@ impl FailureCounts {
     }
 
     pub fn total(&self) -> u64 {
-        self.counts.iter().map(|(_, n)| n).sum()
+        self.counts
+            .iter()
+            .fold(0, |sum, (_, n)| sum.saturating_add(*n))
     }
 
     /// Failures of whole operations: all but those of single documents in a bulk answer,
@@ -100,8 +102,7 @@ impl FailureCounts {
         self.counts
             .iter()
             .filter(|(f, _)| !f.is_document())
-            .map(|(_, n)| n)
-            .sum()
+            .fold(0, |sum, (_, n)| sum.saturating_add(*n))
     }
 
     /// The counts, most frequent first.

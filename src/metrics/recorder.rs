@@ -102,8 +102,8 @@ impl Default for NodeLatencies {
 
 impl NodeLatencies {
     pub fn merge(&mut self, other: &NodeLatencies) {
-        self.answered += other.answered;
-        self.failed += other.failed;
+        self.answered = self.answered.saturating_add(other.answered);
+        self.failed = self.failed.saturating_add(other.failed);
         let _ = self.latency.add(&other.latency);
     }
 }

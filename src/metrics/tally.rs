@@ -88,9 +88,9 @@ impl PhaseTally {
             tally
                 .operations
                 .merge_with(&connection.operations, |op, counts| op.counts.merge(counts));
-            tally.json_sent += connection.json_sent;
-            tally.json_received += connection.json_received;
-            tally.late += connection.late;
+            tally.json_sent = tally.json_sent.saturating_add(connection.json_sent);
+            tally.json_received = tally.json_received.saturating_add(connection.json_received);
+            tally.late = tally.late.saturating_add(connection.late);
             tally.connections.push(connection.times);
         }
         tally
@@ -101,9 +101,9 @@ impl PhaseTally {
         self.operations
             .merge_with(&other.operations, OperationTally::merge);
         self.connections.extend(other.connections.iter().cloned());
-        self.json_sent += other.json_sent;
-        self.json_received += other.json_received;
-        self.late += other.late;
+        self.json_sent = self.json_sent.saturating_add(other.json_sent);
+        self.json_received = self.json_received.saturating_add(other.json_received);
+        self.late = self.late.saturating_add(other.late);
         let _ = self.send_lag.add(&other.send_lag);
         for (address, node) in &other.nodes {
             match self.nodes.iter_mut().find(|(a, _)| a == address) {

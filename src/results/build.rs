@@ -76,7 +76,11 @@ fn iron_cushion(tally: &PhaseTally, mix: &[Operation], wall_seconds: f64) -> Iro
         );
     }
     if mix.contains(&Operation::BulkInsert) {
-        let local = column(times, |t| t.send_ns + t.remote_ns.total() + t.receive_ns);
+        let local = column(times, |t| {
+            t.send_ns
+                .saturating_add(t.remote_ns.total())
+                .saturating_add(t.receive_ns)
+        });
         rates.insert(
             "localInsertRate".to_string(),
             rate(documents(Operation::BulkInsert), mean(&local)),

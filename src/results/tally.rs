@@ -36,7 +36,7 @@ pub fn of_phase(phase: &PhaseResult) -> Result<PhaseTally, String> {
         .map_err(context)?;
     Ok(PhaseTally {
         operations,
-        connections: connections(phase),
+        connections: connections(phase).map_err(context)?,
         json_sent: phase.iron_cushion.total_json_bytes_sent,
         json_received: phase.iron_cushion.total_json_bytes_received,
         late: phase.late,
@@ -106,12 +106,27 @@ fn decoded(latency: &Latency) -> Result<Histogram<u64>, String> {
 }
 
 /// Each connection's times, from the result's columns (none in a result of schema 1).
-fn connections(phase: &PhaseResult) -> Vec<ConnectionTimes> {
+/// Columns of different lengths cannot say which time is whose: refused.
+fn connections(phase: &PhaseResult) -> Result<Vec<ConnectionTimes>, String> {
     let Some(columns) = &phase.connection_times else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
+    let count = columns.local_ns.len();
+    let named = [
+        ("send_ns", &columns.send_ns),
+        ("receive_ns", &columns.receive_ns),
+    ];
+    let remote = columns.remote_ns.iter().map(|(name, c)| (name.as_str(), c));
+    for (name, column) in named.into_iter().chain(remote) {
+        if column.len() != count {
+            return Err(format!(
+                "connection_times: {name} has {} entries but local_ns has {count}; the file was changed or cut",
+                column.len()
+            ));
+        }
+    }
     let at = |column: &[u64], i: usize| column.get(i).copied().unwrap_or(0);
-    (0..columns.local_ns.len())
+    Ok((0..count)
         .map(|i| ConnectionTimes {
             local_ns: at(&columns.local_ns, i),
             send_ns: at(&columns.send_ns, i),
@@ -123,7 +138,7 @@ fn connections(phase: &PhaseResult) -> Vec<ConnectionTimes> {
                     .map_or(0, |column| at(column, i))
             }),
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -220,5 +235,17 @@ mod tests {
         );
         built.operations[1].operation = "teleport".into();
         assert!(of_phase(&built).unwrap_err().contains("\"teleport\""));
+    }
+
+    #[test]
+    fn connection_times_of_different_lengths_are_refused() {
+        let mut built = build::from_tally(facts(vec![Operation::Read]), &tally());
+        let times = built.connection_times.as_mut().unwrap();
+        times.remote_ns.get_mut("read").unwrap().pop();
+        let err = of_phase(&built).unwrap_err();
+        assert!(
+            err.contains("read has 2 entries but local_ns has 3"),
+            "{err}"
+        );
     }
 }

@@ -60,14 +60,15 @@ impl PerOperation<u64> {
         table
     }
 
-    /// The sum of the entries.
+    /// The sum of the entries. Sums saturate rather than wrap: entries may come from a
+    /// result file, which anyone can write.
     pub fn total(&self) -> u64 {
-        self.values.iter().sum()
+        self.values.iter().fold(0, |sum, n| sum.saturating_add(*n))
     }
 
-    /// Adds `other`'s entries to this table's.
+    /// Adds `other`'s entries to this table's, saturating.
     pub fn add(&mut self, other: &PerOperation<u64>) {
-        self.merge_with(other, |mine, theirs| *mine += theirs);
+        self.merge_with(other, |mine, theirs| *mine = mine.saturating_add(*theirs));
     }
 }
 
