@@ -1,11 +1,9 @@
 //! Reading results after the run: comparing two results, thresholds that pass or fail a
-//! run, merging the results of many nodes into one, and the share of the workload each
-//! node runs. One file per concern; the command-line side is in `cli/compare.rs`,
+//! run, and merging the results of many nodes into one. One file per concern; the command-line side is in `cli/compare.rs`,
 //! `cli/merge.rs` and `cli/check.rs`.
 
 pub mod compare;
 pub mod merge;
-pub mod nodes;
 pub mod thresholds;
 
 use hdrhistogram::Histogram;

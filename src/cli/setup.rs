@@ -10,7 +10,6 @@ use clap::parser::ValueSource;
 
 use super::RunArgs;
 use super::templates;
-use crate::analysis::nodes;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
 use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, RunSettings};
@@ -20,6 +19,7 @@ use crate::run::{ConfigRecord, DatabasePolicy, Setup};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
+use crate::workload::nodes;
 use crate::workload::{CrudBound, DocumentIds, Operation, Plan, Weights, ids};
 
 /// Intervals shorter than this would make the live lines noise.

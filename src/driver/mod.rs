@@ -5,10 +5,10 @@ pub mod admin;
 pub mod connection;
 pub mod http1;
 pub mod responses;
-pub mod rev;
 
+/// Revisions are the documents' (`workload`); the driver reads them from answers.
+pub use crate::workload::Rev;
 pub use connection::{
     Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError, Unanswered,
 };
 pub use http1::Method;
-pub use rev::Rev;

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::rev::Rev;
+use crate::workload::Rev;
 
 /// `{"ok":true,"id":"…","rev":"…"}` from a create, update or delete, or one element of
 /// a `_bulk_docs` answer (`{"id":"…","error":"conflict","reason":"…"}` on failure).

@@ -22,12 +22,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::analysis::nodes;
 use crate::driver::{Client, Endpoint};
 use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
+use crate::workload::nodes;
 use crate::workload::{DocumentIds, OperationOrder, Phase};
 
 pub use crate::metrics::PhaseOutcome;

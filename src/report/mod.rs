@@ -1,6 +1,7 @@
 //! Turning measurements into what users read.
 
 pub mod achieved;
+pub mod forms;
 pub mod ironcushion;
 pub mod late_cause;
 pub mod latency;

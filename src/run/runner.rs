@@ -17,8 +17,9 @@ use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
+use crate::report::forms;
 use crate::results::{self, NodeInfo, PhaseResult, RunResult};
-use crate::scenario::{Form, Scenario, forms};
+use crate::scenario::{Form, Scenario};
 use crate::target::Target;
 
 /// Runs `setup`, telling `observer` of progress and intervals, on a runtime of its own.

@@ -3,7 +3,6 @@
 
 mod builtin;
 pub mod file;
-pub mod forms;
 pub mod settings;
 
 use std::path::Path;

@@ -2,12 +2,14 @@
 //! order, and on which documents.
 
 pub mod ids;
+pub mod nodes;
 pub mod operation;
 pub mod order;
 pub mod per_operation;
 pub mod phase;
 pub mod plan;
 pub mod pool;
+pub mod rev;
 
 pub use ids::DocumentIds;
 pub use operation::Operation;
@@ -16,3 +18,4 @@ pub use per_operation::PerOperation;
 pub use phase::{Action, KeyChoice, Phase};
 pub use plan::{Counts, CrudBound, Plan, Weights};
 pub use pool::DocumentPool;
+pub use rev::Rev;

@@ -8,7 +8,7 @@ use rand_distr::{Distribution, Zipf};
 
 use super::phase::KeyChoice;
 
-use crate::driver::Rev;
+use super::rev::Rev;
 use crate::seed::Rng;
 
 /// A document the connection has stored and not deleted.

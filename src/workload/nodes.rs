@@ -13,7 +13,7 @@ use std::ops::Range;
 /// `connections` connections per node.
 ///
 /// ```
-/// use sofabench::analysis::nodes::node_slice;
+/// use sofabench::workload::nodes::node_slice;
 /// assert_eq!(node_slice(0, 3, 10), 0..10);
 /// assert_eq!(node_slice(2, 3, 10), 20..30);
 /// ```
