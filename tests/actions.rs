@@ -371,3 +371,46 @@ fn a_bad_replication_address_is_refused_before_anything_is_sent() {
     );
     assert!(!run.stderr.contains("hidden-pw"), "{}", run.stderr);
 }
+
+#[test]
+fn an_action_whose_phase_ends_before_its_moment_starts_then_instead_of_waiting() {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        r#"
+[[phase]]
+name = "short"
+mix = { create = 1 }
+total = 20
+connections = 2
+compact_at = "1h"
+"#,
+    );
+    let json = dir.path().join("result.json");
+    let started = std::time::Instant::now();
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=late-compaction",
+        "--quiet",
+        "--scenario",
+        &file,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // Before, the run sat idle until the hour had passed.
+    assert!(started.elapsed() < Duration::from_secs(60), "it waited");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.count("create"), 20, "{}", run.stdout);
+    let (result, text) = result(&json);
+    let compaction = action(&result, "short");
+    assert!(compaction["error"].is_null(), "{text}");
+    assert!(
+        compaction["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("before compact_at = 3600.0 s: it ran without load")),
+        "{text}"
+    );
+    assert!(compaction["finished_seconds"].as_f64().is_some(), "{text}");
+}

@@ -297,6 +297,8 @@ impl Engine {
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
         let started_at = SystemTime::now();
+        // Raised when the phase's operations have ended, for an action still waiting.
+        let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
             actions::spawn(
                 a,
@@ -304,7 +306,7 @@ impl Engine {
                 self.endpoints[0].clone(),
                 &self.settings.actions,
                 self.stop.clone(),
-                started,
+                (started, operations_ended.clone()),
             )
         });
         let mut tasks = Vec::with_capacity(count);
@@ -328,6 +330,7 @@ impl Engine {
         }
         self.workers.append(&mut idle);
         let wall = started.elapsed();
+        operations_ended.raise();
         self.phases_run += 1;
         sampler.abort();
         let intervals = {

@@ -22,6 +22,7 @@ use crate::target::{Credentials, Target};
 use crate::workload::Action;
 
 use super::Stop;
+use super::stop::Signal;
 
 /// What every action of a run needs besides the phase.
 #[derive(Clone, Debug)]
@@ -62,15 +63,18 @@ impl Context {
     }
 }
 
-/// Starts `action` at its moment after `phase_start`.
+/// Starts `action` at its moment after the phase's start, or when the phase's operations
+/// end (`phase.1` is raised then) if that comes first: the run never waits idle for an
+/// action's moment, and the report says the action started early.
 pub fn spawn(
     action: Action,
     target: &Target,
     endpoint: Arc<Endpoint>,
     settings: &ActionSettings,
     stop: Stop,
-    phase_start: Instant,
+    phase: (Instant, Signal),
 ) -> JoinHandle<ActionReport> {
+    let (phase_start, operations_ended) = phase;
     let context = Context {
         // A one-shot `_replicate` answers when the replication is done: the request may
         // take as long as the action may.
@@ -85,20 +89,26 @@ pub fn spawn(
     tokio::spawn(async move {
         let mut context = context;
         let work = async {
-            match action {
-                Action::Compact { at } => {
-                    tokio::time::sleep_until((phase_start + at).into()).await;
-                    compact::run(&mut context).await
-                }
+            let at = match &action {
+                Action::Compact { at } | Action::Replicate { at, .. } => *at,
+            };
+            let early = tokio::select! {
+                () = tokio::time::sleep_until((phase_start + at).into()) => None,
+                () = operations_ended.raised() => Some(early_note(kind, at, phase_start)),
+            };
+            let mut report = match action {
+                Action::Compact { .. } => compact::run(&mut context).await,
                 Action::Replicate {
-                    at,
-                    target,
-                    two_way,
-                } => {
-                    tokio::time::sleep_until((phase_start + at).into()).await;
-                    replicate::run(&mut context, &target, two_way).await
-                }
+                    target, two_way, ..
+                } => replicate::run(&mut context, &target, two_way).await,
+            };
+            if let Some(early) = early {
+                report.note = Some(match report.note.take() {
+                    Some(note) => format!("{early}; {note}"),
+                    None => early,
+                });
             }
+            report
         };
         // A second Ctrl-C (or the grace after the first) gives up on a long `_replicate`
         // too, so the report still prints.
@@ -114,6 +124,21 @@ pub fn spawn(
             },
         }
     })
+}
+
+/// What the report says of an action started when its phase's operations ended, before
+/// its moment: it ran with no load beside it.
+fn early_note(kind: &str, at: Duration, phase_start: Instant) -> String {
+    let key = if kind == "compact" {
+        "compact_at"
+    } else {
+        "replicate_at"
+    };
+    format!(
+        "started when the phase's operations ended ({:.1} s), before {key} = {:.1} s: it ran without load; give the phase more operations or a duration past {key} to measure it under load",
+        phase_start.elapsed().as_secs_f64(),
+        at.as_secs_f64()
+    )
 }
 
 fn kind(action: &Action) -> &'static str {
