@@ -54,6 +54,13 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let options = builtin_options(args, given, &plan, &target, &prefix);
     let scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
     warn_of_unused(given, args.scenario.as_deref());
+    for (flag, why) in
+        scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)
+    {
+        eprintln!(
+            "sofabench: warning: {flag} does nothing here: {why} (see the header's settings lines)"
+        );
+    }
     check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
     let node = node(args)?;
     let (template, template_name) = templates::load(

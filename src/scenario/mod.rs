@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::workload::{Operation, Phase, Plan};
 
 pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
-pub use settings::{Keys, Layers, Origin, Origins};
+pub use settings::{Keys, Layers, Origin, Origins, flags_no_phase_takes};
 
 /// Which reference benchmark's output a scenario adds to the standard report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

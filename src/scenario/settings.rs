@@ -192,6 +192,60 @@ impl Decided {
     }
 }
 
+/// The flags the user gave that no phase takes, because every phase sets its own value
+/// (or, for the batch size, because no phase bulk inserts): giving them changes nothing,
+/// which the user must hear rather than find out.
+pub fn flags_no_phase_takes(
+    given: &Keys,
+    phases: &[Phase],
+    origins: &[Origins],
+) -> Vec<(&'static str, &'static str)> {
+    let from_flag = |o: Option<Origin>| matches!(o, Some(Origin::Flag(_)));
+    let taken = |key: fn(&Origins) -> Option<Origin>, uses: fn(&Phase) -> bool| {
+        phases
+            .iter()
+            .zip(origins)
+            .any(|(phase, origins)| uses(phase) && from_flag(key(origins)))
+    };
+    let any = |_: &Phase| true;
+    let bulk = |phase: &Phase| phase.mix[Operation::BulkInsert] > 0;
+    let keys: [(bool, &str, bool); 6] = [
+        (
+            given.connections.is_some(),
+            FLAGS.connections,
+            taken(|o| o.connections, any),
+        ),
+        (
+            given.batch_size.is_some(),
+            FLAGS.batch_size,
+            taken(|o| o.batch_size, bulk),
+        ),
+        (
+            given.operations.is_some(),
+            FLAGS.operations,
+            taken(|o| o.operations, any),
+        ),
+        (given.total.is_some(), FLAGS.total, taken(|o| o.total, any)),
+        (
+            given.duration.is_some(),
+            FLAGS.duration,
+            taken(|o| o.duration, any),
+        ),
+        (given.rate.is_some(), FLAGS.rate, taken(|o| o.rate, any)),
+    ];
+    keys.into_iter()
+        .filter(|(given, _, taken)| *given && !taken)
+        .map(|(_, flag, _)| {
+            let why = if flag == FLAGS.batch_size && !phases.iter().any(bulk) {
+                "no phase of the scenario bulk inserts"
+            } else {
+                "every phase of the scenario sets its own"
+            };
+            (flag, why)
+        })
+        .collect()
+}
+
 /// Where a phase's settings came from, for the run's header: `connections 10 (default),
 /// 200 operations in total (phase), rate 500/s (--rate)`. Batch size only matters to bulk
 /// inserts, so it is left out of phases without them.
@@ -348,5 +402,34 @@ mod tests {
             describe(&phase, &origins),
             "connections 4 (file), 200 operations in total (phase), rate 500/s (--rate)"
         );
+    }
+
+    #[test]
+    fn a_flag_no_phase_takes_is_named_with_the_reason() {
+        let mut given = layers();
+        given.given.total = Some(99);
+        given.given.batch_size = Some(3);
+        let reads = Weights::only(Operation::Read, 1);
+        let mut own_total = Spec::new("reads", reads);
+        own_total.own.total = Some(10);
+        let mut no_own = Spec::new("more", reads);
+        no_own.own.rate = Some(5.0);
+        let (a, oa) = own_total.decide(&given);
+        let (b, ob) = no_own.decide(&given);
+        let unused = flags_no_phase_takes(&given.given, &[a.clone(), b.clone()], &[oa, ob]);
+        // The total reaches the second phase; the rate reaches the first; nobody bulk inserts.
+        assert_eq!(
+            unused,
+            [(
+                "--num_documents_per_bulk_insert",
+                "no phase of the scenario bulk inserts"
+            )]
+        );
+        let unused = flags_no_phase_takes(&given.given, &[a], &[oa]);
+        assert_eq!(unused.len(), 2, "{unused:?}");
+        assert!(unused.contains(&(
+            "--total-operations",
+            "every phase of the scenario sets its own"
+        )));
     }
 }
