@@ -4,6 +4,8 @@
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;
+use std::io::Read as _;
+
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 /// Encodes a histogram (microseconds) in HdrHistogram's compressed form.
@@ -13,16 +15,65 @@ pub fn encode(histogram: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Decodes what [`encode`] wrote, or what HdrHistogram's own tools write.
+/// The most a histogram may take once inflated: 3 significant digits over the whole u64
+/// range need about 1 MB; HdrHistogram's widest settings some tens of MB.
+const MOST_INFLATED: u64 = 64 << 20;
+
+/// The V2 encodings' cookies, and the inner header's length (cookie, payload length,
+/// normalizing offset, digits, lowest, highest, conversion ratio).
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+const V2_HEADER: usize = 40;
+
+/// Decodes what [`encode`] wrote, or what HdrHistogram's own tools write. The text comes
+/// from files anyone can write: lengths inside it are checked against the data before
+/// the decoder may trust them (it sizes a buffer from one).
 pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
         .map_err(|e| format!("a histogram is not valid base64: {e}"))?;
+    check_lengths(&bytes)?;
     let mut histogram: Histogram<u64> = Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| format!("a histogram cannot be decoded: {e:?}"))?;
     histogram.auto(true);
     Ok(histogram)
+}
+
+/// Refuses an encoding whose inner payload length claims more bytes than it holds.
+fn check_lengths(bytes: &[u8]) -> Result<(), String> {
+    let word = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    let inflated;
+    let inner = match word(bytes, 0) {
+        Some(V2_COMPRESSED_COOKIE) => {
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+                .take(MOST_INFLATED + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("a histogram cannot be inflated: {e}"))?;
+            if out.len() as u64 > MOST_INFLATED {
+                return Err(format!(
+                    "a histogram inflates to more than {} MB; it is not one sofabench wrote",
+                    MOST_INFLATED >> 20
+                ));
+            }
+            inflated = out;
+            &inflated[..]
+        }
+        Some(V2_COOKIE) => bytes,
+        _ => return Err("a histogram has an unknown encoding (cookie)".to_string()),
+    };
+    let claimed = word(inner, 4).ok_or("a histogram is cut short")? as usize;
+    if inner.len() < V2_HEADER || claimed > inner.len() - V2_HEADER {
+        return Err(format!(
+            "a histogram claims {claimed} bytes of counts but holds {}; the file was changed or cut",
+            inner.len().saturating_sub(V2_HEADER)
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -38,5 +89,37 @@ mod tests {
         let back = decode(&encode(&h)).unwrap();
         assert_eq!(back, h);
         assert!(decode("not base64!").is_err());
+    }
+
+    /// A valid encoding whose inner payload length is replaced by `claimed`.
+    fn lying(claimed: u32) -> String {
+        use std::io::Write as _;
+        let mut h = crate::metrics::recorder::new_histogram();
+        h.record(1_000).unwrap();
+        let mut plain = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&h, &mut plain)
+            .unwrap();
+        plain[4..8].copy_from_slice(&claimed.to_be_bytes());
+        let mut deflated =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        deflated.write_all(&plain).unwrap();
+        let deflated = deflated.finish().unwrap();
+        let mut bytes = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&deflated);
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    #[test]
+    fn lengths_that_lie_are_refused_before_anything_is_allocated() {
+        // Before, u32::MAX made the decoder allocate 4 GB and abort the process.
+        let err = decode(&lying(u32::MAX)).unwrap_err();
+        assert!(err.contains("claims 4294967295 bytes"), "{err}");
+        assert!(
+            decode(&lying(0)).is_ok(),
+            "a shorter claim reads fewer counts"
+        );
+        assert!(decode("AAAA").unwrap_err().contains("unknown encoding"));
     }
 }

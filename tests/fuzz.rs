@@ -1,0 +1,164 @@
+//! Property tests with generated and mutated input for every parser of untrusted text:
+//! templates (JSON and XML), scenario files, threshold expressions, result files and the
+//! histograms inside them, and CouchDB's answers. None may panic, whatever it is given.
+//!
+//! CI runs proptest's default number of cases per property (256). To search longer:
+//! `PROPTEST_CASES=100000 cargo test --release --test fuzz`. A failure prints the input
+//! that broke it (proptest shrinks it first); it then becomes a regression test here.
+
+use proptest::prelude::*;
+use sofabench::analysis::thresholds::Threshold;
+use sofabench::driver::responses;
+use sofabench::metrics::histogram;
+use sofabench::results::{RunResult, tally, upgrade};
+use sofabench::scenario::{Layers, file};
+use sofabench::template::{DocumentWriter, Template};
+
+const JSON_TEMPLATE: &str = include_str!("../examples/ironcushion.json");
+const XML_TEMPLATE: &str = include_str!("../examples/ironcushion.xml");
+
+const SCENARIO: &str = r#"
+description = "load, then reads"
+rate = 100
+[[phase]]
+name = "load"
+mix = { bulk_insert = 1 }
+batch_size = 50
+total = 20
+[[phase]]
+name = "reads"
+mix = { read = 9, update = 1 }
+duration = "3s"
+keys = { zipfian = 0.9 }
+sweep = { connections = [1, 10] }
+compact_at = "1s"
+"#;
+
+/// `text` with a few bytes replaced, inserted or removed: close enough to valid to get
+/// deep into a parser, wrong enough to find its corners.
+fn mutated(text: &'static str) -> impl Strategy<Value = String> {
+    let edits = prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, any::<u8>()), 1..8);
+    edits.prop_map(move |edits| {
+        let mut bytes = text.as_bytes().to_vec();
+        for (at, kind, byte) in edits {
+            if bytes.is_empty() {
+                bytes.push(byte);
+                continue;
+            }
+            let at = at.index(bytes.len());
+            match kind {
+                0 => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                _ => {
+                    bytes.remove(at);
+                }
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// A template that compiles must write documents that are JSON.
+fn writes_json(template: Template) {
+    let writer = DocumentWriter::new(template, 7);
+    for number in 0..3 {
+        let mut out = Vec::new();
+        writer.write(&mut out, number, 2, Some("id"), Some("1-a"));
+        let parsed: Result<serde_json::Value, _> = serde_json::from_slice(&out);
+        assert!(parsed.is_ok(), "{}", String::from_utf8_lossy(&out));
+    }
+}
+
+proptest! {
+    #[test]
+    fn json_templates_compile_or_say_why(text in mutated(JSON_TEMPLATE)) {
+        if let Ok(template) = Template::from_json_str(&text, "fuzz.json") {
+            writes_json(template);
+        }
+    }
+
+    #[test]
+    fn xml_templates_compile_or_say_why(text in mutated(XML_TEMPLATE)) {
+        if let Ok(template) = Template::from_xml_str(&text, "fuzz.xml") {
+            writes_json(template);
+        }
+    }
+
+    #[test]
+    fn scenario_files_parse_or_say_why(text in mutated(SCENARIO)) {
+        let _ = file::parse(&text, "fuzz.toml", &Layers::default());
+    }
+
+    #[test]
+    fn threshold_expressions_parse_or_say_why(text in "[a-z_*:.#<>=! 0-9%/sumx-]{0,40}") {
+        let _ = Threshold::parse(&text);
+    }
+
+    #[test]
+    fn histograms_decode_or_say_why(text in "[A-Za-z0-9+/=]{0,200}") {
+        let _ = histogram::decode(&text);
+    }
+
+    #[test]
+    fn mutated_histograms_decode_or_say_why(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6)) {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in [1, 10, 1_000, 250_000] {
+            h.record(v).unwrap();
+        }
+        let encoded = histogram::encode(&h);
+        let mut bytes = base64_decode(&encoded);
+        for (at, byte) in edits {
+            let at = at.index(bytes.len());
+            bytes[at] = byte;
+        }
+        let _ = histogram::decode(&base64_encode(&bytes));
+    }
+
+    #[test]
+    fn couchdb_answers_parse_or_say_why(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let _ = responses::read_rev(&bytes);
+        let _ = responses::written_rev(&bytes);
+        let _ = responses::bulk_rows(&bytes);
+    }
+
+    #[test]
+    fn mutated_bulk_answers_parse_or_say_why(text in mutated(r#"[{"ok":true,"id":"a-0000000001","rev":"1-0123456789abcdef0123456789abcdef"},{"id":"a-0000000002","error":"conflict","reason":"Document update conflict."}]"#)) {
+        let _ = responses::bulk_rows(text.as_bytes());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn result_files_read_or_say_why(text in mutated(Box::leak(a_result_file().into_boxed_str()))) {
+        if let Ok(result) = serde_json::from_str::<RunResult>(&text)
+            && let Ok(result) = upgrade(result)
+        {
+            for phase in &result.phases {
+                let _ = tally::of_phase(phase);
+            }
+        }
+    }
+}
+
+/// A result file of a real run (10 connections against PouchDB Server, schema 2).
+fn a_result_file() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/result-v2.json"
+    ))
+    .expect("tests/fixtures/result-v2.json")
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
