@@ -10,4 +10,4 @@ pub mod read;
 pub mod write;
 
 pub use read::{Kind, Unreadable, read, read_text};
-pub use write::replace;
+pub use write::{ignore_file_size_signal, replace};

@@ -140,7 +140,7 @@ fn refuse_kind(metadata: &Metadata, kind: Kind) -> Result<(), Refusal> {
     if file_type.is_dir() {
         Err(Refusal::NotAFile("is a folder"))
     } else if !file_type.is_file() && !file_type.is_fifo() {
-        Err(Refusal::NotAFile("is a device or socket, not a file"))
+        Err(Refusal::NotAFile("is a device or socket"))
     } else if metadata.len() > kind.limit() {
         Err(Refusal::TooBig)
     } else {
@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn the_limit_holds_however_the_length_is_given() {
-        let exact = vec![b'x'; 100];
+        let exact = [b'x'; 100];
         let kind = Kind::Config;
         assert_eq!(read_at_most(&exact[..], kind).unwrap().len(), 100);
         let endless = std::io::repeat(b'x');

@@ -20,6 +20,17 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// Makes a write past the file size limit (`ulimit -f`) fail with an error, as a full
+/// disk does, instead of killing the process with SIGXFSZ before it can say so, remove
+/// its temporary file, or print the verdict.
+pub fn ignore_file_size_signal() {
+    // SAFETY: sets the disposition of one signal to "ignore"; no handler runs, so nothing
+    // else in the process can be disturbed.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 /// A new, empty file in the same folder as `path` (a rename only moves a file within one
 /// file system), under a name no one else uses.
 fn create_beside(path: &Path) -> io::Result<(PathBuf, File)> {
