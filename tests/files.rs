@@ -182,3 +182,21 @@ fn a_full_disk_leaves_the_old_file_and_still_gives_the_verdict() {
     assert_eq!(std::fs::read_to_string(&result).unwrap(), "old result");
     assert_eq!(entries(&dir), ["result.json"]);
 }
+
+#[test]
+fn a_config_can_come_from_standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sofabench"))
+        .args(["run", NOWHERE, "--config=-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"not_a_flag = 1\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-: unknown key \"not_a_flag\""), "{stderr}");
+}

@@ -222,3 +222,54 @@ fn write_file(path: &Path, format: &Format, result: &RunResult) -> Result<(), St
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(failed: Failed) -> String {
+        failed.to_string()
+    }
+
+    fn single(json: &Path, csv: &Path) -> OutputFiles {
+        OutputFiles::new(None, Some(json), Some(csv), None)
+    }
+
+    #[test]
+    fn one_file_for_two_formats_is_refused_however_it_is_spelt() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = single(&dir.path().join("r"), &dir.path().join("./r"));
+        let e = message(outputs.check(true).unwrap_err());
+        assert!(
+            e.contains("the JSON and CSV results would both be written to"),
+            "{e}"
+        );
+        let out = OutputFiles::new(
+            Some(dir.path()),
+            None,
+            None,
+            Some(&dir.path().join("result.csv")),
+        );
+        let e = message(out.check(true).unwrap_err());
+        assert!(e.contains("the CSV and HTML results"), "{e}");
+    }
+
+    #[test]
+    fn a_dangling_symlink_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("r.json");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        let outputs = single(&link, &dir.path().join("r.csv"));
+        let e = message(outputs.check(false).unwrap_err());
+        assert!(e.contains("r.json already exists"), "{e}");
+        assert!(outputs.check(true).is_ok());
+    }
+
+    #[test]
+    fn a_folder_is_refused_even_with_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = single(dir.path(), &dir.path().join("r.csv"));
+        let e = message(outputs.check(true).unwrap_err());
+        assert!(e.contains("is a folder"), "{e}");
+    }
+}
