@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -13,24 +13,6 @@ use common::*;
 /// An address where no server answers: the refusals here come before any connection.
 const NOWHERE: &str = "--database_address=http://127.0.0.1:1";
 const THRESHOLD: &str = "--threshold=error_rate < 50%";
-
-/// A folder of our own under Cargo's temporary folder for tests, made empty.
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("files-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 /// Bad input, said quickly in one line that contains `words`.
 fn assert_refused(run: &Run, words: &[&str]) {
@@ -66,7 +48,7 @@ fn a_device_as_any_input_ends_at_once() {
 
 #[test]
 fn a_folder_as_an_input_is_refused() {
-    let dir = scratch("folder");
+    let dir = scratch("files", "folder");
     let name = dir.display().to_string();
     let run = sofabench(&["check", THRESHOLD, &name]);
     assert_refused(&run, &[&name, "is a folder"]);
@@ -74,7 +56,7 @@ fn a_folder_as_an_input_is_refused() {
 
 #[test]
 fn inputs_over_their_limit_are_refused_without_reading_them() {
-    let dir = scratch("huge");
+    let dir = scratch("files", "huge");
     let template = dir.join("huge.json");
     sparse(&template, 64 * 1024 * 1024 + 1);
     let schema = format!("--schema={}", template.display());
@@ -108,7 +90,7 @@ fn a_template_can_come_from_a_pipe() {
 
 #[test]
 fn two_formats_in_one_file_are_refused_before_the_run() {
-    let dir = scratch("shared");
+    let dir = scratch("files", "shared");
     let json = format!("--json={}", dir.join("r").display());
     let csv = format!("--csv={}/./r", dir.display());
     let run = sofabench(&["run", NOWHERE, &json, &csv]);
@@ -118,7 +100,7 @@ fn two_formats_in_one_file_are_refused_before_the_run() {
 
 #[test]
 fn a_dangling_symlink_is_not_written_through() {
-    let dir = scratch("symlink");
+    let dir = scratch("files", "symlink");
     let link = dir.join("result.json");
     std::os::unix::fs::symlink(dir.join("nowhere"), &link).unwrap();
     let json = format!("--json={}", link.display());
@@ -151,7 +133,7 @@ fn sofabench_with_file_limit(kib: u32, args: &[&str]) -> Run {
 #[test]
 fn a_full_disk_leaves_the_old_file_and_still_gives_the_verdict() {
     let server = PouchServer::start();
-    let dir = scratch("full");
+    let dir = scratch("files", "full");
     let result = dir.join("result.json");
     std::fs::write(&result, "old result").unwrap();
     let address = format!("--database_address={}", server.url);
