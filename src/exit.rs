@@ -1,8 +1,8 @@
 //! How sofabench ends: one message and an exit code, never a panic.
 //!
 //! Exit codes: 0 all went well; 1 the run went wrong (operations failed, the server could
-//! not be reached or broke down); 2 bad input (flags, files, a database sofabench may not
-//! touch); 130 interrupted.
+//! not be reached or broke down, a result file could not be written); 2 bad input (flags,
+//! files, a database sofabench may not touch); 130 interrupted.
 
 use std::fmt;
 use std::process::ExitCode;

@@ -30,21 +30,12 @@ const CSV_COLUMNS: [&str; 12] = [
     "late",
 ];
 
-/// A folder of our own under Cargo's temporary folder for tests, made empty.
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// The `--out` folder of one small run with both phases, shared by the tests here.
 fn run_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let server = PouchServer::start();
-        let out = scratch("run").join("out");
+        let out = scratch("export", "run").join("out");
         let address = format!("--database_address={}", server.url);
         let out_flag = format!("--out={}", out.display());
         let run = sofabench(&[
@@ -71,12 +62,8 @@ fn result() -> RunResult {
 }
 
 fn hlog_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".hlog"))
-        .collect();
-    names.sort();
+    let mut names = entries(dir);
+    names.retain(|n| n.ends_with(".hlog"));
     names
 }
 
@@ -209,7 +196,7 @@ fn every_format_is_written_and_reads_back() {
 #[test]
 fn report_makes_the_same_files_from_the_json() {
     let dir = run_dir();
-    let again = scratch("report");
+    let again = scratch("export", "report");
     let json = dir.join("result.json");
     let csv = again.join("again.csv");
     let html = again.join("again.html");
@@ -268,7 +255,7 @@ fn report_makes_the_same_files_from_the_json() {
 
 #[test]
 fn existing_files_are_refused_without_overwrite() {
-    let dir = scratch("refuse");
+    let dir = scratch("export", "refuse");
     let json = run_dir().join("result.json");
     // No server listens here: the check comes before anything is sent.
     let address = format!("--database_address=http://127.0.0.1:{}", free_port());
@@ -341,7 +328,7 @@ fn existing_files_are_refused_without_overwrite() {
 
 #[test]
 fn report_refuses_what_is_not_a_result() {
-    let dir = scratch("bad");
+    let dir = scratch("export", "bad");
     let missing = dir.join("missing.json");
     let run = sofabench(&["report", missing.to_str().unwrap()]);
     assert_eq!(run.code, 2, "{}", run.stderr);

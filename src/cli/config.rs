@@ -10,6 +10,7 @@ use clap::CommandFactory;
 
 use super::Cli;
 use crate::exit::Failed;
+use crate::files::{self, Kind};
 
 /// Where `--config` is, if anywhere: its value, and the range of arguments it takes.
 fn find_config(args: &[OsString]) -> Option<(OsString, std::ops::Range<usize>)> {
@@ -87,11 +88,8 @@ fn as_argument(
 
 fn read_file(path: &Path) -> Result<toml::Table, Failed> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Failed::bad_input(format!(
-            "cannot read the config file {file}: {e}; check --config"
-        ))
-    })?;
+    let text =
+        files::read_text(path, Kind::Config).map_err(|e| Failed::bad_input(e.to_string()))?;
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -178,7 +176,8 @@ pub fn expand_scenario(mut args: Vec<OsString>) -> Result<Vec<OsString>, Failed>
         return Ok(args);
     }
     let file = path.display().to_string();
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    // A file that cannot be read is the scenario loader's to report, with the same words.
+    let Ok(text) = files::read_text(&path, Kind::Scenario) else {
         return Ok(args);
     };
     // Syntax errors are the scenario parser's to report, with the phase they are in.

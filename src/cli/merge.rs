@@ -40,8 +40,9 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(Failed::output)?;
-    for path in outputs.write(&result)? {
+    let written = outputs.write(&result);
+    for path in &written.paths {
         let _ = writeln!(out, "wrote {}", path.display());
     }
-    Ok(())
+    written.report_failures()
 }

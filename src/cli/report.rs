@@ -25,11 +25,13 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
             text.push_str(&phase_text(phase, result.interrupted && index == last));
         }
     }
-    for path in outputs.write(&result)? {
+    let written = outputs.write(&result);
+    for path in &written.paths {
         text.push_str(&format!("wrote {}\n", path.display()));
     }
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(Failed::output)
+        .map_err(Failed::output)?;
+    written.report_failures()
 }

@@ -32,8 +32,20 @@ pub fn operations(result: &RunResult) -> Vec<String> {
 }
 
 /// The file name of an operation's log beside `result.json`: `result.<operation>.hlog`.
+/// The name comes from a result file, which anyone can edit: any character other than a
+/// letter, digit, `_` or `-` becomes `_`, so that `../x` cannot lead outside the folder.
 pub fn file_name(operation: &str) -> String {
-    format!("result.{operation}.hlog")
+    let safe: String = operation
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("result.{safe}.hlog")
 }
 
 fn invalid(message: String) -> io::Error {
@@ -100,6 +112,13 @@ mod tests {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     use super::*;
+
+    #[test]
+    fn a_file_name_stays_in_its_folder() {
+        assert_eq!(file_name("bulk_insert"), "result.bulk_insert.hlog");
+        assert_eq!(file_name("../../etc/x"), "result.______etc_x.hlog");
+        assert_eq!(file_name("a\0b/"), "result.a_b_.hlog");
+    }
 
     #[test]
     fn lists_operations_in_order() {

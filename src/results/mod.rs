@@ -301,8 +301,7 @@ impl RunResult {
     /// Reads a result file, checking its schema.
     pub fn read(path: &std::path::Path) -> Result<RunResult, String> {
         let file = path.display();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {file}: {e}; check the path"))?;
+        let text = crate::files::read_text(path, crate::files::Kind::Result)?;
         let result: RunResult = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "{file}:{}:{}: not a sofabench result ({e}); give a file written by --json or --out",

@@ -1,12 +1,14 @@
 //! Result files a run or `sofabench report` writes: `--json`, `--csv`, `--html` FILE, the
 //! interval logs into a folder, or `--out DIR` for every format at once. Existing files
-//! are never overwritten without `--overwrite`, and that is checked before the run starts,
-//! not after an hour of measuring.
+//! (and symlinks) are never overwritten without `--overwrite`, nor two formats given one
+//! file, and that is checked before the run starts, not after an hour of measuring. Each
+//! file is written whole or not at all (`files::replace`).
 
 use std::path::{Path, PathBuf};
 
-use crate::exit::Failed;
+use crate::exit::{Failed, RUN_FAILED};
 use crate::export::{Format, hlog};
+use crate::files;
 use crate::results::RunResult;
 
 /// The files to write, by format.
@@ -45,27 +47,26 @@ impl OutputFiles {
         self.json.is_none() && self.csv.is_none() && self.html.is_none() && self.hlog_dir.is_none()
     }
 
-    fn files(&self) -> Vec<&PathBuf> {
-        [&self.json, &self.csv, &self.html]
-            .into_iter()
-            .flatten()
-            .collect()
+    /// The single-format files, each with the name of its format for messages.
+    fn files(&self) -> Vec<(&PathBuf, &'static str)> {
+        [
+            (&self.json, "JSON"),
+            (&self.csv, "CSV"),
+            (&self.html, "HTML"),
+        ]
+        .into_iter()
+        .filter_map(|(path, format)| Some((path.as_ref()?, format)))
+        .collect()
     }
 
-    /// Fails when a file exists (without `overwrite`) or a folder cannot be made. Which
+    /// Fails when two formats would go to one file, a file exists (without `overwrite`;
+    /// a symlink counts, even one that points nowhere) or a folder cannot be made. Which
     /// operations the interval logs will have is only known after the run, so any
     /// `result.*.hlog` in their folder counts as existing.
     pub fn check(&self, overwrite: bool) -> Result<(), Failed> {
-        let refuse = |path: &Path| {
-            Failed::bad_input(format!(
-                "{} already exists; sofabench does not overwrite files unless told: add --overwrite, or choose another name",
-                path.display()
-            ))
-        };
-        for path in self.files() {
-            if path.exists() && !overwrite {
-                return Err(refuse(path));
-            }
+        refuse_shared_files(&self.files())?;
+        for (path, _) in self.files() {
+            refuse_existing(path, overwrite)?;
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 create_dir(dir)?;
             }
@@ -79,19 +80,30 @@ impl OutputFiles {
         Ok(())
     }
 
-    /// Writes every requested file; returns the paths written.
-    pub fn write(&self, result: &RunResult) -> Result<Vec<PathBuf>, Failed> {
-        let mut files: Vec<(PathBuf, Format)> = Vec::new();
+    /// Writes every requested file, each whole or not at all, going on past a file that
+    /// fails so that the others are still kept.
+    pub fn write(&self, result: &RunResult) -> Written {
+        let mut written = Written::default();
+        for (path, format) in self.planned(result) {
+            match write_file(&path, &format, result) {
+                Ok(()) => written.paths.push(path),
+                Err(message) => written.failures.push(message),
+            }
+        }
+        written
+    }
+
+    /// Every file to write, with its format.
+    fn planned(&self, result: &RunResult) -> Vec<(PathBuf, Format)> {
         let single = [
             (&self.json, Format::Json),
             (&self.csv, Format::Csv),
             (&self.html, Format::Html),
         ];
-        for (path, format) in single {
-            if let Some(path) = path {
-                files.push((path.clone(), format));
-            }
-        }
+        let mut files: Vec<(PathBuf, Format)> = single
+            .into_iter()
+            .filter_map(|(path, format)| Some((path.clone()?, format)))
+            .collect();
         if let Some(dir) = &self.hlog_dir {
             for operation in hlog::operations(result) {
                 files.push((
@@ -100,15 +112,79 @@ impl OutputFiles {
                 ));
             }
         }
-        let mut written = Vec::new();
-        for (path, format) in files {
-            let bytes = format
-                .render(result)
-                .map_err(|e| Failed::run(format!("cannot make {}: {e}", path.display())))?;
-            write_file(&path, &bytes)?;
-            written.push(path);
+        files
+    }
+}
+
+/// What [`OutputFiles::write`] did: the files written, and a message per file that was not.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub paths: Vec<PathBuf>,
+    pub failures: Vec<String>,
+}
+
+impl Written {
+    /// Prints each failure on stderr; an error to exit with when there was one.
+    pub fn report_failures(&self) -> Result<(), Failed> {
+        for message in &self.failures {
+            eprintln!("sofabench: error: {message}");
         }
-        Ok(written)
+        if self.failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Failed::Quiet { code: RUN_FAILED })
+        }
+    }
+}
+
+fn refuse(path: &Path) -> Failed {
+    Failed::bad_input(format!(
+        "{} already exists; sofabench does not overwrite files unless told: add --overwrite, or choose another name",
+        path.display()
+    ))
+}
+
+/// Refuses a name that something has already: a file or a symlink unless `overwrite`,
+/// a folder always (a file cannot replace it).
+fn refuse_existing(path: &Path, overwrite: bool) -> Result<(), Failed> {
+    // symlink_metadata: a symlink is there even when what it points to is not.
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if metadata.is_dir() {
+        return Err(Failed::bad_input(format!(
+            "{} is a folder; give a file name, or --out for a folder",
+            path.display()
+        )));
+    }
+    if overwrite { Ok(()) } else { Err(refuse(path)) }
+}
+
+/// Two formats given one file would leave only the last one written.
+fn refuse_shared_files(files: &[(&PathBuf, &'static str)]) -> Result<(), Failed> {
+    for (i, (path, format)) in files.iter().enumerate() {
+        let place = where_it_goes(path);
+        if let Some((_, other)) = files[..i].iter().find(|(p, _)| where_it_goes(p) == place) {
+            return Err(Failed::bad_input(format!(
+                "the {other} and {format} results would both be written to {}; give each format its own file",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The file a path names, whichever way it is spelt (`x`, `./x`, `dir/../x`), as far as
+/// its folder exists.
+fn where_it_goes(path: &Path) -> PathBuf {
+    let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let folder = folder.unwrap_or(Path::new("."));
+    let folder = std::fs::canonicalize(folder)
+        .or_else(|_| std::path::absolute(folder))
+        .unwrap_or_else(|_| folder.to_path_buf());
+    match path.file_name() {
+        Some(name) => folder.join(name),
+        None => path.to_path_buf(),
     }
 }
 
@@ -135,7 +211,65 @@ fn create_dir(dir: &Path) -> Result<(), Failed> {
         .map_err(|e| Failed::bad_input(format!("cannot create the folder {}: {e}", dir.display())))
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failed> {
-    std::fs::write(path, bytes)
-        .map_err(|e| Failed::run(format!("cannot write {}: {e}", path.display())))
+fn write_file(path: &Path, format: &Format, result: &RunResult) -> Result<(), String> {
+    let bytes = format
+        .render(result)
+        .map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+    files::replace(path, &bytes).map_err(|e| {
+        format!(
+            "cannot write {}: {e}; what was there before, if anything, is unchanged",
+            path.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(failed: Failed) -> String {
+        failed.to_string()
+    }
+
+    fn single(json: &Path, csv: &Path) -> OutputFiles {
+        OutputFiles::new(None, Some(json), Some(csv), None)
+    }
+
+    #[test]
+    fn one_file_for_two_formats_is_refused_however_it_is_spelt() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = single(&dir.path().join("r"), &dir.path().join("./r"));
+        let e = message(outputs.check(true).unwrap_err());
+        assert!(
+            e.contains("the JSON and CSV results would both be written to"),
+            "{e}"
+        );
+        let out = OutputFiles::new(
+            Some(dir.path()),
+            None,
+            None,
+            Some(&dir.path().join("result.csv")),
+        );
+        let e = message(out.check(true).unwrap_err());
+        assert!(e.contains("the CSV and HTML results"), "{e}");
+    }
+
+    #[test]
+    fn a_dangling_symlink_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("r.json");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        let outputs = single(&link, &dir.path().join("r.csv"));
+        let e = message(outputs.check(false).unwrap_err());
+        assert!(e.contains("r.json already exists"), "{e}");
+        assert!(outputs.check(true).is_ok());
+    }
+
+    #[test]
+    fn a_folder_is_refused_even_with_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let outputs = single(dir.path(), &dir.path().join("r.csv"));
+        let e = message(outputs.check(true).unwrap_err());
+        assert!(e.contains("is a folder"), "{e}");
+    }
 }

@@ -184,9 +184,13 @@ fn finish(
     outcomes: &[PhaseOutcome],
     interrupted: bool,
 ) -> Result<(), Failed> {
-    for path in outputs.write(result)? {
+    // A file that cannot be written (a full disk) does not hide the thresholds and the
+    // verdict: the measurements are in the report printed above.
+    let written = outputs.write(result);
+    for path in &written.paths {
         print(&format!("wrote {}\n", path.display()));
     }
+    let writing = written.report_failures();
     let failed_checks = if checks.is_empty() {
         0
     } else {
@@ -204,7 +208,8 @@ fn finish(
         verdict(outcomes)?;
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
-    verdict(outcomes)
+    verdict(outcomes)?;
+    writing
 }
 
 /// Checks that every node answers like CouchDB, and returns the node that sets the

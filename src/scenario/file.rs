@@ -76,7 +76,7 @@ struct ScenarioFile {
 impl ScenarioFile {
     /// The top-level settings, checked.
     fn settings(&self) -> Result<Keys, Vec<String>> {
-        let duration = duration("duration", &self.duration).map_err(|e| vec![e])?;
+        let duration = duration("duration", &self.duration).map_err(|e| vec![e.to_string()])?;
         if let Some(problem) = rate_problem(self.rate) {
             return Err(vec![problem]);
         }
@@ -133,11 +133,8 @@ pub struct Loaded {
 /// Reads and checks a scenario file, and expands its sweeps into phases.
 pub fn load(path: &Path, layers: &Layers) -> Result<Loaded, Vec<String>> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![format!(
-            "cannot read the scenario {file}: {e}; check --scenario"
-        )]
-    })?;
+    let text = crate::files::read_text(path, crate::files::Kind::Scenario)
+        .map_err(|e| vec![e.to_string()])?;
     parse(&text, &file, layers)
 }
 

@@ -94,13 +94,8 @@ impl Template {
 }
 
 fn read(path: &Path, source: &str) -> Result<String, TemplateError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        TemplateError::whole(
-            source,
-            format!("cannot read the template file: {e}"),
-            "check the file name and that the file is readable",
-        )
-    })?;
+    let bytes = crate::files::read(path, crate::files::Kind::Template)
+        .map_err(|e| TemplateError::whole(source, e.problem, e.remedy))?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let problem = "the file is not valid UTF-8 text";

@@ -1,0 +1,184 @@
+//! Files no input can turn against sofabench (issue 13): devices, folders and huge files
+//! given as inputs end at once with exit 2 and one message; result files are never
+//! written two formats to one file, through a symlink, or in half on a full disk.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// An address where no server answers: the refusals here come before any connection.
+const NOWHERE: &str = "--database_address=http://127.0.0.1:1";
+const THRESHOLD: &str = "--threshold=error_rate < 50%";
+
+/// Bad input, said quickly in one line that contains `words`.
+fn assert_refused(run: &Run, words: &[&str]) {
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.took < Duration::from_secs(10), "took {:?}", run.took);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    for word in words {
+        assert!(run.stderr.contains(word), "no {word:?} in {}", run.stderr);
+    }
+}
+
+/// A file that claims `length` bytes without using the disk.
+fn sparse(path: &Path, length: u64) {
+    std::fs::File::create(path)
+        .unwrap()
+        .set_len(length)
+        .unwrap();
+}
+
+#[test]
+fn a_device_as_any_input_ends_at_once() {
+    let device = "give a regular file or a pipe";
+    let cases: [&[&str]; 4] = [
+        &["check", THRESHOLD, "/dev/zero"],
+        &["generate", "--schema=/dev/zero"],
+        &["run", NOWHERE, "--config=/dev/zero"],
+        &["run", NOWHERE, "--scenario=/dev/zero"],
+    ];
+    for args in cases {
+        assert_refused(&sofabench(args), &["/dev/zero", "is a device", device]);
+    }
+}
+
+#[test]
+fn a_folder_as_an_input_is_refused() {
+    let dir = scratch("files", "folder");
+    let name = dir.display().to_string();
+    let run = sofabench(&["check", THRESHOLD, &name]);
+    assert_refused(&run, &[&name, "is a folder"]);
+}
+
+#[test]
+fn inputs_over_their_limit_are_refused_without_reading_them() {
+    let dir = scratch("files", "huge");
+    let template = dir.join("huge.json");
+    sparse(&template, 64 * 1024 * 1024 + 1);
+    let schema = format!("--schema={}", template.display());
+    let run = sofabench(&["generate", &schema]);
+    assert_refused(
+        &run,
+        &["huge.json", "larger than 64 MiB", "give a smaller file"],
+    );
+    let result = dir.join("huge-result.json");
+    sparse(&result, 1024 * 1024 * 1024 + 1);
+    let run = sofabench(&["check", THRESHOLD, &result.display().to_string()]);
+    assert_refused(&run, &["huge-result.json", "larger than 1024 MiB"]);
+}
+
+#[test]
+fn a_template_can_come_from_a_pipe() {
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .args([
+            "-c",
+            r#"exec "$0" generate --schema=<(echo '{"a": "x"}') --count=2"#,
+            env!("CARGO_BIN_EXE_sofabench"),
+        ])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 2);
+}
+
+#[test]
+fn two_formats_in_one_file_are_refused_before_the_run() {
+    let dir = scratch("files", "shared");
+    let json = format!("--json={}", dir.join("r").display());
+    let csv = format!("--csv={}/./r", dir.display());
+    let run = sofabench(&["run", NOWHERE, &json, &csv]);
+    assert_refused(&run, &["the JSON and CSV results would both be written to"]);
+    assert!(entries(&dir).is_empty());
+}
+
+#[test]
+fn a_dangling_symlink_is_not_written_through() {
+    let dir = scratch("files", "symlink");
+    let link = dir.join("result.json");
+    std::os::unix::fs::symlink(dir.join("nowhere"), &link).unwrap();
+    let json = format!("--json={}", link.display());
+    let run = sofabench(&["run", NOWHERE, &json]);
+    assert_refused(&run, &["result.json already exists", "--overwrite"]);
+    assert_eq!(entries(&dir), ["result.json"]);
+}
+
+/// sofabench under `ulimit -f` (in KiB): writes past it fail as on a full disk.
+fn sofabench_with_file_limit(kib: u32, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let script = format!(r#"ulimit -f {kib}; exec "$0" "$@""#);
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_sofabench"))
+        .args(args)
+        .current_dir(repository())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
+
+#[test]
+fn a_full_disk_leaves_the_old_file_and_still_gives_the_verdict() {
+    let server = PouchServer::start();
+    let dir = scratch("files", "full");
+    let result = dir.join("result.json");
+    std::fs::write(&result, "old result").unwrap();
+    let address = format!("--database_address={}", server.url);
+    let json = format!("--json={}", result.display());
+    let run = sofabench_with_file_limit(
+        4,
+        &[
+            "run",
+            &address,
+            "--database_name=full",
+            "--quiet",
+            "--num_connections=2",
+            "--num_documents_per_bulk_insert=50",
+            "--num_bulk_insert_operations=2",
+            "--num_crud_operations=50",
+            "--interval=100ms",
+            THRESHOLD,
+            &json,
+            "--overwrite",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot write"), "{}", run.stderr);
+    assert!(run.stderr.contains("result.json"), "{}", run.stderr);
+    assert!(run.stdout.contains("THRESHOLDS:"), "{}", run.stdout);
+    assert!(run.stdout.contains("PASS"), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(&result).unwrap(), "old result");
+    assert_eq!(entries(&dir), ["result.json"]);
+}
+
+#[test]
+fn a_config_can_come_from_standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sofabench"))
+        .args(["run", NOWHERE, "--config=-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"not_a_flag = 1\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-: unknown key \"not_a_flag\""), "{stderr}");
+}
