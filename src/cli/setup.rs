@@ -19,8 +19,8 @@ use crate::run::{ConfigRecord, DatabasePolicy, Setup};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
-use crate::workload::nodes;
 use crate::workload::{CrudBound, DocumentIds, Operation, Plan, Weights, ids};
+use crate::workload::{limits, nodes};
 
 /// Intervals shorter than this would make the live lines noise.
 const SHORTEST_INTERVAL: Duration = Duration::from_millis(100);
@@ -39,6 +39,7 @@ impl Given<'_> {
 
 /// Makes the run's setup, checking everything in the order a user fixes it.
 pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
+    check_ranges(args).map_err(Failed::bad_input)?;
     let target = target(args)?;
     let replication = match &args.replication_address {
         Some(text) => ReplicationAddress::parse(text, &target).map_err(Failed::bad_input)?,
@@ -86,7 +87,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
         late_threshold: args.late_threshold,
-        interval: args.interval.max(SHORTEST_INTERVAL),
+        interval: args.interval,
         reconnect_for: args.reconnect_for,
         failover: args.failover,
         actions: ActionSettings {
@@ -113,6 +114,33 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         thresholds: checks,
         config,
     })
+}
+
+/// The flags' numbers out of range, refused first, before anything depends on them
+/// (a huge count would otherwise spin or fill memory while the run is planned).
+fn check_ranges(args: &RunArgs) -> Result<(), String> {
+    let open_files = limits::open_files();
+    let zero = |flag: &str, what: &str| {
+        format!("{flag} 0: {what} would run nothing; give more, or leave the flag out")
+    };
+    if args.duration.is_some_and(|d| d.is_zero()) {
+        return Err(zero("--duration", "a CRUD step of no time"));
+    }
+    if args.total_operations == Some(0) {
+        return Err(zero("--total-operations", "no operations in total"));
+    }
+    if args.interval < SHORTEST_INTERVAL {
+        return Err(format!(
+            "--interval {:?}: at least 100ms (shorter intervals make the live lines noise and cost the run time); give e.g. --interval 100ms",
+            args.interval
+        ));
+    }
+    limits::connections("--num_connections", args.num_connections, open_files)?;
+    limits::batch_size(
+        "--num_documents_per_bulk_insert",
+        args.num_documents_per_bulk_insert,
+    )?;
+    limits::node_count(args.node_count)
 }
 
 /// The target, with `--user` and `--password` when the address carries no credentials.
@@ -209,7 +237,9 @@ fn choose_scenario(
     let fail = |problems: Vec<String>| Failed::bad_input(problems.join("\nsofabench: error: "));
     let name = name.unwrap_or(scenario::BUILTINS[0].name);
     if let Some(builtin) = scenario::builtin(name) {
-        return builtin.build(layers, options).map_err(fail);
+        let built = builtin.build(layers, options).map_err(fail)?;
+        scenario::check_limits(&built.phases).map_err(fail)?;
+        return Ok(built);
     }
     let path = std::path::Path::new(name);
     if !path.exists() {
@@ -220,14 +250,16 @@ fn choose_scenario(
         )));
     }
     let found = scenario::from_file(path, layers).map_err(fail)?;
-    scenario::check_documents(&found.phases).map_err(|problems| {
+    let in_file = |problems: Vec<String>| {
         fail(
             problems
                 .into_iter()
                 .map(|p| format!("{name}: {p}"))
                 .collect(),
         )
-    })?;
+    };
+    scenario::check_limits(&found.phases).map_err(in_file)?;
+    scenario::check_documents(&found.phases).map_err(in_file)?;
     Ok(found)
 }
 

@@ -252,7 +252,11 @@ impl Engine {
             },
             batch_size: phase.batch_size,
             keys: phase.keys,
-            deadline: phase.bound.duration.map(|d| started + d),
+            // Checked: a phase's duration must not be able to make the clock overflow.
+            deadline: phase
+                .bound
+                .duration
+                .map(|d| crate::time::duration::after(started, d)),
             pacing,
         }
     }

@@ -36,7 +36,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::settings::{Keys, Layers, Origin, Origins, Spec};
-use crate::workload::{Action, KeyChoice, Operation, Phase, Weights};
+use crate::workload::{Action, KeyChoice, Operation, Phase, Weights, limits};
 
 /// The top-level keys of a file that are settings of its phases, in both spellings.
 pub const SETTING_KEYS: [&str; 11] = [
@@ -92,8 +92,7 @@ impl ScenarioFile {
 }
 
 fn rate_problem(rate: Option<f64>) -> Option<String> {
-    rate.filter(|r| *r <= 0.0 || !r.is_finite())
-        .map(|_| "rate: give operations per second above 0".to_string())
+    rate.and_then(|r| limits::rate("rate:", r).err())
 }
 
 #[derive(Deserialize)]
@@ -232,8 +231,10 @@ fn keys(value: &Option<toml::Value>) -> Result<KeyChoice, String> {
             .get("zipfian")
             .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
         {
-            Some(c) if c > 0.0 => Ok(KeyChoice::Zipfian(c)),
-            _ => Err("keys: write { zipfian = 0.99 } with a constant above 0".to_string()),
+            Some(c) => limits::zipfian(c).map(|()| KeyChoice::Zipfian(c)),
+            None => {
+                Err("keys: write { zipfian = 0.99 } with a constant between 0 and 1".to_string())
+            }
         },
         Some(other) => Err(format!(
             "keys: {other} is not a distribution; use uniform, zipfian or latest"
@@ -262,7 +263,13 @@ fn action(entry: &PhaseEntry) -> Result<Option<Action>, Vec<String>> {
         (None, Some(_), None) => Err(vec![
             "replicate_at needs replicate_to, the target database's URL or its name on the run's server".to_string(),
         ]),
-        (None, None, _) => Ok(None),
+        (None, None, Some(_)) => Err(vec![
+            "replicate_to needs replicate_at, when the replication starts (e.g. replicate_at = \"5s\")".to_string(),
+        ]),
+        (None, None, None) if entry.two_way => Err(vec![
+            "two_way needs replicate_at and replicate_to: it makes a replication go both ways".to_string(),
+        ]),
+        (None, None, None) => Ok(None),
     }
 }
 
@@ -329,6 +336,23 @@ fn base_phase(entry: &PhaseEntry, layers: &Layers) -> Result<(Phase, Origins), V
     }
 }
 
+/// A sweep of no values would leave its phase out silently, and one of more values
+/// than a run may have phases would only fill memory.
+fn sweep_size(parameter: &str, values: usize) -> Result<(), Vec<String>> {
+    if values == 0 {
+        return Err(vec![format!(
+            "sweep.{parameter}: no values, so the phase would run nothing; give at least one, or remove the sweep"
+        )]);
+    }
+    if values > limits::MOST_PHASES {
+        return Err(vec![format!(
+            "sweep.{parameter}: {values} values; at most {} (each becomes a phase with its own report lines)",
+            limits::MOST_PHASES
+        )]);
+    }
+    Ok(())
+}
+
 fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
     let (base, origins) = base_phase(entry, layers)?;
     if entry.sweep.is_empty() {
@@ -338,6 +362,7 @@ fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
         return Err(vec!["sweep: sweep one parameter per phase".to_string()]);
     }
     let (parameter, values) = entry.sweep.iter().next().expect("one sweep");
+    sweep_size(parameter, values.len())?;
     let mut phases = Vec::new();
     for value in values {
         let Some(n) = value.as_integer().filter(|n| *n >= 0).map(|n| n as u64) else {

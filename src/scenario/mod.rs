@@ -7,7 +7,7 @@ pub mod settings;
 
 use std::path::Path;
 
-use crate::workload::{Operation, Phase, Plan};
+use crate::workload::{Operation, Phase, Plan, limits};
 
 pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
 pub use settings::{Keys, Layers, Origin, Origins, flags_no_phase_takes};
@@ -97,6 +97,22 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
                 phase.name
             ));
         }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// Refuses, before anything is sent, numbers and names out of range (see
+/// [`limits`]): too many connections for the open-files limit, huge batches, names
+/// that repeat or carry control characters, phases bounded to nothing.
+pub fn check_limits(phases: &[Phase]) -> Result<(), Vec<String>> {
+    let open_files = limits::open_files();
+    let mut problems = limits::phases(phases);
+    for phase in phases {
+        problems.extend(limits::phase(phase, open_files));
     }
     if problems.is_empty() {
         Ok(())
