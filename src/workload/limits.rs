@@ -105,9 +105,9 @@ pub fn phase_name(name: &str) -> Result<(), String> {
         );
     }
     if name.chars().any(char::is_control) {
-        return Err(format!(
-            "name {name:?}: control characters are not allowed (they would act on the terminal that shows the report)"
-        ));
+        return Err(
+            "name: control characters are not allowed (they would act on the terminal that shows the report); use letters, digits, _ or -".to_string(),
+        );
     }
     Ok(())
 }
