@@ -283,10 +283,12 @@ fn warn_of_unused(given: &Given, name: Option<&str>) {
     }
 }
 
-/// A threshold for a phase the scenario does not have could never be met: refused
-/// before anything is sent, like any other mistake in it.
+/// A threshold for a phase the scenario does not have, or for an operation none of its
+/// phases performs, could never be met: refused before anything is sent (rather than
+/// failing after the whole run), like any other mistake in it.
 fn check_threshold_phases(checks: &[Threshold], scenario: &Scenario) -> Result<(), String> {
     for check in checks {
+        check_threshold_operation(check, scenario)?;
         let Some(phase) = &check.phase else { continue };
         let known = scenario
             .phases
@@ -302,6 +304,30 @@ fn check_threshold_phases(checks: &[Threshold], scenario: &Scenario) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Refuses a threshold on an operation that no phase it looks at performs.
+fn check_threshold_operation(check: &Threshold, scenario: &Scenario) -> Result<(), String> {
+    let Some(operation) = check.operation.as_deref().and_then(Operation::named) else {
+        return Ok(());
+    };
+    let mut looked_at = scenario.phases.iter().filter(|p| {
+        check
+            .phase
+            .as_deref()
+            .is_none_or(|name| crate::analysis::base_name(&p.name) == name || p.name == name)
+    });
+    if looked_at.clone().next().is_none() || looked_at.any(|p| p.mix[operation] > 0) {
+        return Ok(());
+    }
+    Err(format!(
+        "--threshold {:?}: no phase {}performs {operation}, so it could only fail after the run; check the weights or the threshold",
+        check.expression,
+        check
+            .phase
+            .as_deref()
+            .map_or(String::new(), |name| format!("named {name:?} "))
+    ))
 }
 
 /// This node's slice, checked, and refused with flags that would make one node delete

@@ -572,4 +572,35 @@ mod tests {
         );
         assert!(bad.unwrap_err()[0].starts_with("b.toml: rate:"));
     }
+
+    fn problems_of(extra: &str) -> Vec<String> {
+        let text = format!("[[phase]]\nname = 'x'\nmix = {{ create = 1 }}\ntotal = 5\n{extra}\n");
+        parse(&text, "r.toml", &defaults()).unwrap_err()
+    }
+
+    #[test]
+    fn keys_rates_actions_and_sweeps_have_ranges() {
+        for (extra, says) in [
+            ("keys = { zipfian = 1.0 }", "strictly between 0 and 1"),
+            ("keys = { zipfian = 0 }", "strictly between 0 and 1"),
+            ("rate = 1e12", "at most 10000000"),
+            ("rate = inf", "at most 10000000"),
+            ("replicate_to = 'copy'", "replicate_to needs replicate_at"),
+            ("two_way = true", "two_way needs replicate_at"),
+            ("compact_at = '87601h'", "longer than 10 years"),
+            (
+                "sweep = { connections = [] }",
+                "sweep.connections: no values",
+            ),
+        ] {
+            let problems = problems_of(extra);
+            assert!(
+                problems[0].starts_with("r.toml: phase \"x\": ") && problems[0].contains(says),
+                "{extra}: {problems:?}"
+            );
+        }
+        let values: Vec<String> = (1..=1001).map(|n| n.to_string()).collect();
+        let many = problems_of(&format!("sweep = {{ total = [{}] }}", values.join(",")));
+        assert!(many[0].contains("1001 values; at most 1000"), "{many:?}");
+    }
 }

@@ -126,7 +126,7 @@ pub fn phases(phases: &[Phase]) -> Vec<String> {
     for phase in phases {
         if !seen.insert(phase.name.as_str()) {
             problems.push(format!(
-                "phase {:?} appears twice (a sweep names its phases <name>_<value>); give every phase its own name, results refer to phases by name",
+                "phase {:?} appears twice; give every phase its own name, as results and --threshold refer to phases by name (a sweep names its phases <name>_<value>)",
                 phase.name
             ));
         }
