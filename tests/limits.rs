@@ -68,7 +68,24 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
         (vec!["--duration=0"], "--duration 0"),
         (vec!["--total-operations=0"], "--total-operations 0"),
         (vec!["--interval=1ms"], "at least 100ms"),
-        (vec!["--rate=1e9"], "at most 10000000"),
+        (vec!["--rate=1e9"], "to 10000000"),
+        (vec!["--rate=1e-300"], "from 0.001"),
+        (
+            vec!["--create_weight=18446744073709551615"],
+            "weights are relative",
+        ),
+        (
+            vec!["--num_crud_operations=18446744073709551615"],
+            "more than 2^64 operations",
+        ),
+        (
+            vec!["--num_bulk_insert_operations=1000000000000"],
+            "operations in one phase",
+        ),
+        (
+            vec!["--scenario=couchdb-report", "--batch-sizes=10,10"],
+            "\"bulk_10\" appears twice",
+        ),
         (
             vec!["--threshold=foo.p99 < 1"],
             "\"foo\" is not an operation",

@@ -135,12 +135,44 @@ fn check_ranges(args: &RunArgs) -> Result<(), String> {
             args.interval
         ));
     }
+    if args.num_connections == 0 {
+        // Every scenario needs a connection; some would otherwise drop their phases.
+        return Err("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
+    }
     limits::connections("--num_connections", args.num_connections, open_files)?;
     limits::batch_size(
         "--num_documents_per_bulk_insert",
         args.num_documents_per_bulk_insert,
     )?;
-    limits::node_count(args.node_count)
+    limits::node_count(args.node_count)?;
+    for (flag, w) in [
+        ("--create_weight", args.create_weight),
+        ("--read_weight", args.read_weight),
+        ("--update_weight", args.update_weight),
+        ("--delete_weight", args.delete_weight),
+    ] {
+        limits::weight(flag, w)?;
+    }
+    let per_connection = |n: u64| n.checked_mul(args.num_connections);
+    limits::operations(
+        "--num_bulk_insert_operations x --num_connections",
+        per_connection(args.num_bulk_insert_operations),
+    )?;
+    limits::operations(
+        "--num_crud_operations x --num_connections",
+        per_connection(args.num_crud_operations.unwrap_or(0)),
+    )?;
+    if let Some(total) = args.total_operations {
+        limits::operations("--total-operations", Some(total))?;
+    }
+    let bulk = args
+        .num_bulk_insert_operations
+        .checked_mul(args.num_documents_per_bulk_insert)
+        .and_then(|n| n.checked_mul(args.num_connections));
+    limits::new_documents(
+        "--num_bulk_insert_operations x --num_documents_per_bulk_insert x --num_connections",
+        bulk,
+    )
 }
 
 /// The target, with `--user` and `--password` when the address carries no credentials.

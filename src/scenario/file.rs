@@ -196,6 +196,7 @@ fn duration(key: &str, text: &Option<String>) -> Result<Option<Duration>, String
 fn weights(mix: &BTreeMap<String, u64>) -> Result<Weights, String> {
     let mut w = Weights::default();
     for (key, &value) in mix {
+        limits::weight(&format!("mix: {key}"), value)?;
         match Operation::named(key) {
             Some(operation) => w[operation] = value,
             None => {
@@ -583,8 +584,8 @@ mod tests {
         for (extra, says) in [
             ("keys = { zipfian = 1.0 }", "strictly between 0 and 1"),
             ("keys = { zipfian = 0 }", "strictly between 0 and 1"),
-            ("rate = 1e12", "at most 10000000"),
-            ("rate = inf", "at most 10000000"),
+            ("rate = 1e12", "to 10000000"),
+            ("rate = inf", "to 10000000"),
             ("replicate_to = 'copy'", "replicate_to needs replicate_at"),
             ("two_way = true", "two_way needs replicate_at"),
             ("compact_at = '87601h'", "longer than 10 years"),

@@ -3,8 +3,8 @@
 //! run out of memory or overflow, and no name can garble a terminal. Each message names
 //! the input (`what`), the range and why.
 
-use super::Phase;
 use super::phase::KeyChoice;
+use super::{Operation, Phase};
 
 /// Documents per `_bulk_docs` request. A request is built in memory whole (documents ×
 /// template size), and servers refuse bodies far smaller than a million documents
@@ -22,6 +22,23 @@ pub const MOST_PHASES: usize = 1_000;
 /// Nodes running one workload together: far beyond any cluster, and small enough that
 /// every global connection index fits.
 pub const MOST_NODES: u64 = 100_000;
+
+/// The slowest rate: one operation every 1,000 seconds. Slower ones are mistakes (a
+/// phase bounded by a count would wait for days).
+pub const LEAST_RATE: f64 = 0.001;
+
+/// Documents a phase may add (bulk inserted and created, all connections together): the
+/// engine numbers each phase's documents in a block of this many, so more would reuse
+/// the next phase's ids.
+pub const MOST_NEW_DOCUMENTS: u64 = 1_000_000_000_000;
+
+/// Operations of one phase, all connections together: days at any server's speed, and
+/// the documents they create stay within the phase's block of ids.
+pub const MOST_OPERATIONS: u64 = MOST_NEW_DOCUMENTS;
+
+/// A relative weight of an operation: a millionth is finer than any mix needs, and sums
+/// and products of weights stay far inside 64 bits.
+pub const MOST_WEIGHT: u64 = 1_000_000;
 
 /// Files sofabench opens besides its connections (result files, the template, the
 /// alarm's timer, standard streams), kept free under the open-files limit.
@@ -64,14 +81,57 @@ pub fn batch_size(what: &str, n: u64) -> Result<(), String> {
     ))
 }
 
-/// A rate: finite, above 0 and at most [`MOST_RATE`].
+/// A rate: from [`LEAST_RATE`] to [`MOST_RATE`].
 pub fn rate(what: &str, r: f64) -> Result<(), String> {
-    if r > 0.0 && r <= MOST_RATE {
+    if (LEAST_RATE..=MOST_RATE).contains(&r) {
         return Ok(());
     }
     Err(format!(
-        "{what} {r}: give operations per second above 0 and at most 10000000 (far beyond any server)"
+        "{what} {r:?}: give operations per second from 0.001 (one every 1000 s) to 10000000 (far beyond any server)"
     ))
+}
+
+/// An operation's relative weight, at most [`MOST_WEIGHT`].
+pub fn weight(what: &str, w: u64) -> Result<(), String> {
+    if w <= MOST_WEIGHT {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} {w}: weights are relative, at most 1000000 (a millionth is finer than any mix needs); divide the weights by a common factor"
+    ))
+}
+
+/// Documents a phase adds, at most [`MOST_NEW_DOCUMENTS`]; `None` (an overflow) is over.
+pub fn new_documents(what: &str, documents: Option<u64>) -> Result<(), String> {
+    if documents.is_some_and(|n| n <= MOST_NEW_DOCUMENTS) {
+        return Ok(());
+    }
+    let shown = documents.map_or("more than 2^64".to_string(), |n| n.to_string());
+    Err(format!(
+        "{what}: {shown} new documents in one phase; at most 1000000000000 (document ids are numbered per phase in blocks of that many, so more would reuse the next phase's ids); give fewer operations or smaller batches"
+    ))
+}
+
+/// Operations of one phase, at most [`MOST_OPERATIONS`]; `None` (an overflow) is over.
+pub fn operations(what: &str, n: Option<u64>) -> Result<(), String> {
+    if n.is_some_and(|n| n <= MOST_OPERATIONS) {
+        return Ok(());
+    }
+    let shown = n.map_or("more than 2^64".to_string(), |n| n.to_string());
+    Err(format!(
+        "{what}: {shown} operations in one phase; at most 1000000000000 (days at any server's speed, and the documents they create must fit the phase's block of ids); give fewer, or bound the phase by --duration"
+    ))
+}
+
+/// An upper bound of the documents a phase adds: connection 0's share (the largest)
+/// times the connections, with every product checked.
+fn phase_documents(phase: &Phase) -> Option<u64> {
+    let Some(counts) = phase.counts_of(0) else {
+        return Some(0);
+    };
+    let bulk = counts[Operation::BulkInsert].checked_mul(phase.batch_size)?;
+    bulk.checked_add(counts[Operation::Create])?
+        .checked_mul(phase.connections)
 }
 
 /// The number of nodes, 1 to [`MOST_NODES`].
@@ -150,6 +210,20 @@ pub fn phase(phase: &Phase, open_files: Option<u64>) -> Vec<String> {
         checks.push(zipfian(c).map_err(|e| format!("phase {:?}: {e}", phase.name)));
     }
     checks.push(bound(phase));
+    let most = phase
+        .operations_of(0)
+        .map(|n| n.checked_mul(phase.connections));
+    // One message per problem: too many operations also means too many documents.
+    let counted = most.map_or(Ok(()), |n| {
+        operations(&format!("phase {:?}", phase.name), n)
+    });
+    if counted.is_ok() {
+        checks.push(new_documents(
+            &format!("phase {:?}", phase.name),
+            phase_documents(phase),
+        ));
+    }
+    checks.push(counted);
     checks.into_iter().filter_map(Result::err).collect()
 }
 
@@ -175,7 +249,7 @@ fn bound(phase: &Phase) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{CrudBound, Operation, Weights};
+    use crate::workload::{CrudBound, Weights};
     use std::time::Duration;
 
     fn sample(name: &str) -> Phase {
@@ -218,7 +292,7 @@ mod tests {
                 .contains("1000000 documents")
         );
         assert!(rate("--rate", 10_000_000.0).is_ok());
-        for bad in [0.0, -1.0, 1e7 + 1.0, f64::INFINITY, f64::NAN] {
+        for bad in [0.0, -1.0, 1e-300, 1e7 + 1.0, f64::INFINITY, f64::NAN] {
             assert!(rate("--rate", bad).is_err(), "{bad}");
         }
         assert!(node_count(1).is_ok() && node_count(MOST_NODES).is_ok());
@@ -248,6 +322,40 @@ mod tests {
             .map(|i| sample(&format!("p{i}")))
             .collect();
         assert!(phases(&many)[0].contains("at most 1000"));
+    }
+
+    #[test]
+    fn weights_and_new_documents_have_ranges() {
+        assert!(weight("--create_weight", MOST_WEIGHT).is_ok());
+        assert!(
+            weight("--create_weight", u64::MAX)
+                .unwrap_err()
+                .contains("relative")
+        );
+        assert!(new_documents("x", Some(MOST_NEW_DOCUMENTS)).is_ok());
+        assert!(
+            new_documents("x", None)
+                .unwrap_err()
+                .contains("more than 2^64")
+        );
+        let mut p = sample("load");
+        p.mix = Weights::only(Operation::BulkInsert, 1);
+        p.bound.per_connection = Some(1_000_000_000_000);
+        p.batch_size = 1_000_000;
+        let problems = phase(&p, None);
+        assert!(
+            problems[0].contains("2000000000000 operations"),
+            "{problems:?}"
+        );
+        assert_eq!(problems.len(), 1, "one message per problem: {problems:?}");
+        p.bound.per_connection = Some(1_000_000);
+        let problems = phase(&p, None);
+        assert!(problems[0].contains("blocks of that many"), "{problems:?}");
+        assert!(
+            operations("x", None)
+                .unwrap_err()
+                .contains("more than 2^64")
+        );
     }
 
     #[test]
