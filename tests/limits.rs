@@ -156,3 +156,55 @@ fn scenario_files_out_of_range_are_refused_before_anything_is_sent() {
     }
     assert_eq!(get(&server.db("limits")).0, 404, "nothing was created");
 }
+
+/// Runs sofabench on a saved result and expects a refusal naming the file.
+fn refused_result(dir: &std::path::Path, args: &[&str], says: &str) {
+    let run = sofabench_in(dir, args);
+    assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+    assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn edited_results_are_refused_by_merge_check_and_report() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let address = format!("--database_address={}", server.url);
+    let run = sofabench_in(
+        dir.path(),
+        &[
+            "run",
+            &address,
+            "--database_name=saved",
+            "--quiet",
+            "--num_connections=2",
+            "--num_documents_per_bulk_insert=5",
+            "--num_bulk_insert_operations=1",
+            "--num_crud_operations=10",
+            "--json=result.json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(dir.path().join("result.json")).unwrap();
+    let mut result: serde_json::Value = serde_json::from_str(&text).unwrap();
+    result["phases"][0]["operations"][0]["failures"]["gremlins"] = 1.into();
+    std::fs::write(dir.path().join("odd.json"), result.to_string()).unwrap();
+    let says = "odd.json: phase bulk_insert";
+    refused_result(
+        dir.path(),
+        &["check", "odd.json", "--threshold=errors < 5"],
+        says,
+    );
+    refused_result(dir.path(), &["report", "odd.json"], says);
+    refused_result(dir.path(), &["merge", "odd.json"], "\"gremlins\"");
+
+    let mut result: serde_json::Value = serde_json::from_str(&text).unwrap();
+    result["nodes"][0]["index"] = 3.into();
+    result["nodes"][0]["count"] = 2.into();
+    std::fs::write(dir.path().join("past.json"), result.to_string()).unwrap();
+    refused_result(
+        dir.path(),
+        &["merge", "past.json"],
+        "past.json says it is node 3 of 2",
+    );
+}
