@@ -119,7 +119,13 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
 /// The flags' numbers out of range, refused first, before anything depends on them
 /// (a huge count would otherwise spin or fill memory while the run is planned).
 fn check_ranges(args: &RunArgs) -> Result<(), String> {
-    let open_files = limits::open_files();
+    check_too_little(args)?;
+    check_too_much(args)?;
+    check_counts(args)
+}
+
+/// Values that would make a run do nothing, or nothing useful.
+fn check_too_little(args: &RunArgs) -> Result<(), String> {
     let zero = |flag: &str, what: &str| {
         format!("{flag} 0: {what} would run nothing; give more, or leave the flag out")
     };
@@ -139,12 +145,17 @@ fn check_ranges(args: &RunArgs) -> Result<(), String> {
         // Every scenario needs a connection; some would otherwise drop their phases.
         return Err("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
     }
+    Ok(())
+}
+
+/// Sizes past what the machine holds or a mix needs.
+fn check_too_much(args: &RunArgs) -> Result<(), String> {
+    let open_files = limits::open_files();
     limits::connections("--num_connections", args.num_connections, open_files)?;
     limits::batch_size(
         "--num_documents_per_bulk_insert",
         args.num_documents_per_bulk_insert,
     )?;
-    limits::node_count(args.node_count)?;
     for (flag, w) in [
         ("--create_weight", args.create_weight),
         ("--read_weight", args.read_weight),
@@ -153,6 +164,11 @@ fn check_ranges(args: &RunArgs) -> Result<(), String> {
     ] {
         limits::weight(flag, w)?;
     }
+    Ok(())
+}
+
+/// Operations and documents of a phase, with every product checked.
+fn check_counts(args: &RunArgs) -> Result<(), String> {
     let per_connection = |n: u64| n.checked_mul(args.num_connections);
     limits::operations(
         "--num_bulk_insert_operations x --num_connections",

@@ -124,23 +124,10 @@ pub fn check_limits(phases: &[Phase]) -> Result<(), Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{KeyChoice, Weights};
+    use crate::workload::Weights;
 
     fn phase(name: &str, mix: Weights) -> Phase {
-        Phase {
-            name: name.to_string(),
-            mix,
-            bound: crate::workload::CrudBound {
-                per_connection: Some(10),
-                total: None,
-                duration: None,
-            },
-            connections: 2,
-            batch_size: 10,
-            rate: None,
-            keys: KeyChoice::Uniform,
-            action: None,
-        }
+        Phase::sample(name, mix)
     }
 
     #[test]

@@ -101,26 +101,28 @@ pub fn weight(what: &str, w: u64) -> Result<(), String> {
     ))
 }
 
-/// Documents a phase adds, at most [`MOST_NEW_DOCUMENTS`]; `None` (an overflow) is over.
-pub fn new_documents(what: &str, documents: Option<u64>) -> Result<(), String> {
-    if documents.is_some_and(|n| n <= MOST_NEW_DOCUMENTS) {
-        return Ok(());
+/// A count past `most`, as a message shows it; `None` (a product that overflowed) is past
+/// every bound.
+fn past(n: Option<u64>, most: u64) -> Option<String> {
+    match n {
+        Some(n) if n <= most => None,
+        Some(n) => Some(n.to_string()),
+        None => Some("more than 2^64".to_string()),
     }
-    let shown = documents.map_or("more than 2^64".to_string(), |n| n.to_string());
-    Err(format!(
-        "{what}: {shown} new documents in one phase; at most 1000000000000 (document ids are numbered per phase in blocks of that many, so more would reuse the next phase's ids); give fewer operations or smaller batches"
-    ))
 }
 
-/// Operations of one phase, at most [`MOST_OPERATIONS`]; `None` (an overflow) is over.
+/// Documents a phase adds, at most [`MOST_NEW_DOCUMENTS`].
+pub fn new_documents(what: &str, documents: Option<u64>) -> Result<(), String> {
+    past(documents, MOST_NEW_DOCUMENTS).map_or(Ok(()), |shown| Err(format!(
+        "{what}: {shown} new documents in one phase; at most 1000000000000 (document ids are numbered per phase in blocks of that many, so more would reuse the next phase's ids); give fewer operations or smaller batches"
+    )))
+}
+
+/// Operations of one phase, at most [`MOST_OPERATIONS`].
 pub fn operations(what: &str, n: Option<u64>) -> Result<(), String> {
-    if n.is_some_and(|n| n <= MOST_OPERATIONS) {
-        return Ok(());
-    }
-    let shown = n.map_or("more than 2^64".to_string(), |n| n.to_string());
-    Err(format!(
+    past(n, MOST_OPERATIONS).map_or(Ok(()), |shown| Err(format!(
         "{what}: {shown} operations in one phase; at most 1000000000000 (days at any server's speed, and the documents they create must fit the phase's block of ids); give fewer, or bound the phase by --duration"
-    ))
+    )))
 }
 
 /// An upper bound of the documents a phase adds: connection 0's share (the largest)
@@ -249,24 +251,11 @@ fn bound(phase: &Phase) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{CrudBound, Weights};
+    use crate::workload::Weights;
     use std::time::Duration;
 
     fn sample(name: &str) -> Phase {
-        Phase {
-            name: name.to_string(),
-            mix: Weights::only(Operation::Read, 1),
-            bound: CrudBound {
-                per_connection: Some(10),
-                total: None,
-                duration: None,
-            },
-            connections: 2,
-            batch_size: 10,
-            rate: None,
-            keys: KeyChoice::Uniform,
-            action: None,
-        }
+        Phase::sample(name, Weights::only(Operation::Read, 1))
     }
 
     #[test]
