@@ -27,7 +27,7 @@ use serde_json::Value;
 use crate::metrics::PhaseTally;
 use crate::metrics::{IntervalMetrics, interval};
 use crate::results::build::{self, PhaseFacts};
-use crate::results::{IntervalResult, PhaseResult, RunResult, histogram, tally};
+use crate::results::{IntervalResult, OperationResult, PhaseResult, RunResult, histogram, tally};
 use crate::workload::Operation;
 
 /// Settings that may differ between the nodes of one run.
@@ -71,6 +71,7 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
         }
     }
     check_nodes(inputs, &mut notes)?;
+    check_sums(inputs)?;
     for (name, result) in inputs {
         if result.interrupted {
             notes.push(format!(
@@ -159,6 +160,12 @@ fn check_nodes(inputs: &[(String, RunResult)], notes: &mut Vec<String>) -> Resul
     let mut count = None;
     for (at, (name, result)) in inputs.iter().enumerate() {
         for node in &result.nodes {
+            if node.index >= node.count {
+                return Err(format!(
+                    "{name} says it is node {} of {}: a node's index must be below the count (nodes are numbered 0 to count - 1); give results written by sofabench, unedited",
+                    node.index, node.count
+                ));
+            }
             let same = inputs[at + 1..].iter().find(|(_, other)| {
                 other.started_at == result.started_at
                     && other.nodes.iter().any(|n| n == node)
@@ -195,6 +202,71 @@ fn check_nodes(inputs: &[(String, RunResult)], notes: &mut Vec<String>) -> Resul
         }
     }
     Ok(())
+}
+
+/// Refuses counts that would overflow when the nodes' results are added. A tally
+/// saturates as a last guard, but a merged figure that silently stopped growing would
+/// be wrong, so the sum that does not fit is named instead.
+fn check_sums(inputs: &[(String, RunResult)]) -> Result<(), String> {
+    let mut sums: BTreeMap<(usize, String), u64> = BTreeMap::new();
+    for (name, result) in inputs {
+        for (index, phase) in result.phases.iter().enumerate() {
+            let phase_counts = [
+                ("late", phase.late),
+                ("json bytes sent", phase.iron_cushion.total_json_bytes_sent),
+                (
+                    "json bytes received",
+                    phase.iron_cushion.total_json_bytes_received,
+                ),
+            ];
+            let operations = phase.operations.iter().flat_map(|op| {
+                counts_of(op)
+                    .into_iter()
+                    .map(move |(what, n)| (format!("{} {what}", op.operation), n))
+            });
+            let all = phase_counts
+                .into_iter()
+                .map(|(what, n)| (what.to_string(), n))
+                .chain(operations);
+            for (what, n) in all {
+                let sum = sums.entry((index, what.clone())).or_default();
+                *sum = sum.checked_add(n).ok_or_else(|| {
+                    format!(
+                        "{name}: phase {}: {what}: {n} added to the other results' {sum} does not fit in 64 bits; these counts cannot be real, give results written by sofabench, unedited",
+                        phase.name
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The counts of an operation's result that merging adds.
+fn counts_of(op: &OperationResult) -> Vec<(String, u64)> {
+    let mut counts: Vec<(String, u64)> = [
+        ("succeeded", op.succeeded),
+        ("failed", op.failed),
+        ("documents", op.documents),
+        ("documents_failed", op.documents_failed),
+        ("resends", op.resends),
+        ("unknown_outcomes", op.unknown_outcomes),
+        ("not_run", op.not_run),
+    ]
+    .into_iter()
+    .map(|(what, n)| (what.to_string(), n))
+    .collect();
+    counts.extend(
+        op.failures
+            .iter()
+            .map(|(k, n)| (format!("failures.{k}"), *n)),
+    );
+    counts.extend(
+        op.statuses
+            .iter()
+            .map(|(k, n)| (format!("statuses.{k}"), *n)),
+    );
+    counts
 }
 
 fn merged_config(results: &[&RunResult]) -> BTreeMap<String, Value> {
@@ -719,5 +791,33 @@ mod tests {
             err.contains("node1.json was written by an older sofabench (schema 1)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_node_index_past_its_count_is_refused() {
+        let a = node_result(&[0, 1], node(0, 2), 1);
+        let b = node_result(&[2, 3], node(2, 2), 1);
+        let err = merge(&named(vec![a, b])).unwrap_err();
+        assert!(
+            err.contains("node1.json says it is node 2 of 2") && err.contains("below the count"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn counts_that_would_overflow_are_refused_with_file_phase_and_operation() {
+        let mut a = node_result(&[0, 1], node(0, 2), 1);
+        let mut b = node_result(&[2, 3], node(1, 2), 1);
+        a.phases[0].operations[2].succeeded = u64::MAX;
+        b.phases[0].operations[2].succeeded = 1;
+        let err = merge(&named(vec![a.clone(), b.clone()])).unwrap_err();
+        assert!(
+            err.contains("node1.json: phase crud: read succeeded") && err.contains("64 bits"),
+            "{err}"
+        );
+        a.phases[0].operations[2].succeeded = 1;
+        a.phases[0].late = u64::MAX;
+        b.phases[0].late = 2;
+        assert!(merge(&named(vec![a, b])).unwrap_err().contains("late"));
     }
 }

@@ -10,6 +10,8 @@ use crate::run::thresholds::print_outcomes;
 pub fn execute(args: CheckArgs) -> Result<(), Failed> {
     let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
+    crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
+        .map_err(Failed::bad_input)?;
     let tally = print_outcomes(&checks, &result)?;
     if tally.failed > 0 {
         eprintln!(

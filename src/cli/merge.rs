@@ -16,6 +16,8 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
     let mut inputs = Vec::new();
     for path in &args.results {
         let result = RunResult::read(path).map_err(Failed::bad_input)?;
+        crate::results::tally::check_readable(&result.phases, &path.display().to_string())
+            .map_err(Failed::bad_input)?;
         inputs.push((path.display().to_string(), result));
     }
     let merged = merge(&inputs).map_err(Failed::bad_input)?;

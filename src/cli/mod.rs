@@ -354,12 +354,10 @@ pub struct RunArgs {
 }
 
 fn positive_rate(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(rate) if rate > 0.0 && rate.is_finite() => Ok(rate),
-        _ => Err(format!(
-            "{text:?} is not a rate; give operations per second above 0, e.g. --rate 500"
-        )),
-    }
+    let rate = text.parse::<f64>().map_err(|_| {
+        format!("{text:?} is not a rate; give operations per second above 0, e.g. --rate 500")
+    })?;
+    crate::workload::limits::rate("--rate", rate).map(|()| rate)
 }
 
 /// Flags of `sofabench generate`.

@@ -11,6 +11,8 @@ use crate::run::output::OutputFiles;
 
 pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
+    crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
+        .map_err(Failed::bad_input)?;
     let outputs = OutputFiles {
         json: None,
         csv: args.csv,

@@ -19,8 +19,8 @@ use crate::run::{ConfigRecord, DatabasePolicy, Setup};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
-use crate::workload::nodes;
 use crate::workload::{CrudBound, DocumentIds, Operation, Plan, Weights, ids};
+use crate::workload::{limits, nodes};
 
 /// Intervals shorter than this would make the live lines noise.
 const SHORTEST_INTERVAL: Duration = Duration::from_millis(100);
@@ -39,6 +39,7 @@ impl Given<'_> {
 
 /// Makes the run's setup, checking everything in the order a user fixes it.
 pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
+    check_ranges(args).map_err(Failed::bad_input)?;
     let target = target(args)?;
     let replication = match &args.replication_address {
         Some(text) => ReplicationAddress::parse(text, &target).map_err(Failed::bad_input)?,
@@ -86,7 +87,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
         late_threshold: args.late_threshold,
-        interval: args.interval.max(SHORTEST_INTERVAL),
+        interval: args.interval,
         reconnect_for: args.reconnect_for,
         failover: args.failover,
         actions: ActionSettings {
@@ -113,6 +114,81 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         thresholds: checks,
         config,
     })
+}
+
+/// The flags' numbers out of range, refused first, before anything depends on them
+/// (a huge count would otherwise spin or fill memory while the run is planned).
+fn check_ranges(args: &RunArgs) -> Result<(), String> {
+    check_too_little(args)?;
+    check_too_much(args)?;
+    check_counts(args)
+}
+
+/// Values that would make a run do nothing, or nothing useful.
+fn check_too_little(args: &RunArgs) -> Result<(), String> {
+    let zero = |flag: &str, what: &str| {
+        format!("{flag} 0: {what} would run nothing; give more, or leave the flag out")
+    };
+    if args.duration.is_some_and(|d| d.is_zero()) {
+        return Err(zero("--duration", "a CRUD step of no time"));
+    }
+    if args.total_operations == Some(0) {
+        return Err(zero("--total-operations", "no operations in total"));
+    }
+    if args.interval < SHORTEST_INTERVAL {
+        return Err(format!(
+            "--interval {:?}: at least 100ms (shorter intervals make the live lines noise and cost the run time); give e.g. --interval 100ms",
+            args.interval
+        ));
+    }
+    if args.num_connections == 0 {
+        // Every scenario needs a connection; some would otherwise drop their phases.
+        return Err("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
+    }
+    Ok(())
+}
+
+/// Sizes past what the machine holds or a mix needs.
+fn check_too_much(args: &RunArgs) -> Result<(), String> {
+    let open_files = limits::open_files();
+    limits::connections("--num_connections", args.num_connections, open_files)?;
+    limits::batch_size(
+        "--num_documents_per_bulk_insert",
+        args.num_documents_per_bulk_insert,
+    )?;
+    for (flag, w) in [
+        ("--create_weight", args.create_weight),
+        ("--read_weight", args.read_weight),
+        ("--update_weight", args.update_weight),
+        ("--delete_weight", args.delete_weight),
+    ] {
+        limits::weight(flag, w)?;
+    }
+    Ok(())
+}
+
+/// Operations and documents of a phase, with every product checked.
+fn check_counts(args: &RunArgs) -> Result<(), String> {
+    let per_connection = |n: u64| n.checked_mul(args.num_connections);
+    limits::operations(
+        "--num_bulk_insert_operations x --num_connections",
+        per_connection(args.num_bulk_insert_operations),
+    )?;
+    limits::operations(
+        "--num_crud_operations x --num_connections",
+        per_connection(args.num_crud_operations.unwrap_or(0)),
+    )?;
+    if let Some(total) = args.total_operations {
+        limits::operations("--total-operations", Some(total))?;
+    }
+    let bulk = args
+        .num_bulk_insert_operations
+        .checked_mul(args.num_documents_per_bulk_insert)
+        .and_then(|n| n.checked_mul(args.num_connections));
+    limits::new_documents(
+        "--num_bulk_insert_operations x --num_documents_per_bulk_insert x --num_connections",
+        bulk,
+    )
 }
 
 /// The target, with `--user` and `--password` when the address carries no credentials.
@@ -209,7 +285,9 @@ fn choose_scenario(
     let fail = |problems: Vec<String>| Failed::bad_input(problems.join("\nsofabench: error: "));
     let name = name.unwrap_or(scenario::BUILTINS[0].name);
     if let Some(builtin) = scenario::builtin(name) {
-        return builtin.build(layers, options).map_err(fail);
+        let built = builtin.build(layers, options).map_err(fail)?;
+        scenario::check_limits(&built.phases).map_err(fail)?;
+        return Ok(built);
     }
     let path = std::path::Path::new(name);
     if !path.exists() {
@@ -220,14 +298,16 @@ fn choose_scenario(
         )));
     }
     let found = scenario::from_file(path, layers).map_err(fail)?;
-    scenario::check_documents(&found.phases).map_err(|problems| {
+    let in_file = |problems: Vec<String>| {
         fail(
             problems
                 .into_iter()
                 .map(|p| format!("{name}: {p}"))
                 .collect(),
         )
-    })?;
+    };
+    scenario::check_limits(&found.phases).map_err(in_file)?;
+    scenario::check_documents(&found.phases).map_err(in_file)?;
     Ok(found)
 }
 
@@ -251,10 +331,12 @@ fn warn_of_unused(given: &Given, name: Option<&str>) {
     }
 }
 
-/// A threshold for a phase the scenario does not have could never be met: refused
-/// before anything is sent, like any other mistake in it.
+/// A threshold for a phase the scenario does not have, or for an operation none of its
+/// phases performs, could never be met: refused before anything is sent (rather than
+/// failing after the whole run), like any other mistake in it.
 fn check_threshold_phases(checks: &[Threshold], scenario: &Scenario) -> Result<(), String> {
     for check in checks {
+        check_threshold_operation(check, scenario)?;
         let Some(phase) = &check.phase else { continue };
         let known = scenario
             .phases
@@ -270,6 +352,30 @@ fn check_threshold_phases(checks: &[Threshold], scenario: &Scenario) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Refuses a threshold on an operation that no phase it looks at performs.
+fn check_threshold_operation(check: &Threshold, scenario: &Scenario) -> Result<(), String> {
+    let Some(operation) = check.operation.as_deref().and_then(Operation::named) else {
+        return Ok(());
+    };
+    let mut looked_at = scenario.phases.iter().filter(|p| {
+        check
+            .phase
+            .as_deref()
+            .is_none_or(|name| crate::analysis::base_name(&p.name) == name || p.name == name)
+    });
+    if looked_at.clone().next().is_none() || looked_at.any(|p| p.mix[operation] > 0) {
+        return Ok(());
+    }
+    Err(format!(
+        "--threshold {:?}: no phase {}performs {operation}, so it could only fail after the run; check the weights or the threshold",
+        check.expression,
+        check
+            .phase
+            .as_deref()
+            .map_or(String::new(), |name| format!("named {name:?} "))
+    ))
 }
 
 /// This node's slice, checked, and refused with flags that would make one node delete

@@ -236,10 +236,13 @@ impl Engine {
         let pacing = match phase.rate {
             None => Pacing::Closed,
             Some(rate) => {
-                let every = Duration::from_secs_f64(phase.connections as f64 / rate);
+                // Rates are checked to a range, but a period that does not fit the clock
+                // must still not panic: it is then the longest duration.
+                let every = Duration::try_from_secs_f64(phase.connections as f64 / rate)
+                    .unwrap_or(crate::time::duration::LONGEST);
                 let offset = every.mul_f64(index as f64 / phase.connections as f64);
                 Pacing::Open {
-                    first: started + offset,
+                    first: crate::time::duration::after(started, offset),
                     every,
                 }
             }
@@ -252,7 +255,11 @@ impl Engine {
             },
             batch_size: phase.batch_size,
             keys: phase.keys,
-            deadline: phase.bound.duration.map(|d| started + d),
+            // Checked: a phase's duration must not be able to make the clock overflow.
+            deadline: phase
+                .bound
+                .duration
+                .map(|d| crate::time::duration::after(started, d)),
             pacing,
         }
     }

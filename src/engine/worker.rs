@@ -612,7 +612,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         {
             let intended = match work.pacing {
                 Pacing::Closed => None,
-                Pacing::Open { first, every } => Some(first + every.mul_f64(k as f64)),
+                // Checked: no rate or count can make the schedule overflow the clock.
+                Pacing::Open { first, every } => {
+                    Some(crate::time::duration::slot(first, every, k as u64))
+                }
             };
             // One clock read serves the checks and the operation's start, unless it waits.
             let mut begin = self.clock.now();

@@ -9,6 +9,17 @@ use crate::metrics::recorder::{NodeLatencies, OperationLatencies};
 use crate::metrics::{ConnectionTimes, Failure, OperationCounts, OperationTally, PhaseTally};
 use crate::workload::{Operation, PerOperation};
 
+/// Refuses a result's phases that do not read back into tallies (an unknown operation or
+/// failure name, histograms that do not decode): what `merge`, `check` and `report`
+/// read must mean what a run wrote. The message names the file.
+pub fn check_readable(phases: &[PhaseResult], file: &str) -> Result<(), String> {
+    for phase in phases {
+        of_phase(phase)
+            .map_err(|e| format!("{file}: {e}; give a result written by sofabench, unedited"))?;
+    }
+    Ok(())
+}
+
 /// The tally a phase result was built from. A result of schema 1 keeps no connection
 /// times: its tally has none, which the caller must check where they matter.
 pub fn of_phase(phase: &PhaseResult) -> Result<PhaseTally, String> {
@@ -235,6 +246,8 @@ mod tests {
         );
         built.operations[1].operation = "teleport".into();
         assert!(of_phase(&built).unwrap_err().contains("\"teleport\""));
+        let err = check_readable(&[built], "r.json").unwrap_err();
+        assert!(err.starts_with("r.json: phase crud"), "{err}");
     }
 
     #[test]

@@ -36,7 +36,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::settings::{Keys, Layers, Origin, Origins, Spec};
-use crate::workload::{Action, KeyChoice, Operation, Phase, Weights};
+use crate::workload::{Action, KeyChoice, Operation, Phase, Weights, limits};
 
 /// The top-level keys of a file that are settings of its phases, in both spellings.
 pub const SETTING_KEYS: [&str; 11] = [
@@ -92,8 +92,7 @@ impl ScenarioFile {
 }
 
 fn rate_problem(rate: Option<f64>) -> Option<String> {
-    rate.filter(|r| *r <= 0.0 || !r.is_finite())
-        .map(|_| "rate: give operations per second above 0".to_string())
+    rate.and_then(|r| limits::rate("rate:", r).err())
 }
 
 #[derive(Deserialize)]
@@ -194,6 +193,7 @@ fn duration(key: &str, text: &Option<String>) -> Result<Option<Duration>, String
 fn weights(mix: &BTreeMap<String, u64>) -> Result<Weights, String> {
     let mut w = Weights::default();
     for (key, &value) in mix {
+        limits::weight(&format!("mix: {key}"), value)?;
         match Operation::named(key) {
             Some(operation) => w[operation] = value,
             None => {
@@ -229,8 +229,10 @@ fn keys(value: &Option<toml::Value>) -> Result<KeyChoice, String> {
             .get("zipfian")
             .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
         {
-            Some(c) if c > 0.0 => Ok(KeyChoice::Zipfian(c)),
-            _ => Err("keys: write { zipfian = 0.99 } with a constant above 0".to_string()),
+            Some(c) => limits::zipfian(c).map(|()| KeyChoice::Zipfian(c)),
+            None => {
+                Err("keys: write { zipfian = 0.99 } with a constant between 0 and 1".to_string())
+            }
         },
         Some(other) => Err(format!(
             "keys: {other} is not a distribution; use uniform, zipfian or latest"
@@ -259,7 +261,13 @@ fn action(entry: &PhaseEntry) -> Result<Option<Action>, Vec<String>> {
         (None, Some(_), None) => Err(vec![
             "replicate_at needs replicate_to, the target database's URL or its name on the run's server".to_string(),
         ]),
-        (None, None, _) => Ok(None),
+        (None, None, Some(_)) => Err(vec![
+            "replicate_to needs replicate_at, when the replication starts (e.g. replicate_at = \"5s\")".to_string(),
+        ]),
+        (None, None, None) if entry.two_way => Err(vec![
+            "two_way needs replicate_at and replicate_to: it makes a replication go both ways".to_string(),
+        ]),
+        (None, None, None) => Ok(None),
     }
 }
 
@@ -326,6 +334,23 @@ fn base_phase(entry: &PhaseEntry, layers: &Layers) -> Result<(Phase, Origins), V
     }
 }
 
+/// A sweep of no values would leave its phase out silently, and one of more values
+/// than a run may have phases would only fill memory.
+fn sweep_size(parameter: &str, values: usize) -> Result<(), Vec<String>> {
+    if values == 0 {
+        return Err(vec![format!(
+            "sweep.{parameter}: no values, so the phase would run nothing; give at least one, or remove the sweep"
+        )]);
+    }
+    if values > limits::MOST_PHASES {
+        return Err(vec![format!(
+            "sweep.{parameter}: {values} values; at most {} (each becomes a phase with its own report lines)",
+            limits::MOST_PHASES
+        )]);
+    }
+    Ok(())
+}
+
 fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
     let (base, origins) = base_phase(entry, layers)?;
     if entry.sweep.is_empty() {
@@ -335,6 +360,7 @@ fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
         return Err(vec!["sweep: sweep one parameter per phase".to_string()]);
     }
     let (parameter, values) = entry.sweep.iter().next().expect("one sweep");
+    sweep_size(parameter, values.len())?;
     let mut phases = Vec::new();
     for value in values {
         let Some(n) = value.as_integer().filter(|n| *n >= 0).map(|n| n as u64) else {
@@ -543,5 +569,36 @@ mod tests {
             &defaults(),
         );
         assert!(bad.unwrap_err()[0].starts_with("b.toml: rate:"));
+    }
+
+    fn problems_of(extra: &str) -> Vec<String> {
+        let text = format!("[[phase]]\nname = 'x'\nmix = {{ create = 1 }}\ntotal = 5\n{extra}\n");
+        parse(&text, "r.toml", &defaults()).unwrap_err()
+    }
+
+    #[test]
+    fn keys_rates_actions_and_sweeps_have_ranges() {
+        for (extra, says) in [
+            ("keys = { zipfian = 1.0 }", "strictly between 0 and 1"),
+            ("keys = { zipfian = 0 }", "strictly between 0 and 1"),
+            ("rate = 1e12", "to 10000000"),
+            ("rate = inf", "to 10000000"),
+            ("replicate_to = 'copy'", "replicate_to needs replicate_at"),
+            ("two_way = true", "two_way needs replicate_at"),
+            ("compact_at = '87601h'", "longer than 10 years"),
+            (
+                "sweep = { connections = [] }",
+                "sweep.connections: no values",
+            ),
+        ] {
+            let problems = problems_of(extra);
+            assert!(
+                problems[0].starts_with("r.toml: phase \"x\": ") && problems[0].contains(says),
+                "{extra}: {problems:?}"
+            );
+        }
+        let values: Vec<String> = (1..=1001).map(|n| n.to_string()).collect();
+        let many = problems_of(&format!("sweep = {{ total = [{}] }}", values.join(",")));
+        assert!(many[0].contains("1001 values; at most 1000"), "{many:?}");
     }
 }

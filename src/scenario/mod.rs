@@ -7,7 +7,7 @@ pub mod settings;
 
 use std::path::Path;
 
-use crate::workload::{Operation, Phase, Plan};
+use crate::workload::{Operation, Phase, Plan, limits};
 
 pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
 pub use settings::{Keys, Layers, Origin, Origins, flags_no_phase_takes};
@@ -105,26 +105,29 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
     }
 }
 
+/// Refuses, before anything is sent, numbers and names out of range (see
+/// [`limits`]): too many connections for the open-files limit, huge batches, names
+/// that repeat or carry control characters, phases bounded to nothing.
+pub fn check_limits(phases: &[Phase]) -> Result<(), Vec<String>> {
+    let open_files = limits::open_files();
+    let mut problems = limits::phases(phases);
+    for phase in phases {
+        problems.extend(limits::phase(phase, open_files));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{KeyChoice, Weights};
+    use crate::workload::Weights;
 
     fn phase(name: &str, mix: Weights) -> Phase {
-        Phase {
-            name: name.to_string(),
-            mix,
-            bound: crate::workload::CrudBound {
-                per_connection: Some(10),
-                total: None,
-                duration: None,
-            },
-            connections: 2,
-            batch_size: 10,
-            rate: None,
-            keys: KeyChoice::Uniform,
-            action: None,
-        }
+        Phase::sample(name, mix)
     }
 
     #[test]

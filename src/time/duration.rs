@@ -1,9 +1,43 @@
 //! Durations as users write them: `30s`, `30m`, `30h` (as in the Aerospike benchmark's
 //! `time`), `500ms`, `1.5s`; a bare number is seconds.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+/// The longest duration sofabench takes: ten years (87,600 h). Longer ones are
+/// mistakes, and past about 292 years a deadline (`now + duration`) no longer fits the
+/// clock, so they are refused where they are read.
+pub const LONGEST: Duration = Duration::from_secs(10 * 365 * 24 * 3_600);
+
+/// A duration as users write it, at most [`LONGEST`].
 pub fn parse(text: &str) -> Result<Duration, String> {
+    let duration = parse_any(text)?;
+    if duration > LONGEST {
+        return Err(format!(
+            "{:?} is longer than 10 years (87600h), the longest duration sofabench takes; give a shorter one",
+            text.trim()
+        ));
+    }
+    Ok(duration)
+}
+
+/// `start + duration`, or the farthest moment the clock can hold when the sum would not
+/// fit, so that no duration can make the engine panic (parse bounds them, but a
+/// deadline must not depend on every caller having used it).
+pub fn after(start: Instant, duration: Duration) -> Instant {
+    start
+        .checked_add(duration)
+        .or_else(|| start.checked_add(LONGEST))
+        .unwrap_or(start)
+}
+
+/// The `k`-th slot of a schedule: `first + k × every`, or the farthest moment the clock
+/// can hold when that does not fit (as [`after`]), never a panic.
+pub fn slot(first: Instant, every: Duration, k: u64) -> Instant {
+    let offset = Duration::try_from_secs_f64(every.as_secs_f64() * k as f64).unwrap_or(LONGEST);
+    after(first, offset)
+}
+
+fn parse_any(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -41,5 +75,30 @@ mod tests {
         assert!(parse("10x").unwrap_err().contains("unknown unit"));
         assert!(parse("fast").is_err());
         assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn durations_past_ten_years_are_refused() {
+        assert_eq!(parse("87600h"), Ok(LONGEST));
+        let err = parse("2562047788015215h").unwrap_err();
+        assert!(
+            err.contains("\"2562047788015215h\"") && err.contains("10 years"),
+            "{err}"
+        );
+        assert!(parse("87601h").is_err());
+        assert!(parse("1e300").is_err());
+    }
+
+    #[test]
+    fn a_deadline_never_overflows() {
+        let now = Instant::now();
+        assert_eq!(
+            after(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
+        assert!(after(now, Duration::MAX) >= now);
+        let every = Duration::from_millis(3);
+        assert_eq!(slot(now, every, 7), now + every.mul_f64(7.0));
+        assert!(slot(now, Duration::MAX, u64::MAX) >= now);
     }
 }

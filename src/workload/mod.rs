@@ -2,6 +2,7 @@
 //! order, and on which documents.
 
 pub mod ids;
+pub mod limits;
 pub mod nodes;
 pub mod operation;
 pub mod order;

@@ -36,12 +36,7 @@ pub fn total_connections(node_count: u64, connections: u64) -> u64 {
 
 /// Checks `--node-index` against `--node-count`; the message says what to change.
 pub fn validate(node_index: u64, node_count: u64, connections: u64) -> Result<(), String> {
-    if node_count == 0 {
-        return Err(
-            "--node-count 0: give the number of nodes running together, 1 or more (SOFABENCH_NODE_COUNT)"
-                .to_string(),
-        );
-    }
+    super::limits::node_count(node_count)?;
     if node_index >= node_count {
         return Err(format!(
             "--node-index {node_index} is not below --node-count {node_count}: nodes are numbered 0 to {} (JOB_COMPLETION_INDEX, SOFABENCH_NODE_COUNT)",
@@ -91,6 +86,15 @@ mod tests {
             "{err}"
         );
         assert!(validate(0, 0, 10).unwrap_err().contains("--node-count 0"));
-        assert!(validate(0, u64::MAX, 2).unwrap_err().contains("too many"));
+        assert!(
+            validate(0, 100_000, u64::MAX)
+                .unwrap_err()
+                .contains("too many")
+        );
+        assert!(
+            validate(0, u64::MAX, 2)
+                .unwrap_err()
+                .contains("1 to 100000")
+        );
     }
 }

@@ -131,3 +131,24 @@ impl Phase {
         )
     }
 }
+
+#[cfg(test)]
+impl Phase {
+    /// A small counted phase for tests: 2 connections of 10 operations each.
+    pub fn sample(name: &str, mix: Weights) -> Phase {
+        Phase {
+            name: name.to_string(),
+            mix,
+            bound: CrudBound {
+                per_connection: Some(10),
+                total: None,
+                duration: None,
+            },
+            connections: 2,
+            batch_size: 10,
+            rate: None,
+            keys: KeyChoice::Uniform,
+            action: None,
+        }
+    }
+}

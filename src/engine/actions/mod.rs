@@ -50,7 +50,9 @@ impl Context {
 
     /// When sofabench stops waiting for an action started at `started`.
     fn deadline(&self, started: Instant) -> Option<Instant> {
-        self.settings.wait.and_then(|w| started.checked_add(w))
+        self.settings
+            .wait
+            .map(|w| crate::time::duration::after(started, w))
     }
 
     /// The credentials any answer could echo, for [`address::scrub`].
@@ -93,7 +95,7 @@ pub fn spawn(
                 Action::Compact { at } | Action::Replicate { at, .. } => *at,
             };
             let early = tokio::select! {
-                () = tokio::time::sleep_until((phase_start + at).into()) => None,
+                () = tokio::time::sleep_until(crate::time::duration::after(phase_start, at).into()) => None,
                 () = operations_ended.raised() => Some(early_note(kind, at, phase_start)),
             };
             let mut report = match action {
