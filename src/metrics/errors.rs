@@ -15,6 +15,9 @@ pub enum Failure {
     Timeout,
     /// The connection broke.
     Transport,
+    /// The answer (its head or body) was past `--max-response-size`; its connection was
+    /// closed without reading the rest.
+    TooLarge,
     /// The server could not be reached: no connection could be made, or (under a rate)
     /// the operation fell due while the connection was waiting to reconnect.
     Unreachable,
@@ -41,6 +44,7 @@ impl Failure {
             "bad_answer" => Failure::BadAnswer,
             "timeout" => Failure::Timeout,
             "transport" => Failure::Transport,
+            "too_large" => Failure::TooLarge,
             "unreachable" => Failure::Unreachable,
             "interrupted" => Failure::Interrupted,
             "no_document" => Failure::NoDocument,
@@ -60,6 +64,7 @@ impl fmt::Display for Failure {
             Failure::BadAnswer => f.write_str("bad_answer"),
             Failure::Timeout => f.write_str("timeout"),
             Failure::Transport => f.write_str("transport"),
+            Failure::TooLarge => f.write_str("too_large"),
             Failure::Unreachable => f.write_str("unreachable"),
             Failure::Interrupted => f.write_str("interrupted"),
             Failure::NoDocument => f.write_str("no_document"),
