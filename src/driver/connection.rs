@@ -1169,6 +1169,110 @@ mod tests {
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 
+    fn limited(endpoint: Arc<Endpoint>, limit: u64) -> Arc<Endpoint> {
+        Arc::new(Arc::into_inner(endpoint).unwrap().with_max_response(limit))
+    }
+
+    /// Reads a request's head only, the way a server that refuses its body does.
+    async fn read_head(stream: &mut TcpStream) {
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while !seen.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap() == 1 {
+            seen.push(byte[0]);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_before_the_end_of_a_large_body_is_read_even_without_a_timeout() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_head(&mut stream).await;
+            stream
+                .write_all(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 2\r\n\r\nno")
+                .await
+                .unwrap();
+            // Reads nothing more, and keeps the connection open.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let mut client = Client::new(endpoint, None);
+        let body = vec![b' '; 50 << 20];
+        let post = Call {
+            method: Method::Post,
+            path: "/db/_bulk_docs",
+            body: Some(&body),
+        };
+        let sending = client.send(&post);
+        let answer = tokio::time::timeout(Duration::from_secs(10), sending)
+            .await
+            .expect("no hang")
+            .unwrap();
+        assert_eq!((answer.status, &answer.body[..]), (413, &b"no"[..]));
+        // The rest of the body is not sent as the next request: a new connection is.
+        let again = tokio::time::timeout(Duration::from_secs(10), client.send(&post)).await;
+        assert_eq!(again.unwrap().unwrap().status, 413);
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    #[tokio::test]
+    async fn endless_interim_answers_end_at_the_timeout() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(100);
+            while stream.write_all(&continues).await.is_ok() {}
+        })
+        .await;
+        let mut client = Client::new(endpoint, Some(Duration::from_millis(300)));
+        let started = Instant::now();
+        let error = client.send(&get("/")).await.unwrap_err();
+        assert!(matches!(error.error, TransportError::Timeout), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn answers_past_the_limit_fail_as_too_large_and_close_the_connection() {
+        let (endpoint, accepted) = serve(|mut stream, number| async move {
+            read_request(&mut stream).await.unwrap();
+            let head: &[u8] = match number {
+                0 => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                1 => b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n",
+                _ => b"HTTP/1.1 200 OK\r\n\r\n",
+            };
+            let mut endless = head.to_vec();
+            let chunk = [b'x'; 4096];
+            loop {
+                if number == 0 {
+                    endless.extend_from_slice(b"1000\r\n");
+                }
+                endless.extend_from_slice(&chunk);
+                if number == 0 {
+                    endless.extend_from_slice(b"\r\n");
+                }
+                if stream.write_all(&endless).await.is_err() {
+                    return;
+                }
+                endless.clear();
+            }
+        })
+        .await;
+        let mut client = Client::new(limited(endpoint, 1 << 20), Some(Duration::from_secs(10)));
+        for framing in ["chunked", "Content-Length", "until close"] {
+            let error = client.send(&get("/")).await.unwrap_err();
+            assert!(matches!(error.error, TransportError::TooLarge(_)), "{framing}: {error}");
+            assert!(error.to_string().contains("too large"), "{error}");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (3, 3));
+    }
+
+    #[tokio::test]
+    async fn an_answer_at_the_limit_is_read() {
+        let (endpoint, _) = serve(|stream, _| async move {
+            answer_all(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody").await;
+        })
+        .await;
+        let mut client = Client::new(limited(endpoint, 4), None);
+        assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"body");
+    }
+
     #[tokio::test]
     async fn an_unreachable_node_is_known_not_to_have_seen_the_request() {
         let port = {
