@@ -1225,7 +1225,11 @@ mod tests {
         let started = Instant::now();
         let error = client.send(&get("/")).await.unwrap_err();
         assert!(matches!(error.error, TransportError::Timeout), "{error}");
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test]
@@ -1257,7 +1261,10 @@ mod tests {
         let mut client = Client::new(limited(endpoint, 1 << 20), Some(Duration::from_secs(10)));
         for framing in ["chunked", "Content-Length", "until close"] {
             let error = client.send(&get("/")).await.unwrap_err();
-            assert!(matches!(error.error, TransportError::TooLarge(_)), "{framing}: {error}");
+            assert!(
+                matches!(error.error, TransportError::TooLarge(_)),
+                "{framing}: {error}"
+            );
             assert!(error.to_string().contains("too large"), "{error}");
         }
         assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (3, 3));
