@@ -1233,6 +1233,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_slow_drip_ends_at_the_timeout() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            let head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+            let mut ok = stream.write_all(head).await.is_ok();
+            while ok {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                ok = stream.write_all(b"x").await.is_ok();
+            }
+        })
+        .await;
+        let mut client = Client::new(endpoint, Some(Duration::from_millis(300)));
+        let started = Instant::now();
+        let error = client.send(&get("/")).await.unwrap_err();
+        assert!(matches!(error.error, TransportError::Timeout), "{error}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
     async fn answers_past_the_limit_fail_as_too_large_and_close_the_connection() {
         let (endpoint, accepted) = serve(|mut stream, number| async move {
             read_request(&mut stream).await.unwrap();
