@@ -166,11 +166,12 @@ fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
 
 /// Runs sofabench with its address space limited to `kib` KiB: a client whose memory
 /// followed the server's answers would be killed, or fail to allocate, instead of ending.
+/// A run that hangs is ended after 60 s (exit 124).
 pub fn sofabench_within(kib: u64, args: &[&str]) -> Run {
     let started = Instant::now();
     let output = Command::new("bash")
         .arg("-c")
-        .arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\""))
+        .arg(format!("ulimit -v {kib}; exec timeout 60 \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_sofabench"))
         .args(args)
         .current_dir(super::repository())
