@@ -183,6 +183,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_kind_reads_back_from_its_name() {
+        let kinds = [
+            Failure::Status(413),
+            Failure::Document("conflict".to_string()),
+            Failure::BadAnswer,
+            Failure::Timeout,
+            Failure::Transport,
+            Failure::TooLarge,
+            Failure::Unreachable,
+            Failure::Interrupted,
+            Failure::NoDocument,
+        ];
+        for kind in kinds {
+            assert_eq!(
+                Failure::named(&kind.to_string()),
+                Some(kind.clone()),
+                "{kind}"
+            );
+        }
+        assert_eq!(Failure::TooLarge.to_string(), "too_large");
+    }
+
+    #[test]
     fn samples_are_few_short_and_distinct() {
         let mut samples = FailureSamples::default();
         let bad = Failure::Status(400);
