@@ -48,17 +48,18 @@ fn assert_ends_within(run: &Run, limit: Duration) {
     assert!(run.took < limit, "{}", shown(run));
 }
 
+/// The run failed (exit 1) within `limit`, and its report has the line `failed`.
+fn assert_fails_with(run: &Run, failed: &str, limit: Duration) {
+    assert_eq!(run.code, 1, "{}", shown(run));
+    assert!(run.stdout.contains(failed), "{}", shown(run));
+    assert_ends_within(run, limit);
+}
+
 #[test]
 fn an_endless_chunked_answer_fails_as_too_large() {
     let server = BadServer::start(Fault::EndlessChunks, bad_server::document_reads);
     let run = reads(&server, 4, &["--timeout=30s", "--max-response-size=1MiB"]);
-    assert_eq!(run.code, 1, "{}", shown(&run));
-    assert!(
-        run.stdout.contains("failed read: too_large x8"),
-        "{}",
-        shown(&run)
-    );
-    assert_ends_within(&run, Duration::from_secs(20));
+    assert_fails_with(&run, "failed read: too_large x8", Duration::from_secs(20));
 }
 
 #[test]
@@ -66,26 +67,14 @@ fn a_huge_content_length_fails_as_too_large_before_the_body_is_read() {
     let server = BadServer::start(Fault::HugeLength, bad_server::document_reads);
     // The default limit: 9999999999999999999 bytes are refused from the head alone.
     let run = reads(&server, 4, &["--timeout=30s"]);
-    assert_eq!(run.code, 1, "{}", shown(&run));
-    assert!(
-        run.stdout.contains("failed read: too_large x8"),
-        "{}",
-        shown(&run)
-    );
-    assert_ends_within(&run, Duration::from_secs(20));
+    assert_fails_with(&run, "failed read: too_large x8", Duration::from_secs(20));
 }
 
 #[test]
 fn a_large_answer_fails_past_the_limit_and_is_read_below_it() {
     let server = BadServer::start(Fault::Large(50 << 20), bad_server::document_reads);
     let run = reads(&server, 2, &["--max-response-size=1MiB"]);
-    assert_eq!(run.code, 1, "{}", shown(&run));
-    assert!(
-        run.stdout.contains("failed read: too_large x4"),
-        "{}",
-        shown(&run)
-    );
-    assert_ends_within(&run, Duration::from_secs(20));
+    assert_fails_with(&run, "failed read: too_large x4", Duration::from_secs(20));
     // Below the default limit, 50 MiB answers are read whole, within the same bound.
     let run = reads(&server, 2, &[]);
     assert_eq!(run.code, 0, "{}", shown(&run));
@@ -108,13 +97,7 @@ fn endless_interim_answers_end_at_the_timeout() {
     // One read per connection, ending at its 2 s timeout. Before the timer was polled
     // first, a server with bytes always ready kept it from firing: 3 s took 12.
     let run = reads(&server, 1, &["--timeout=2s"]);
-    assert_eq!(run.code, 1, "{}", shown(&run));
-    assert!(
-        run.stdout.contains("failed read: timeout x2"),
-        "{}",
-        shown(&run)
-    );
-    assert_ends_within(&run, Duration::from_secs(5));
+    assert_fails_with(&run, "failed read: timeout x2", Duration::from_secs(5));
 }
 
 #[test]
