@@ -102,7 +102,16 @@ fn endless_interim_answers_end_at_the_timeout() {
 
 #[test]
 fn a_413_before_a_large_bulk_body_is_read_is_that_status_even_without_a_timeout() {
-    let server = BadServer::start(Fault::RefuseBody, bad_server::bulk_inserts);
+    refused_bulk_inserts(Fault::RefuseBody);
+}
+
+#[test]
+fn a_413_then_a_close_before_a_large_bulk_body_is_read_is_that_status() {
+    refused_bulk_inserts(Fault::RefuseBodyAndClose);
+}
+
+fn refused_bulk_inserts(fault: Fault) {
+    let server = BadServer::start(fault, bad_server::bulk_inserts);
     let args = [
         "run".to_string(),
         format!("--database_address={}", server.url),
@@ -117,7 +126,11 @@ fn a_413_before_a_large_bulk_body_is_read_is_that_status_even_without_a_timeout(
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = sofabench_within(ADDRESS_SPACE_KIB, &args);
     assert_eq!(run.code, 1, "{}", shown(&run));
-    assert!(run.stdout.contains("413"), "{}", shown(&run));
+    assert!(
+        run.stdout.contains("failed bulk_insert: 413 x2"),
+        "{}",
+        shown(&run)
+    );
     assert!(!run.stdout.contains("timeout x"), "{}", shown(&run));
     assert_ends_within(&run, Duration::from_secs(30));
 }

@@ -24,6 +24,9 @@ pub enum Fault {
     /// `413` as soon as the head is in; the body is never read and the connection stays
     /// open, as a server that refuses large bodies may do.
     RefuseBody,
+    /// `413` as soon as the head is in, then the connection closed with the body unread
+    /// (which makes the server's kernel reset it).
+    RefuseBodyAndClose,
 }
 
 pub struct BadServer {
@@ -87,15 +90,17 @@ fn serve(stream: TcpStream, fault: Fault, picked: fn(&str) -> bool) {
                 length = value.trim().parse().unwrap_or(0);
             }
         }
-        if picked(&line) && matches!(fault, Fault::RefuseBody) {
+        if picked(&line) && matches!(fault, Fault::RefuseBody | Fault::RefuseBodyAndClose) {
             let answer = r#"{"error":"too_large","reason":"the request entity is too large"}"#;
             let head = format!(
                 "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: {}\r\n\r\n{answer}",
                 answer.len()
             );
             let _ = writer.write_all(head.as_bytes());
-            // Holds the connection open without reading a byte more.
-            std::thread::sleep(Duration::from_secs(60));
+            if matches!(fault, Fault::RefuseBody) {
+                // Holds the connection open without reading a byte more.
+                std::thread::sleep(Duration::from_secs(60));
+            }
             return;
         }
         let mut body = vec![0u8; length];
@@ -159,7 +164,7 @@ fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
             let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(1000);
             while writer.write_all(&continues).is_ok() {}
         }
-        Fault::RefuseBody => unreachable!("answered before the body"),
+        Fault::RefuseBody | Fault::RefuseBodyAndClose => unreachable!("answered before the body"),
     }
     false
 }
