@@ -171,6 +171,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "30s")]
     timeout: std::time::Duration,
 
+    /// The largest response body read (e.g. 64MiB, 8MB, 1048576): a longer answer fails
+    /// its operation as `too_large` and closes its connection, without being read. Also
+    /// bounds setup and background actions' answers.
+    #[arg(long = "max-response-size", value_name = "SIZE", value_parser = byte_size, default_value = "64MiB")]
+    max_response_size: u64,
+
     /// How long a connection that lost its server keeps trying to reconnect (capped
     /// backoff with jitter) before it gives up its share of the phase; 0 gives up at once.
     /// Meanwhile its operations wait (closed model) or fail as `unreachable` (--rate).
@@ -360,6 +366,34 @@ fn positive_rate(text: &str) -> Result<f64, String> {
     crate::workload::limits::rate("--rate", rate).map(|()| rate)
 }
 
+/// A number of bytes: digits, with an optional unit (B, KB, MB, GB, KiB, MiB, GiB).
+fn byte_size(text: &str) -> Result<u64, String> {
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let scale: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        _ => 0,
+    };
+    match number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+    {
+        Some(bytes) if bytes > 0 => Ok(bytes),
+        _ => Err(format!(
+            "{text:?} is not a size; give bytes above 0, e.g. 1048576, 8MB or 64MiB"
+        )),
+    }
+}
+
 /// Flags of `sofabench generate`.
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
@@ -491,6 +525,20 @@ mod tests {
     fn parse(line: &str) -> Result<Cli, clap::Error> {
         let args: Vec<OsString> = line.split_whitespace().map(OsString::from).collect();
         Cli::try_parse_from(with_default_subcommand(args))
+    }
+
+    #[test]
+    fn response_sizes_take_units_and_default_to_64_mib() {
+        let Command::Run(run) = parse("sofabench run").unwrap().command else {
+            panic!("run expected")
+        };
+        assert_eq!(run.max_response_size, 64 << 20);
+        for (text, bytes) in [("1048576", 1 << 20), ("8MB", 8_000_000), ("2KiB", 2048)] {
+            assert_eq!(byte_size(text), Ok(bytes), "{text}");
+        }
+        for text in ["0", "", "MiB", "12 parsecs", "-1", "99999999999GiB"] {
+            assert!(byte_size(text).is_err(), "{text}");
+        }
     }
 
     #[test]

@@ -86,6 +86,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         ids: DocumentIds::new(&prefix),
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
+        max_response_size: args.max_response_size,
         late_threshold: args.late_threshold,
         interval: args.interval,
         reconnect_for: args.reconnect_for,

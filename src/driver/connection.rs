@@ -47,27 +47,49 @@ const READ_SIZE: usize = 4 * 1024;
 /// into one allocation, but a wrong Content-Length does not allocate gigabytes up front.
 const MAX_RESERVE: u64 = 16 * 1024 * 1024;
 
+/// The largest response body accepted by default (`--max-response-size`): above CouchDB
+/// 3's default `max_document_size` of 8 MB, with room for bulk and view answers.
+pub const DEFAULT_MAX_RESPONSE: u64 = 64 * 1024 * 1024;
+
 /// What every request to one node carries; built once, shared by its connections.
 pub struct Endpoint {
     pub node: Node,
     /// The Host, Accept and Authorization header lines, rendered once.
     headers: Vec<u8>,
+    /// The largest response body read from this node; a longer one fails its request.
+    max_response: u64,
 }
 
 impl Endpoint {
-    /// One endpoint per node of the target, with its credentials.
-    pub fn all(target: &Target) -> Vec<Arc<Endpoint>> {
+    /// One endpoint per node of the target, with its credentials, reading bodies of at
+    /// most `max_response` bytes.
+    pub fn all(target: &Target, max_response: u64) -> Vec<Arc<Endpoint>> {
         target
             .nodes
             .iter()
-            .map(|node| Arc::new(Endpoint::new(node.clone(), target.credentials.as_ref())))
+            .map(|node| {
+                let endpoint = Endpoint::new(node.clone(), target.credentials.as_ref());
+                Arc::new(endpoint.with_max_response(max_response))
+            })
             .collect()
     }
 
     pub fn new(node: Node, credentials: Option<&Credentials>) -> Endpoint {
         let authorization = credentials.map(Credentials::basic_header);
         let headers = http1::common_headers(&node.host_header, authorization.as_deref());
-        Endpoint { node, headers }
+        Endpoint {
+            node,
+            headers,
+            max_response: DEFAULT_MAX_RESPONSE,
+        }
+    }
+
+    /// The same endpoint, reading bodies of at most `limit` bytes.
+    pub fn with_max_response(self, limit: u64) -> Endpoint {
+        Endpoint {
+            max_response: limit,
+            ..self
+        }
     }
 }
 
@@ -94,6 +116,9 @@ pub enum TransportError {
     Broken(io::Error),
     /// The server closed the connection before answering.
     Closed,
+    /// The response's head or body was past the limit (`--max-response-size`); the
+    /// connection was closed without reading the rest.
+    TooLarge(http1::BadResponse),
 }
 
 impl TransportError {
@@ -118,6 +143,7 @@ impl fmt::Display for TransportError {
             TransportError::Timeout => write!(f, "request timed out"),
             TransportError::Broken(e) => write!(f, "connection broken: {e}"),
             TransportError::Closed => write!(f, "the server closed the connection"),
+            TransportError::TooLarge(e) => e.fmt(f),
         }
     }
 }
@@ -288,18 +314,29 @@ impl Connection {
             &endpoint.headers,
             call.body,
         );
-        self.stream
-            .write_all(&self.request)
-            .await
-            .map_err(|e| Failed {
-                error: TransportError::Broken(e),
-                answered: false,
-            })?;
+        let mut reader = ResponseReader::new(call.method, endpoint.max_response);
+        let sent = self.send_request(&mut reader).await?;
         let written = Instant::now();
-        let (response, first_byte) = self.receive(call.method).await?;
+        let whole = matches!(sent, Sent::Whole);
+        let (response, first_byte) = match sent {
+            Sent::Whole => self.receive(&mut reader, None).await?,
+            Sent::Answered(Some(response), first) => (response, first),
+            Sent::Answered(None, first) => self.receive(&mut reader, Some(first)).await?,
+            Sent::Failed(error) => match self.receive(&mut reader, None).await {
+                // The server answered and closed before taking the whole request.
+                Ok(answer) => answer,
+                Err(_) => {
+                    return Err(Failed {
+                        error: TransportError::Broken(error),
+                        answered: false,
+                    });
+                }
+            },
+        };
         let done = Instant::now();
         self.completed += 1;
-        self.idle = response.keep_alive;
+        // The rest of a request cut short by its answer would be taken for the next one.
+        self.idle = response.keep_alive && whole;
         self.idle_since = done;
         Ok(Exchange {
             status: response.status,
@@ -315,10 +352,68 @@ impl Connection {
         })
     }
 
-    /// Reads until the response is complete; returns it and when its first byte came.
-    async fn receive(&mut self, method: Method) -> Result<(Response, Instant), Failed> {
-        let mut reader = ResponseReader::new(method);
+    /// Writes the request, watching for an answer that comes before its end: a server
+    /// that refuses a large body (413, 401, a 5xx) may answer at once and stop reading,
+    /// and a client that only wrote would wait for a timeout, or forever.
+    ///
+    /// A request the socket takes at once (nearly all) costs the one write it always did:
+    /// the socket is only watched for an answer while a write waits for room.
+    async fn send_request(&mut self, reader: &mut ResponseReader) -> Result<Sent, Failed> {
+        let mut written = 0;
         let mut first_byte = None;
+        while written < self.request.len() {
+            let step = {
+                let (reading, mut writing) = self.stream.split();
+                tokio::select! {
+                    biased;
+                    wrote = writing.write(&self.request[written..]) => Ok(wrote),
+                    readable = reading.readable() => Err(readable),
+                }
+            };
+            match step {
+                Ok(Ok(0)) => return Ok(Sent::Failed(io::ErrorKind::WriteZero.into())),
+                Ok(Ok(n)) => written += n,
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A peer that closes after answering makes the write fail; the answer may
+                // be there to read.
+                Ok(Err(e)) => return Ok(Sent::Failed(e)),
+                Err(Err(e)) => return Ok(Sent::Failed(e)),
+                Err(Ok(())) => {
+                    self.received.reserve(READ_SIZE);
+                    match self.stream.try_read_buf(&mut self.received) {
+                        // A readiness left over from the last answer.
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Ok(Sent::Failed(e)),
+                        Ok(0) => {
+                            return Ok(Sent::Failed(io::ErrorKind::ConnectionReset.into()));
+                        }
+                        Ok(_) => {
+                            let first = *first_byte.get_or_insert_with(Instant::now);
+                            let parsed = reader.read(&mut self.received).map_err(unreadable)?;
+                            // An interim answer (100 Continue) asks for the rest; a final
+                            // one ends the request here.
+                            if parsed.is_some() || reader.has_final_head() {
+                                return Ok(Sent::Answered(parsed, first));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(match first_byte {
+            None => Sent::Whole,
+            // Interim answers came while writing; the final one is still to come.
+            Some(first) => Sent::Answered(None, first),
+        })
+    }
+
+    /// Reads until the response is complete; returns it and when its first byte came
+    /// (`first_byte` if some of it came already).
+    async fn receive(
+        &mut self,
+        reader: &mut ResponseReader,
+        mut first_byte: Option<Instant>,
+    ) -> Result<(Response, Instant), Failed> {
         loop {
             let expected = reader.bytes_expected(&self.received).min(MAX_RESERVE) as usize;
             self.received.reserve(expected.max(READ_SIZE));
@@ -342,14 +437,35 @@ impl Connection {
                 };
             }
             let first = *first_byte.get_or_insert_with(Instant::now);
-            let parsed = reader.read(&mut self.received).map_err(|e| Failed {
-                error: TransportError::Broken(io::Error::new(io::ErrorKind::InvalidData, e)),
-                answered: true,
-            })?;
+            let parsed = reader.read(&mut self.received).map_err(unreadable)?;
             if let Some(response) = parsed {
                 return Ok((response, first));
             }
         }
+    }
+}
+
+/// How the request went out.
+enum Sent {
+    /// Whole, with no byte of an answer yet.
+    Whole,
+    /// The final answer's head came before the request's end (or interim answers came
+    /// while it was written): the answer if it is all in, and when its first byte came.
+    Answered(Option<Response>, Instant),
+    /// A write failed; the server may have answered before closing.
+    Failed(io::Error),
+}
+
+/// A response the reader refused: too large, or not HTTP/1.1.
+fn unreadable(e: http1::BadResponse) -> Failed {
+    let error = if e.is_too_large() {
+        TransportError::TooLarge(e)
+    } else {
+        TransportError::Broken(io::Error::new(io::ErrorKind::InvalidData, e))
+    };
+    Failed {
+        error,
+        answered: true,
     }
 }
 
@@ -519,12 +635,15 @@ async fn within<T>(
     let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
     timer.as_mut().reset(deadline);
     tokio::select! {
+        // The timer first: a server that always has another byte ready (endless interim
+        // answers, an endless body) keeps the exchange busy until the task's budget runs
+        // out, and polled second the timer would then never get its turn.
         biased;
-        done = work => done,
         () = timer.as_mut() => Err(Failed {
             error: TransportError::Timeout,
             answered: false,
         }),
+        done = work => done,
     }
 }
 
@@ -1048,6 +1167,134 @@ mod tests {
         assert!(!answer.resent, "the close was not seen before sending");
         assert_eq!(requests.load(Ordering::SeqCst), 2);
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    fn limited(endpoint: Arc<Endpoint>, limit: u64) -> Arc<Endpoint> {
+        Arc::new(Arc::into_inner(endpoint).unwrap().with_max_response(limit))
+    }
+
+    /// Reads a request's head only, the way a server that refuses its body does.
+    async fn read_head(stream: &mut TcpStream) {
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while !seen.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap() == 1 {
+            seen.push(byte[0]);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_before_the_end_of_a_large_body_is_read_even_without_a_timeout() {
+        let (endpoint, accepted) = serve(|mut stream, _| async move {
+            read_head(&mut stream).await;
+            stream
+                .write_all(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 2\r\n\r\nno")
+                .await
+                .unwrap();
+            // Reads nothing more, and keeps the connection open.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let mut client = Client::new(endpoint, None);
+        let body = vec![b' '; 50 << 20];
+        let post = Call {
+            method: Method::Post,
+            path: "/db/_bulk_docs",
+            body: Some(&body),
+        };
+        let sending = client.send(&post);
+        let answer = tokio::time::timeout(Duration::from_secs(10), sending)
+            .await
+            .expect("no hang")
+            .unwrap();
+        assert_eq!((answer.status, &answer.body[..]), (413, &b"no"[..]));
+        // The rest of the body is not sent as the next request: a new connection is.
+        let again = tokio::time::timeout(Duration::from_secs(10), client.send(&post)).await;
+        assert_eq!(again.unwrap().unwrap().status, 413);
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+    }
+
+    /// A GET to `endpoint` with a 300 ms timeout fails as a timeout, well before 2 s.
+    async fn times_out_in_time(endpoint: Arc<Endpoint>) {
+        let mut client = Client::new(endpoint, Some(Duration::from_millis(300)));
+        let started = Instant::now();
+        let error = client.send(&get("/")).await.unwrap_err();
+        assert!(matches!(error.error, TransportError::Timeout), "{error}");
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn endless_interim_answers_end_at_the_timeout() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(100);
+            while stream.write_all(&continues).await.is_ok() {}
+        })
+        .await;
+        times_out_in_time(endpoint).await;
+    }
+
+    #[tokio::test]
+    async fn a_slow_drip_ends_at_the_timeout() {
+        let (endpoint, _) = serve(|mut stream, _| async move {
+            read_request(&mut stream).await.unwrap();
+            let head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+            let mut ok = stream.write_all(head).await.is_ok();
+            while ok {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                ok = stream.write_all(b"x").await.is_ok();
+            }
+        })
+        .await;
+        times_out_in_time(endpoint).await;
+    }
+
+    #[tokio::test]
+    async fn answers_past_the_limit_fail_as_too_large_and_close_the_connection() {
+        let (endpoint, accepted) = serve(|mut stream, number| async move {
+            read_request(&mut stream).await.unwrap();
+            let head: &[u8] = match number {
+                0 => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                1 => b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n",
+                _ => b"HTTP/1.1 200 OK\r\n\r\n",
+            };
+            let mut endless = head.to_vec();
+            let chunk = [b'x'; 4096];
+            loop {
+                if number == 0 {
+                    endless.extend_from_slice(b"1000\r\n");
+                }
+                endless.extend_from_slice(&chunk);
+                if number == 0 {
+                    endless.extend_from_slice(b"\r\n");
+                }
+                if stream.write_all(&endless).await.is_err() {
+                    return;
+                }
+                endless.clear();
+            }
+        })
+        .await;
+        let mut client = Client::new(limited(endpoint, 1 << 20), Some(Duration::from_secs(10)));
+        for framing in ["chunked", "Content-Length", "until close"] {
+            let error = client.send(&get("/")).await.unwrap_err();
+            assert!(
+                matches!(error.error, TransportError::TooLarge(_)),
+                "{framing}: {error}"
+            );
+            assert!(error.to_string().contains("too large"), "{error}");
+        }
+        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (3, 3));
+    }
+
+    #[tokio::test]
+    async fn an_answer_at_the_limit_is_read() {
+        let (endpoint, _) = serve(|stream, _| async move {
+            answer_all(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody").await;
+        })
+        .await;
+        let mut client = Client::new(limited(endpoint, 4), None);
+        assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"body");
     }
 
     #[tokio::test]

@@ -101,20 +101,45 @@ pub fn write_request(
     out.extend_from_slice(body.unwrap_or_default());
 }
 
-/// A response that does not follow HTTP/1.1, and what is wrong with it.
+/// A response that does not follow HTTP/1.1 or is larger than the reader accepts, and
+/// what is wrong with it.
 #[derive(Debug)]
-pub struct BadResponse(String);
+pub struct BadResponse {
+    what: String,
+    too_large: bool,
+}
+
+impl BadResponse {
+    /// True when the response (its head or its body) is past the limit, not malformed.
+    pub fn is_too_large(&self) -> bool {
+        self.too_large
+    }
+}
 
 impl fmt::Display for BadResponse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad HTTP response: {}", self.0)
+        if self.too_large {
+            write!(f, "response too large: {}", self.what)
+        } else {
+            write!(f, "bad HTTP response: {}", self.what)
+        }
     }
 }
 
 impl std::error::Error for BadResponse {}
 
 fn bad(what: impl fmt::Display) -> BadResponse {
-    BadResponse(what.to_string())
+    BadResponse {
+        what: what.to_string(),
+        too_large: false,
+    }
+}
+
+fn too_large(what: impl fmt::Display) -> BadResponse {
+    BadResponse {
+        what: what.to_string(),
+        too_large: true,
+    }
 }
 
 /// A whole response.
@@ -129,6 +154,9 @@ pub struct Response {
 /// Takes one response out of the front of a read buffer, over as many reads as it takes.
 pub struct ResponseReader {
     head_request: bool,
+    /// The largest body accepted, in bytes: a longer one is refused as soon as its
+    /// length is known (before it is read) or, without one, as soon as it is past.
+    limit: u64,
     state: State,
 }
 
@@ -151,11 +179,18 @@ enum Framing {
 }
 
 impl ResponseReader {
-    pub fn new(method: Method) -> ResponseReader {
+    /// A reader for the answer to a `method` request whose body may be `limit` bytes long.
+    pub fn new(method: Method, limit: u64) -> ResponseReader {
         ResponseReader {
             head_request: method == Method::Head,
+            limit,
             state: State::Head,
         }
+    }
+
+    /// Whether the head of the final answer (not an interim 1xx one) is in.
+    pub fn has_final_head(&self) -> bool {
+        matches!(self.state, State::Body { .. })
     }
 
     /// Takes what it can from the front of `buf` (keeping what it has not used yet there):
@@ -164,7 +199,8 @@ impl ResponseReader {
         loop {
             match &mut self.state {
                 State::Head => {
-                    let Some((length, head)) = parse_head(buf, self.head_request)? else {
+                    let Some((length, head)) = parse_head(buf, self.head_request, self.limit)?
+                    else {
                         return Ok(None);
                     };
                     buf.advance(length);
@@ -184,7 +220,13 @@ impl ResponseReader {
                 } => {
                     let body = match framing {
                         Framing::Length(length) => split_length(buf, *length),
-                        Framing::Chunked(chunks) => chunks.read(buf)?,
+                        Framing::Chunked(chunks) => chunks.read(buf, self.limit)?,
+                        Framing::UntilClose if buf.len() as u64 > self.limit => {
+                            return Err(too_large(format_args!(
+                                "a body ended by closing runs past {} bytes",
+                                self.limit
+                            )));
+                        }
                         Framing::UntilClose => None,
                     };
                     return Ok(body.map(|body| Response {
@@ -249,7 +291,12 @@ struct Head {
 }
 
 /// The head at the front of `buf` and its length, `None` while it is incomplete.
-fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(usize, Head)>, BadResponse> {
+/// A body announced longer than `limit` is refused.
+fn parse_head(
+    buf: &[u8],
+    head_request: bool,
+    limit: u64,
+) -> Result<Option<(usize, Head)>, BadResponse> {
     let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
@@ -260,7 +307,7 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(usize, Head)>, B
     let length = match parsed {
         Ok(Status::Complete(length)) => length,
         Ok(Status::Partial) if buf.len() > MAX_HEAD_BYTES => {
-            return Err(bad(format_args!(
+            return Err(too_large(format_args!(
                 "no end of the head within {MAX_HEAD_BYTES} bytes"
             )));
         }
@@ -288,6 +335,13 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<(usize, Head)>, B
     } else {
         fields.framing()?
     };
+    if let Framing::Length(length) = framing
+        && length > limit
+    {
+        return Err(too_large(format_args!(
+            "Content-Length {length} is past the limit of {limit} bytes"
+        )));
+    }
     let keep_alive = keep_alive && !matches!(framing, Framing::UntilClose);
     Ok(Some((
         length,
@@ -349,6 +403,12 @@ impl Fields {
 
 fn parse_length(value: &[u8]) -> Result<u64, BadResponse> {
     let digits = value.trim_ascii();
+    if digits.len() > 19 && digits.iter().all(u8::is_ascii_digit) {
+        return Err(too_large(format_args!(
+            "Content-Length {} does not fit in 64 bits",
+            String::from_utf8_lossy(digits)
+        )));
+    }
     let valid = !digits.is_empty() && digits.len() <= 19 && digits.iter().all(u8::is_ascii_digit);
     if !valid {
         return Err(bad(format_args!(
@@ -393,14 +453,35 @@ enum ChunkStep {
 }
 
 impl Chunks {
-    /// The body once its end is in the buffer; it is then split off the buffer.
-    fn read(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, BadResponse> {
+    /// The body once its end is in the buffer; it is then split off the buffer. A body
+    /// past `limit` bytes is refused as soon as a chunk's size says it will be.
+    fn read(&mut self, buf: &mut BytesMut, limit: u64) -> Result<Option<Bytes>, BadResponse> {
+        let read = self.decode(buf, limit);
+        if let Ok(None) = read
+            && self.raw > self.decoded
+        {
+            // The chunk-size lines already decoded go: the buffer holds the body and what
+            // is not decoded yet (a partial line), never all the framing of an endless
+            // stream of small chunks.
+            buf.copy_within(self.raw.., self.decoded);
+            buf.truncate(buf.len() - (self.raw - self.decoded));
+            self.raw = self.decoded;
+        }
+        read
+    }
+
+    fn decode(&mut self, buf: &mut BytesMut, limit: u64) -> Result<Option<Bytes>, BadResponse> {
         loop {
             let rest = &buf[self.raw..];
             match self.step {
                 ChunkStep::Size => match httparse::parse_chunk_size(rest) {
                     Ok(Status::Complete((length, size))) => {
                         self.raw += length;
+                        if size > limit.saturating_sub(self.decoded as u64) {
+                            return Err(too_large(format_args!(
+                                "a chunked body runs past the limit of {limit} bytes"
+                            )));
+                        }
                         self.step = match size {
                             0 => ChunkStep::Trailer,
                             size => ChunkStep::Data(size),
@@ -461,7 +542,7 @@ fn trailer_length(rest: &[u8]) -> Result<Option<usize>, BadResponse> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
     match httparse::parse_headers(rest, &mut fields) {
         Ok(Status::Complete((length, _))) => Ok(Some(length)),
-        Ok(Status::Partial) if rest.len() > MAX_HEAD_BYTES => Err(bad(format_args!(
+        Ok(Status::Partial) if rest.len() > MAX_HEAD_BYTES => Err(too_large(format_args!(
             "no end of the trailer within {MAX_HEAD_BYTES} bytes"
         ))),
         Ok(Status::Partial) => Ok(None),
@@ -502,7 +583,7 @@ mod tests {
     /// Feeds `wire` to a reader `step` bytes at a time, as reads would; returns the
     /// response and what was left in the buffer after it.
     fn feed(method: Method, wire: &[u8], step: usize) -> Result<(Response, BytesMut), BadResponse> {
-        let mut reader = ResponseReader::new(method);
+        let mut reader = ResponseReader::new(method, u64::MAX);
         let mut buf = BytesMut::new();
         for piece in wire.chunks(step) {
             buf.extend_from_slice(piece);
@@ -558,7 +639,7 @@ mod tests {
     #[test]
     fn body_until_close_needs_the_end() {
         let wire = b"HTTP/1.1 200 OK\r\n\r\nall of it";
-        let mut reader = ResponseReader::new(Method::Get);
+        let mut reader = ResponseReader::new(Method::Get, u64::MAX);
         let mut buf = BytesMut::from(&wire[..]);
         assert!(reader.read(&mut buf).unwrap().is_none());
         let response = reader.end(&mut buf).unwrap();
@@ -685,13 +766,110 @@ mod tests {
         assert!(error(&wire).contains("trailer lines"));
     }
 
+    /// Feeds `wire` to a reader that accepts bodies of `limit` bytes; the error's text if
+    /// it refuses the response as too large.
+    fn refused(wire: &[u8], limit: u64) -> Option<String> {
+        let mut reader = ResponseReader::new(Method::Get, limit);
+        let mut buf = BytesMut::new();
+        for piece in wire.chunks(7) {
+            buf.extend_from_slice(piece);
+            match reader.read(&mut buf) {
+                Ok(Some(_)) => return None,
+                Ok(None) => {}
+                Err(e) if e.is_too_large() => return Some(e.to_string()),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn bodies_past_the_limit_are_refused_before_they_are_read() {
+        // A length past the limit: refused from the head alone, not one body byte needed.
+        let message = refused(b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n", 10).unwrap();
+        assert!(message.contains("Content-Length 11"), "{message}");
+        assert!(
+            refused(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789",
+                10
+            )
+            .is_none()
+        );
+        let huge = b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n";
+        assert!(refused(huge, 64 << 20).is_some());
+        let wider = b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n";
+        assert!(refused(wider, u64::MAX).unwrap().contains("64 bits"));
+        // A HEAD answer announces a length it does not send.
+        let mut reader = ResponseReader::new(Method::Head, 10);
+        let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"[..]);
+        assert!(reader.read(&mut buf).unwrap().is_some());
+    }
+
+    #[test]
+    fn chunked_bodies_past_the_limit_are_refused_by_their_total() {
+        let chunked = |chunks: &[&str]| {
+            let mut wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            for chunk in chunks {
+                wire.extend_from_slice(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes());
+            }
+            wire.extend_from_slice(b"0\r\n\r\n");
+            wire
+        };
+        assert!(refused(&chunked(&["01234", "56789"]), 10).is_none());
+        assert!(refused(&chunked(&["01234", "56789", "x"]), 10).is_some());
+        // One chunk announced past the limit is refused before its data comes.
+        let message = refused(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffff\r\n",
+            1 << 20,
+        );
+        assert!(message.unwrap().contains("chunked body"));
+    }
+
+    #[test]
+    fn endless_small_chunks_keep_only_the_body_in_the_buffer() {
+        let mut reader = ResponseReader::new(Method::Get, 1 << 20);
+        let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"[..]);
+        let chunk = format!("1;{}\r\na\r\n", "e".repeat(1000)).into_bytes();
+        for _ in 0..1000 {
+            buf.extend_from_slice(&chunk);
+            assert!(reader.read(&mut buf).unwrap().is_none());
+        }
+        // A megabyte of framing came; the buffer holds the 1000 body bytes.
+        assert_eq!(buf.len(), 1000);
+        buf.extend_from_slice(b"0\r\n\r\n");
+        let body = reader.read(&mut buf).unwrap().unwrap().body;
+        assert_eq!((body.len(), buf.len()), (1000, 0));
+    }
+
+    #[test]
+    fn a_body_ended_by_closing_is_refused_past_the_limit() {
+        let mut wire = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+        wire.resize(wire.len() + 100, b'a');
+        assert!(refused(&wire, 99).unwrap().contains("closing"));
+        assert!(refused(&wire, 100).is_none());
+    }
+
+    #[test]
+    fn endless_interim_answers_take_no_memory() {
+        let mut reader = ResponseReader::new(Method::Get, 10);
+        let mut buf = BytesMut::new();
+        for _ in 0..10_000 {
+            buf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+            assert!(reader.read(&mut buf).unwrap().is_none());
+            assert!(buf.is_empty() && !reader.has_final_head());
+        }
+        buf.extend_from_slice(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 2\r\n\r\n");
+        assert!(reader.read(&mut buf).unwrap().is_none());
+        assert!(reader.has_final_head());
+    }
+
     #[test]
     fn endless_heads_and_chunk_lines_are_refused() {
-        let mut reader = ResponseReader::new(Method::Get);
+        let mut reader = ResponseReader::new(Method::Get, u64::MAX);
         let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nX: "[..]);
         buf.resize(MAX_HEAD_BYTES + 10, b'a');
-        assert!(reader.read(&mut buf).is_err());
-        let mut reader = ResponseReader::new(Method::Get);
+        assert!(reader.read(&mut buf).unwrap_err().is_too_large());
+        let mut reader = ResponseReader::new(Method::Get, u64::MAX);
         let mut buf =
             BytesMut::from(&b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;"[..]);
         buf.resize(buf.len() + MAX_CHUNK_LINE + 10, b'a');

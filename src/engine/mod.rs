@@ -44,6 +44,8 @@ pub struct RunSettings {
     pub seed: u64,
     pub ids: DocumentIds,
     pub timeout: Option<Duration>,
+    /// The largest response body read (`--max-response-size`), for every request.
+    pub max_response_size: u64,
     pub late_threshold: Duration,
     /// How often an interval row is taken.
     pub interval: Duration,
@@ -140,7 +142,7 @@ pub struct Engine {
 impl Engine {
     /// An engine that reports to `observer` and stops when `stop` is raised.
     pub fn new(settings: RunSettings, observer: Arc<dyn Observer>, stop: Stop) -> Engine {
-        let endpoints = Endpoint::all(&settings.target);
+        let endpoints = Endpoint::all(&settings.target, settings.max_response_size);
         let progress = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
             writer: settings.writer.clone(),

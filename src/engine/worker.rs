@@ -271,9 +271,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 Ok(Answer::Received(answer))
             }
             Err(lost) => {
-                let timeout = matches!(lost.error, TransportError::Timeout);
-                let failure = if timeout {
+                let failure = if matches!(lost.error, TransportError::Timeout) {
                     Failure::Timeout
+                } else if matches!(lost.error, TransportError::TooLarge(_)) {
+                    Failure::TooLarge
                 } else if lost.is_unreachable() {
                     Failure::Unreachable
                 } else {

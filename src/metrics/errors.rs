@@ -15,6 +15,9 @@ pub enum Failure {
     Timeout,
     /// The connection broke.
     Transport,
+    /// The answer (its head or body) was past `--max-response-size`; its connection was
+    /// closed without reading the rest.
+    TooLarge,
     /// The server could not be reached: no connection could be made, or (under a rate)
     /// the operation fell due while the connection was waiting to reconnect.
     Unreachable,
@@ -41,6 +44,7 @@ impl Failure {
             "bad_answer" => Failure::BadAnswer,
             "timeout" => Failure::Timeout,
             "transport" => Failure::Transport,
+            "too_large" => Failure::TooLarge,
             "unreachable" => Failure::Unreachable,
             "interrupted" => Failure::Interrupted,
             "no_document" => Failure::NoDocument,
@@ -60,6 +64,7 @@ impl fmt::Display for Failure {
             Failure::BadAnswer => f.write_str("bad_answer"),
             Failure::Timeout => f.write_str("timeout"),
             Failure::Transport => f.write_str("transport"),
+            Failure::TooLarge => f.write_str("too_large"),
             Failure::Unreachable => f.write_str("unreachable"),
             Failure::Interrupted => f.write_str("interrupted"),
             Failure::NoDocument => f.write_str("no_document"),
@@ -176,6 +181,29 @@ pub fn cut(text: &str, most: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_reads_back_from_its_name() {
+        let kinds = [
+            Failure::Status(413),
+            Failure::Document("conflict".to_string()),
+            Failure::BadAnswer,
+            Failure::Timeout,
+            Failure::Transport,
+            Failure::TooLarge,
+            Failure::Unreachable,
+            Failure::Interrupted,
+            Failure::NoDocument,
+        ];
+        for kind in kinds {
+            assert_eq!(
+                Failure::named(&kind.to_string()),
+                Some(kind.clone()),
+                "{kind}"
+            );
+        }
+        assert_eq!(Failure::TooLarge.to_string(), "too_large");
+    }
 
     #[test]
     fn samples_are_few_short_and_distinct() {

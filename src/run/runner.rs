@@ -54,7 +54,7 @@ struct Measured {
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
     let started = SystemTime::now();
     let target = setup.engine.target.clone();
-    let endpoints = Endpoint::all(&target);
+    let endpoints = Endpoint::all(&target, setup.engine.max_response_size);
     let setup_node = live_nodes(&target, setup.engine.failover, &endpoints)
         .await
         .map_err(setup_failed)?;

@@ -168,7 +168,7 @@ fn wait_until(at: Instant) {
     }
 }
 
-fn answer_for(request_line: &str, body: &[u8], revision: u64) -> (&'static str, String) {
+pub fn answer_for(request_line: &str, body: &[u8], revision: u64) -> (&'static str, String) {
     let mut words = request_line.split_whitespace();
     let method = words.next().unwrap_or("");
     let path = words.next().unwrap_or("/");

@@ -2,6 +2,7 @@
 //! a small HTTP client to look at the database afterwards.
 #![allow(dead_code)]
 
+pub mod bad_server;
 pub mod couch_like;
 pub mod counting_proxy;
 pub mod cut_proxy;

@@ -1,0 +1,136 @@
+//! A server that misbehaves must not take the client down with it: an endless or huge
+//! answer fails its operation as `too_large` with memory flat, endless interim answers end
+//! at the timeout, and an answer that comes before a request's body is all written is
+//! read as what it is. Each run is bounded in time, and in memory by an address-space
+//! limit under which a client that buffered the answers would die.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Run;
+use common::bad_server::{self, BadServer, Fault, sofabench_within};
+
+/// 2 GB of address space: a few times what a healthy run maps, far below what the
+/// misbehaving answers would make a client without bounds take.
+const ADDRESS_SPACE_KIB: u64 = 2_000_000;
+
+/// A run of `reads` document reads (after a small bulk insert) against `server`.
+fn reads(server: &BadServer, reads: u64, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "run".to_string(),
+        format!("--database_address={}", server.url),
+        "--database_name=bad".to_string(),
+        "--quiet".to_string(),
+        "--num_connections=2".to_string(),
+        "--num_bulk_insert_operations=1".to_string(),
+        "--num_documents_per_bulk_insert=10".to_string(),
+        format!("--num_crud_operations={reads}"),
+        "--create_weight=0".to_string(),
+        "--read_weight=1".to_string(),
+        "--update_weight=0".to_string(),
+        "--delete_weight=0".to_string(),
+        "--seed=5".to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sofabench_within(ADDRESS_SPACE_KIB, &args)
+}
+
+fn shown(run: &Run) -> String {
+    format!(
+        "exit {} in {:?}\n{}\n{}",
+        run.code, run.took, run.stdout, run.stderr
+    )
+}
+
+fn assert_ends_within(run: &Run, limit: Duration) {
+    assert!(run.took < limit, "{}", shown(run));
+}
+
+/// The run failed (exit 1) within `limit`, and its report has the line `failed`.
+fn assert_fails_with(run: &Run, failed: &str, limit: Duration) {
+    assert_eq!(run.code, 1, "{}", shown(run));
+    assert!(run.stdout.contains(failed), "{}", shown(run));
+    assert_ends_within(run, limit);
+}
+
+#[test]
+fn an_endless_chunked_answer_fails_as_too_large() {
+    let server = BadServer::start(Fault::EndlessChunks, bad_server::document_reads);
+    let run = reads(&server, 4, &["--timeout=30s", "--max-response-size=1MiB"]);
+    assert_fails_with(&run, "failed read: too_large x8", Duration::from_secs(20));
+}
+
+#[test]
+fn a_huge_content_length_fails_as_too_large_before_the_body_is_read() {
+    let server = BadServer::start(Fault::HugeLength, bad_server::document_reads);
+    // The default limit: 9999999999999999999 bytes are refused from the head alone.
+    let run = reads(&server, 4, &["--timeout=30s"]);
+    assert_fails_with(&run, "failed read: too_large x8", Duration::from_secs(20));
+}
+
+#[test]
+fn a_large_answer_fails_past_the_limit_and_is_read_below_it() {
+    let server = BadServer::start(Fault::Large(50 << 20), bad_server::document_reads);
+    let run = reads(&server, 2, &["--max-response-size=1MiB"]);
+    assert_fails_with(&run, "failed read: too_large x4", Duration::from_secs(20));
+    // Below the default limit, 50 MiB answers are read whole, within the same bound.
+    let run = reads(&server, 2, &[]);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    assert_eq!(run.count("read"), 4, "{}", shown(&run));
+    assert_ends_within(&run, Duration::from_secs(30));
+}
+
+#[test]
+fn an_endless_answer_to_the_server_check_ends_the_setup() {
+    let server = BadServer::start(Fault::EndlessChunks, bad_server::welcome);
+    let run = reads(&server, 4, &["--max-response-size=1MiB"]);
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(run.stderr.contains("too large"), "{}", shown(&run));
+    assert_ends_within(&run, Duration::from_secs(20));
+}
+
+#[test]
+fn endless_interim_answers_end_at_the_timeout() {
+    let server = BadServer::start(Fault::EndlessContinue, bad_server::document_reads);
+    // One read per connection, ending at its 2 s timeout. Before the timer was polled
+    // first, a server with bytes always ready kept it from firing: 3 s took 12.
+    let run = reads(&server, 1, &["--timeout=2s"]);
+    assert_fails_with(&run, "failed read: timeout x2", Duration::from_secs(5));
+}
+
+#[test]
+fn a_413_before_a_large_bulk_body_is_read_is_that_status_even_without_a_timeout() {
+    refused_bulk_inserts(Fault::RefuseBody);
+}
+
+#[test]
+fn a_413_then_a_close_before_a_large_bulk_body_is_read_is_that_status() {
+    refused_bulk_inserts(Fault::RefuseBodyAndClose);
+}
+
+fn refused_bulk_inserts(fault: Fault) {
+    let server = BadServer::start(fault, bad_server::bulk_inserts);
+    let args = [
+        "run".to_string(),
+        format!("--database_address={}", server.url),
+        "--database_name=bad".to_string(),
+        "--quiet".to_string(),
+        "--num_connections=1".to_string(),
+        "--num_bulk_insert_operations=2".to_string(),
+        "--num_documents_per_bulk_insert=50000".to_string(),
+        "--num_crud_operations=0".to_string(),
+        "--timeout=0".to_string(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = sofabench_within(ADDRESS_SPACE_KIB, &args);
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(
+        run.stdout.contains("failed bulk_insert: 413 x2"),
+        "{}",
+        shown(&run)
+    );
+    assert!(!run.stdout.contains("timeout x"), "{}", shown(&run));
+    assert_ends_within(&run, Duration::from_secs(30));
+}

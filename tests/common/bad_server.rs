@@ -1,0 +1,192 @@
+//! A test-only server that answers like the delay server (enough of the CouchDB API for a
+//! run) except for the requests a test picks, which it answers badly: an endless body, a
+//! huge one, endless `100 Continue`, or a 413 before it has read the request's body. No
+//! real database misbehaves on demand, and a client must survive all of these.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::Run;
+
+/// How the picked requests are answered.
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    /// `Transfer-Encoding: chunked`, and chunks that never end.
+    EndlessChunks,
+    /// `Content-Length: 9999999999999999999`, and a body that never ends.
+    HugeLength,
+    /// A whole answer of this many bytes, announced by its Content-Length.
+    Large(usize),
+    /// `100 Continue` heads, without end and never a final answer.
+    EndlessContinue,
+    /// `413` as soon as the head is in; the body is never read and the connection stays
+    /// open, as a server that refuses large bodies may do.
+    RefuseBody,
+    /// `413` as soon as the head is in, then the connection closed with the body unread
+    /// (which makes the server's kernel reset it).
+    RefuseBodyAndClose,
+}
+
+pub struct BadServer {
+    pub url: String,
+}
+
+impl BadServer {
+    /// Answers requests whose request line (`GET /db/id HTTP/1.1`) `picked` chooses with
+    /// `fault`, and the others well.
+    pub fn start(fault: Fault, picked: fn(&str) -> bool) -> BadServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || serve(stream, fault, picked));
+            }
+        });
+        BadServer { url }
+    }
+}
+
+/// Reads of one document: `GET /db/id`.
+pub fn document_reads(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let (method, path) = (words.next(), words.next().unwrap_or(""));
+    method == Some("GET") && path.trim_matches('/').split('/').count() == 2 && !path.contains("/_")
+}
+
+/// The server check every run starts with: `GET /`.
+pub fn welcome(line: &str) -> bool {
+    line.starts_with("GET / ")
+}
+
+/// Bulk inserts.
+pub fn bulk_inserts(line: &str) -> bool {
+    line.contains("/_bulk_docs ")
+}
+
+fn serve(stream: TcpStream, fault: Fault, picked: fn(&str) -> bool) {
+    let _ = stream.set_nodelay(true);
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut revision = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0usize;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            if header == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        if picked(&line) && matches!(fault, Fault::RefuseBody | Fault::RefuseBodyAndClose) {
+            let answer = r#"{"error":"too_large","reason":"the request entity is too large"}"#;
+            let head = format!(
+                "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: {}\r\n\r\n{answer}",
+                answer.len()
+            );
+            let _ = writer.write_all(head.as_bytes());
+            if matches!(fault, Fault::RefuseBody) {
+                // Holds the connection open without reading a byte more.
+                std::thread::sleep(Duration::from_secs(60));
+            }
+            return;
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        revision += 1;
+        let (status, answer) = super::delay_server::answer_for(&line, &body, revision);
+        if picked(&line) {
+            if misbehave(&mut writer, fault, &answer) {
+                continue;
+            }
+            return;
+        }
+        let response = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        if writer.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// Writes `fault`'s answer until it is done or the client goes away; true when the
+/// answer was whole and the connection can carry the next request. `good` is the JSON a
+/// good answer would be: a large answer is that, padded.
+fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
+    let block = vec![b'x'; 64 * 1024];
+    match fault {
+        Fault::EndlessChunks => {
+            let mut chunk = format!("{:x}\r\n", block.len()).into_bytes();
+            chunk.extend_from_slice(&block);
+            chunk.extend_from_slice(b"\r\n");
+            let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+            if writer.write_all(head).is_ok() {
+                while writer.write_all(&chunk).is_ok() {}
+            }
+        }
+        Fault::HugeLength => {
+            let head = b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n";
+            if writer.write_all(head).is_ok() {
+                while writer.write_all(&block).is_ok() {}
+            }
+        }
+        Fault::Large(size) => {
+            let start = format!("{},\"pad\":\"", good.strip_suffix('}').unwrap());
+            let end = "\"}";
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {size}\r\n\r\n{start}");
+            let mut left = size - start.len() - end.len();
+            let mut ok = writer.write_all(head.as_bytes()).is_ok();
+            while ok && left > 0 {
+                let n = left.min(block.len());
+                ok = writer.write_all(&block[..n]).is_ok();
+                left -= n;
+            }
+            ok = ok && writer.write_all(end.as_bytes()).is_ok();
+            return ok;
+        }
+        Fault::EndlessContinue => {
+            let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(1000);
+            while writer.write_all(&continues).is_ok() {}
+        }
+        Fault::RefuseBody | Fault::RefuseBodyAndClose => unreachable!("answered before the body"),
+    }
+    false
+}
+
+/// Runs sofabench with its address space limited to `kib` KiB: a client whose memory
+/// followed the server's answers would be killed, or fail to allocate, instead of ending.
+/// A run that hangs is ended after 60 s (exit 124).
+pub fn sofabench_within(kib: u64, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib}; exec timeout 60 \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_sofabench"))
+        .args(args)
+        .current_dir(super::repository())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run sofabench");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        took: started.elapsed(),
+    }
+}
