@@ -465,5 +465,6 @@ fn config_record(
         node_count: args.node_count,
         replication_address: engine.actions.replication.describe().to_string(),
         action_timeout_seconds: seconds(engine.actions.wait),
+        max_response_size: args.max_response_size,
     }
 }

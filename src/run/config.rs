@@ -38,6 +38,8 @@ pub struct ConfigRecord {
     pub node_count: u64,
     pub replication_address: String,
     pub action_timeout_seconds: Option<f64>,
+    /// The largest answer held (`--max-response-size`), bytes.
+    pub max_response_size: u64,
 }
 
 impl ConfigRecord {
@@ -86,9 +88,10 @@ mod tests {
             node_count: 1,
             replication_address: "r".to_string(),
             action_timeout_seconds: None,
+            max_response_size: 64 << 20,
         };
         let map = record.to_map();
-        assert_eq!(map.len(), 28);
+        assert_eq!(map.len(), 29);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));
         assert_eq!(map["num_crud_operations"], serde_json::json!(1000));
