@@ -182,3 +182,37 @@ fn a_config_can_come_from_standard_input() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("-: unknown key \"not_a_flag\""), "{stderr}");
 }
+
+#[test]
+fn a_run_killed_during_a_phase_keeps_the_phases_it_finished() {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=killed",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=2",
+        "--num_documents_per_bulk_insert=10",
+        "--duration=60s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    // The bulk insert phase ends within seconds; the CRUD phase would take a minute.
+    assert!(
+        wait_for(Duration::from_secs(30), || json.exists()),
+        "no result file after the first phase"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let result = sofabench::results::RunResult::read(&json).unwrap();
+    assert!(
+        result.interrupted,
+        "a result written mid-run says it is not finished"
+    );
+    assert_eq!(result.phases.len(), 1);
+    assert_eq!(result.phases[0].name, "bulk_insert");
+    assert_eq!(result.phases[0].operations[0].documents, 40);
+}

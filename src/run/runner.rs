@@ -78,22 +78,41 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         config,
         ..
     } = setup;
+    let node = NodeInfo {
+        index: node.index,
+        count: node.count,
+        host: hostname(),
+    };
+    let config = config.to_map();
+    // A run killed before its end keeps the phases it finished: the result files are
+    // rewritten after every phase (as hyperfine rewrites its exports after every
+    // benchmark), marked as not finished. A file that cannot be written is reported by
+    // the last write, which fails the same way.
+    let checkpoint = |phases: &[PhaseResult]| {
+        if !outputs.is_empty() {
+            let now = SystemTime::now();
+            let so_far = results::build::run(
+                config.clone(),
+                started,
+                now,
+                true,
+                node.clone(),
+                phases.to_vec(),
+            );
+            let _ = outputs.write(&so_far);
+        }
+    };
     let mut engine = Engine::new(engine, observer, stop.clone());
-    let measured = run_phases(&mut engine, &scenario, &shares).await?;
+    let measured = run_phases(&mut engine, &scenario, &shares, &checkpoint).await?;
     drop(engine);
     print_form(&scenario, &measured.phases);
     if database.cleanup {
         let database = (&target, &prepared);
         clean_up(&mut admin, database, &endpoints[0], &measured.outcomes).await?;
     }
-    let node = NodeInfo {
-        index: node.index,
-        count: node.count,
-        host: hostname(),
-    };
     let interrupted = stop.stop.is_raised();
     let result = results::build::run(
-        config.to_map(),
+        config,
         started,
         SystemTime::now(),
         interrupted,
@@ -110,11 +129,13 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
 }
 
 /// The phase loop: connections opened once for the largest phase, then each phase in
-/// turn, its report printed as it ends; Ctrl-C ends the loop after the phase it stopped.
+/// turn, its report printed and `checkpoint` given the phases so far as it ends; Ctrl-C
+/// ends the loop after the phase it stopped.
 async fn run_phases(
     engine: &mut Engine,
     scenario: &Scenario,
     shares: &[PhaseShare],
+    checkpoint: &dyn Fn(&[PhaseResult]),
 ) -> Result<Measured, Failed> {
     let most = shares.iter().map(|s| s.connections).max().unwrap_or(1);
     engine.connect(most).await.map_err(Failed::run)?;
@@ -133,6 +154,9 @@ async fn run_phases(
         measured.outcomes.push(outcome);
         if interrupted {
             break;
+        }
+        if measured.phases.len() < scenario.phases.len() {
+            checkpoint(&measured.phases);
         }
     }
     Ok(measured)
