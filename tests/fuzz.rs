@@ -1,13 +1,16 @@
 //! Property tests with generated and mutated input for every parser of untrusted text:
 //! templates (JSON and XML), scenario files, threshold expressions, result files and the
-//! histograms inside them, and CouchDB's answers. None may panic, whatever it is given.
+//! histograms inside them, HTTP/1.1 responses, and CouchDB's answers. None may panic, whatever it is given.
 //!
 //! CI runs proptest's default number of cases per property (256). To search longer:
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz`. A failure prints the input
 //! that broke it (proptest shrinks it first); it then becomes a regression test here.
 
+use bytes::BytesMut;
 use proptest::prelude::*;
 use sofabench::analysis::thresholds::Threshold;
+use sofabench::driver::Method;
+use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
 use sofabench::driver::responses;
 use sofabench::metrics::histogram;
 use sofabench::results::{RunResult, tally, upgrade};
@@ -161,4 +164,99 @@ fn base64_decode(text: &str) -> Vec<u8> {
 fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Feeds `pieces` to a response reader one read at a time, as a socket would deliver
+/// them; then the server closes. The read buffer never holds more than was sent.
+fn read_pieces(pieces: &[Vec<u8>], limit: u64) -> Result<Option<Response>, BadResponse> {
+    let mut reader = ResponseReader::new(Method::Get, limit);
+    let mut buf = BytesMut::new();
+    let mut sent = 0;
+    for piece in pieces {
+        buf.extend_from_slice(piece);
+        sent += piece.len();
+        if let Some(response) = reader.read(&mut buf)? {
+            return Ok(Some(response));
+        }
+        assert!(buf.len() <= sent);
+    }
+    Ok(reader.end(&mut buf))
+}
+
+/// `bytes` cut at `cuts` (positions taken modulo its length).
+fn split(bytes: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
+    let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+    at.push(0);
+    at.push(bytes.len());
+    at.sort_unstable();
+    at.windows(2).map(|w| bytes[w[0]..w[1]].to_vec()).collect()
+}
+
+/// A response carrying `body`: with a length, or in chunks of the given sizes; after an
+/// interim `100 Continue` when `interim`.
+fn response(body: &[u8], chunks: Option<&[usize]>, interim: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    if interim {
+        out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+    }
+    out.extend_from_slice(b"HTTP/1.1 201 Created\r\nServer: fuzz\r\n");
+    match chunks {
+        None => {
+            out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+            out.extend_from_slice(body);
+        }
+        Some(sizes) => {
+            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
+            let mut rest = body;
+            let mut sizes = sizes.iter().cycle();
+            while !rest.is_empty() {
+                let n = (*sizes.next().unwrap()).clamp(1, rest.len());
+                out.extend_from_slice(format!("{n:x}\r\n").as_bytes());
+                out.extend_from_slice(&rest[..n]);
+                out.extend_from_slice(b"\r\n");
+                rest = &rest[n..];
+            }
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+    }
+    out
+}
+
+proptest! {
+    #[test]
+    fn any_bytes_in_any_pieces_read_or_say_why(
+        bytes in prop::collection::vec(any::<u8>(), 0..400),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+    ) {
+        let _ = read_pieces(&split(&bytes, &cuts), 1 << 20);
+    }
+
+    #[test]
+    fn mutated_responses_read_or_say_why(
+        text in mutated("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n"),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+    ) {
+        let _ = read_pieces(&split(text.as_bytes(), &cuts), 64);
+    }
+
+    /// Whatever the framing and however the bytes arrive, the body read is the body sent,
+    /// and a body over the limit is refused as too large.
+    #[test]
+    fn a_body_reads_back_whole_however_it_arrives(
+        body in prop::collection::vec(any::<u8>(), 0..2_000),
+        chunked in any::<bool>(),
+        sizes in prop::collection::vec(1usize..700, 1..5),
+        interim in any::<bool>(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+    ) {
+        let bytes = response(&body, chunked.then_some(&sizes[..]), interim);
+        let pieces = split(&bytes, &cuts);
+        let read = read_pieces(&pieces, 2_000).unwrap().expect("a whole response");
+        prop_assert_eq!(read.status, 201);
+        prop_assert_eq!(&read.body[..], &body[..]);
+        if !body.is_empty() {
+            let refused = read_pieces(&pieces, body.len() as u64 - 1).unwrap_err();
+            prop_assert!(refused.is_too_large(), "{}", refused);
+        }
+    }
 }
