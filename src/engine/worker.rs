@@ -18,7 +18,7 @@ use crate::metrics::{ConnectionMetrics, Failure, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::target::Credentials;
 use crate::template::DocumentWriter;
-use crate::workload::{Counts, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
+use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -148,28 +148,6 @@ enum Reachable {
     GaveUp(Abort),
     /// The run was stopped while waiting.
     Stopped,
-}
-
-/// Operations of a connection's planned share that never started, by kind.
-#[derive(Default)]
-struct NotRun {
-    counts: Counts,
-}
-
-impl NotRun {
-    fn count(&mut self, operation: Operation) {
-        self.counts[operation] += 1;
-    }
-
-    fn count_all(&mut self, counts: &Counts) {
-        self.counts.add(counts);
-    }
-
-    fn add_to(&self, metrics: &mut ConnectionMetrics) {
-        for (operation, &n) in self.counts.iter() {
-            metrics.operation(operation).not_run += n;
-        }
-    }
 }
 
 /// How an exchange ended, for the operation's bookkeeping.
@@ -592,7 +570,6 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let mut cut_by_deadline = false;
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone(), started);
-        let mut not_run = NotRun::default();
         self.open_model = matches!(work.pacing, Pacing::Open { .. });
         let mut source = work.order;
         let mut order = (&mut source).enumerate();
@@ -654,7 +631,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     }
                     Reachable::GaveUp(reason) => {
                         self.shared.recorder.ended();
-                        not_run.count(operation);
+                        metrics.operation(operation).not_run += 1;
                         self.gave_up = true;
                         abort = Some(reason);
                         break;
@@ -696,7 +673,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             || stop.is_raised()
             || work.deadline.is_some_and(|d| self.clock.now() >= d);
         if let Some(left) = source.left().filter(|_| !cut_by_user) {
-            not_run.count_all(&left);
+            for (operation, &n) in left.iter() {
+                metrics.operation(operation).not_run += n;
+            }
             if abort.is_none() && left.total() > 0 {
                 abort = Some(format!(
                     "connection {} had no document left for {} planned operations (its bulk inserts or creates failed)",
@@ -705,7 +684,6 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 ));
             }
         }
-        not_run.add_to(&mut metrics);
         (metrics, abort)
     }
 

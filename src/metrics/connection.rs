@@ -116,8 +116,4 @@ impl ConnectionMetrics {
     pub fn of(&self, operation: Operation) -> &OperationCounts {
         &self.operations[operation]
     }
-
-    pub fn failures(&self) -> u64 {
-        self.operations.values().map(|o| o.failures.total()).sum()
-    }
 }

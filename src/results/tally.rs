@@ -136,17 +136,16 @@ fn connections(phase: &PhaseResult) -> Result<Vec<ConnectionTimes>, String> {
             ));
         }
     }
-    let at = |column: &[u64], i: usize| column.get(i).copied().unwrap_or(0);
     Ok((0..count)
         .map(|i| ConnectionTimes {
-            local_ns: at(&columns.local_ns, i),
-            send_ns: at(&columns.send_ns, i),
-            receive_ns: at(&columns.receive_ns, i),
+            local_ns: columns.local_ns[i],
+            send_ns: columns.send_ns[i],
+            receive_ns: columns.receive_ns[i],
             remote_ns: PerOperation::from_fn(|op| {
                 columns
                     .remote_ns
                     .get(op.name())
-                    .map_or(0, |column| at(column, i))
+                    .map_or(0, |column| column[i])
             }),
         })
         .collect())
