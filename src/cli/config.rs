@@ -172,7 +172,8 @@ pub fn expand_scenario(mut args: Vec<OsString>) -> Result<Vec<OsString>, Failed>
     let Some(path) = named.map(std::path::PathBuf::from) else {
         return Ok(args);
     };
-    if !path.is_file() {
+    // A pipe (`-`, `<(…)`) is read here too: the loader gets the same text again.
+    if crate::scenario::builtin(&path.to_string_lossy()).is_some() {
         return Ok(args);
     }
     let file = path.display().to_string();

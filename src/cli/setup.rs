@@ -291,7 +291,7 @@ fn choose_scenario(
         return Ok(built);
     }
     let path = std::path::Path::new(name);
-    if !path.exists() {
+    if name != "-" && !path.exists() {
         let names: Vec<&str> = scenario::BUILTINS.iter().map(|b| b.name).collect();
         return Err(Failed::bad_input(format!(
             "--scenario {name:?} is neither a built-in scenario ({}) nor a file; `sofabench scenarios` lists the built-in ones",

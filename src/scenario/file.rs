@@ -89,7 +89,11 @@ impl ScenarioFile {
             self.num_documents_per_bulk_insert
                 .map(|n| limits::batch_size("num_documents_per_bulk_insert", n)),
         ];
-        let problems: Vec<String> = checks.into_iter().flatten().filter_map(Result::err).collect();
+        let problems: Vec<String> = checks
+            .into_iter()
+            .flatten()
+            .filter_map(Result::err)
+            .collect();
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -588,8 +592,14 @@ mod tests {
     fn an_out_of_range_top_level_setting_is_blamed_on_its_own_key() {
         let phase = "[[phase]]\nname = 'x'\nmix = { bulk_insert = 1 }\ntotal = 1\n";
         for (top, says) in [
-            ("num_connections = 1000000000000", "r.toml: num_connections 1000000000000: "),
-            ("num-connections = 1000000000000", "r.toml: num_connections 1000000000000: "),
+            (
+                "num_connections = 1000000000000",
+                "r.toml: num_connections 1000000000000: ",
+            ),
+            (
+                "num-connections = 1000000000000",
+                "r.toml: num_connections 1000000000000: ",
+            ),
             (
                 "num_documents_per_bulk_insert = 2000000",
                 "r.toml: num_documents_per_bulk_insert 2000000: at most 1000000",
