@@ -94,6 +94,18 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
             vec!["--delete_weight=0", "--threshold=delete.p99 < 1"],
             "no phase performs delete",
         ),
+        (
+            vec!["--scenario=scaling", "--writes=0"],
+            "--writes 0: scaling reads only the documents its writes created",
+        ),
+        (
+            vec!["--scenario=scaling", "--writes=0", "--reads=5"],
+            "give --writes 1 or more (--reads 0 for writes alone)",
+        ),
+        (
+            vec!["--scenario=scaling", "--reads=5"],
+            "--reads without --writes",
+        ),
     ];
     for (extra, says) in cases {
         refused(&server, dir.path(), &extra, says);
@@ -114,6 +126,10 @@ fn scenario_files_out_of_range_are_refused_before_anything_is_sent() {
         (
             format!("{phase}connections = 1000000000000\n"),
             "phase \"a\": connections 1000000000000",
+        ),
+        (
+            format!("num_connections = 1000000000000\n{phase}"),
+            "toml: num_connections 1000000000000: more connections than",
         ),
         (
             format!("{phase}keys = {{ zipfian = 1.0 }}\n"),

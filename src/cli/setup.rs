@@ -269,7 +269,7 @@ fn builtin_options(
         full: args.full,
         writes_reads: match (args.writes, args.reads) {
             (None, None) => None,
-            (w, r) => Some((w.unwrap_or(0), r.unwrap_or(0))),
+            (w, r) => Some((w, r.unwrap_or(0))),
         },
         batch_sizes: args.batch_sizes.clone(),
         replica: replica_name(&target.database, prefix),

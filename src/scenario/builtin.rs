@@ -175,7 +175,19 @@ fn read_ratio_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
 
 fn scaling(layers: &Layers, options: &BuiltinOptions) -> Built {
     let counts: Vec<(u64, u64)> = match options.writes_reads {
-        Some(pair) => vec![pair],
+        Some((Some(writes), reads)) if writes > 0 => vec![(writes, reads)],
+        // Its reads read the documents its writes created: no writes, nothing to read,
+        // and a run of nothing would pass for a success.
+        Some((Some(_), _)) => {
+            return Err(vec![
+                "--writes 0: scaling reads only the documents its writes created, so it needs at least one write; give --writes 1 or more (--reads 0 for writes alone)".to_string(),
+            ]);
+        }
+        Some((None, _)) => {
+            return Err(vec![
+                "--reads without --writes: scaling reads only the documents its writes created; give --writes N as well, e.g. --writes 1000 --reads 1000".to_string(),
+            ]);
+        }
         None => {
             let mut counts = vec![10, 100, 1_000, 10_000, 25_000, 50_000, 100_000];
             if options.full {
