@@ -44,6 +44,9 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
     let connections = format!("--num_connections={huge}");
     let batch = format!("--num_documents_per_bulk_insert={huge}");
     let nodes = format!("--node-count={huge}");
+    let prefix = format!("--id-prefix={}", "x".repeat(101));
+    let sizes: Vec<String> = (1..=1_001).map(|n| n.to_string()).collect();
+    let sizes = format!("--batch-sizes={}", sizes.join(","));
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--duration=2562047788015215h"], "longer than 10 years"),
         (vec!["--timeout=2562047788015215h"], "longer than 10 years"),
@@ -105,6 +108,11 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
         (
             vec!["--scenario=scaling", "--reads=5"],
             "--reads without --writes",
+        ),
+        (vec![&prefix], "--id-prefix of 101 characters: at most 100"),
+        (
+            vec!["--scenario=couchdb-report", &sizes],
+            "--batch-sizes: 1001 sizes, at most 1000",
         ),
     ];
     for (extra, says) in cases {
