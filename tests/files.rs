@@ -72,6 +72,31 @@ fn inputs_over_their_limit_are_refused_without_reading_them() {
 }
 
 #[test]
+fn merge_refuses_results_too_large_together_before_reading_any() {
+    let dir = scratch("files", "merge-total");
+    // Each under the 1 GiB of one result file, 3,000 MiB together; sparse, so they would
+    // read as zeros: refused quickly means refused before reading.
+    let names: Vec<String> = (0..3)
+        .map(|i| {
+            let path = dir.join(format!("node{i}.json"));
+            sparse(&path, 1000 * 1024 * 1024);
+            path.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["merge"];
+    args.extend(names.iter().map(String::as_str));
+    let run = sofabench(&args);
+    assert_refused(
+        &run,
+        &[
+            "the 3 results are 3000 MiB together: merge reads at most 2048 MiB",
+            "merge fewer",
+        ],
+    );
+    assert!(run.took < Duration::from_secs(2), "took {:?}", run.took);
+}
+
+#[test]
 fn a_template_can_come_from_a_pipe() {
     let started = Instant::now();
     let output = Command::new("bash")
