@@ -96,6 +96,34 @@ fn merge_refuses_results_too_large_together_before_reading_any() {
     assert!(run.took < Duration::from_secs(2), "took {:?}", run.took);
 }
 
+/// A process killed while writing a result file leaves its temporary file; the next write
+/// of that file on this machine removes it, since its process no longer runs.
+#[test]
+fn a_killed_writers_temporary_file_goes_at_the_next_write() {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let plain = host
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'));
+    assert!(
+        plain,
+        "a host name the test spells as sofabench does: {host:?}"
+    );
+    let dir = scratch("files", "leftover");
+    let mut ended = Command::new("true").spawn().unwrap();
+    let pid = ended.id();
+    ended.wait().unwrap();
+    let leftover = dir.join(format!(".result.csv.sofabench-{host}-{pid}-0.tmp"));
+    std::fs::write(&leftover, "half a CSV").unwrap();
+    let unrelated = dir.join("notes.tmp");
+    std::fs::write(&unrelated, "mine").unwrap();
+    let fixture = repository().join("tests/fixtures/result-v2.json");
+    let csv = format!("--csv={}", dir.join("result.csv").display());
+    let run = sofabench(&["report", &fixture.display().to_string(), &csv]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(entries(&dir), ["notes.tmp", "result.csv"]);
+}
+
 #[test]
 fn a_template_can_come_from_a_pipe() {
     let started = Instant::now();
