@@ -355,28 +355,28 @@ impl<'a> Reader<'a> {
 
     /// Compiles the value tag `tag`, through its end.
     fn value(&mut self, tag: &Tag<'a>, depth: usize) -> Result<(), TemplateError> {
-        let name = tag.name().to_owned();
-        if matches!(&*name, "object" | "array") && depth > MAX_DEPTH {
+        let name = tag.name();
+        if matches!(name, "object" | "array") && depth > MAX_DEPTH {
             return Err(self.error(
                 tag,
                 format!("objects and arrays are nested more than {MAX_DEPTH} levels deep"),
                 "flatten the template",
             ));
         }
-        if matches!(&*name, "entry" | "name" | "value" | "element") {
+        if matches!(name, "entry" | "name" | "value" | "element") {
             return Err(self.error(
                 tag,
                 format!("<{name}> is not a value tag"),
                 &format!("put one of {VALUE_TAGS} here"),
             ));
         }
-        let allowed: &[&str] = if matches!(&*name, "integer" | "float") {
+        let allowed: &[&str] = if matches!(name, "integer" | "float") {
             &["min", "max"]
         } else {
             &[]
         };
         let attributes = self.only_attributes(tag, allowed)?;
-        match &*name {
+        match name {
             "object" => {
                 self.compiler.fixed(b"{");
                 self.object(tag, depth + 1, Keys::default())?;
@@ -393,7 +393,7 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 self.empty(tag)?;
-                let generated = match &*name {
+                let generated = match name {
                     "boolean" => Generated::Bool,
                     "string" => Generated::Str,
                     "timestamp" => Generated::Timestamp,
@@ -451,8 +451,8 @@ impl<'a> Reader<'a> {
         let mut key = None;
         let mut has_value = false;
         while let Some(part) = self.child(entry)? {
-            let name = part.name().to_owned();
-            let seen = match &*name {
+            let name = part.name();
+            let seen = match name {
                 "name" => key.is_some(),
                 "value" => has_value,
                 _ => {
