@@ -188,6 +188,30 @@ pub struct RunArgs {
     #[arg(long)]
     failover: bool,
 
+    /// For https:// nodes: trust the certificate authorities in this PEM file instead of
+    /// the system's (a private CA, a self-signed server).
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
+
+    /// For https:// nodes: accept any certificate, without checking who the server is.
+    /// The report warns and the result file records it.
+    #[arg(long, short = 'k')]
+    insecure: bool,
+
+    /// For https:// nodes that ask for one (mutual TLS): the client certificate chain, PEM;
+    /// with --key.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+
+    /// The private key of --cert, PEM.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+
+    /// Opens a new connection (and over TLS, a new handshake) for every request, to
+    /// measure what setting up connections costs the server; `Connection: close` is sent.
+    #[arg(long = "disable-keepalive")]
+    disable_keepalive: bool,
+
     /// How often a live line is printed.
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
     interval: std::time::Duration,

@@ -15,7 +15,8 @@ use crate::driver::admin::ExistingDatabase;
 use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, RunSettings};
 use crate::exit::Failed;
 use crate::run::output::OutputFiles;
-use crate::run::{ConfigRecord, DatabasePolicy, Setup};
+use crate::driver::tls::{self, TlsSettings};
+use crate::run::{ConfigRecord, DatabasePolicy, Setup, TlsRecord};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
@@ -204,7 +205,22 @@ fn target(args: &RunArgs) -> Result<Target, Failed> {
             password: args.password.clone().unwrap_or_default(),
         });
     }
+    let tls = tls_settings(args);
+    // Made even without an https:// node when TLS flags are given, so that a wrong file
+    // is reported before it matters.
+    if target.uses_tls() || tls != TlsSettings::default() {
+        target.tls = Some(tls::client_config(&tls).map_err(Failed::bad_input)?);
+    }
+    target.keep_alive = !args.disable_keepalive;
     Ok(target)
+}
+
+fn tls_settings(args: &RunArgs) -> TlsSettings {
+    TlsSettings {
+        cacert: args.cacert.clone(),
+        insecure: args.insecure,
+        client_identity: args.cert.clone().zip(args.key.clone()),
+    }
 }
 
 /// The settings phases take, kept apart by who gave them: the user, or the defaults.
@@ -458,6 +474,12 @@ fn config_record(
         timeout_seconds: seconds(engine.timeout),
         reconnect_for_seconds: engine.reconnect_for.as_secs_f64(),
         failover: engine.failover,
+        tls: target.uses_tls().then(|| TlsRecord {
+            verified: !args.insecure,
+            cacert: args.cacert.as_ref().map(|path| path.display().to_string()),
+            client_certificate: args.cert.is_some(),
+        }),
+        keep_alive: target.keep_alive,
         id_prefix: engine.ids.prefix().to_string(),
         reuse: args.reuse,
         recreate: args.recreate,

@@ -5,6 +5,8 @@ pub mod admin;
 pub mod connection;
 pub mod http1;
 pub mod responses;
+mod stream;
+pub mod tls;
 
 /// Revisions are the documents' (`workload`); the driver reads them from answers.
 pub use crate::workload::Rev;

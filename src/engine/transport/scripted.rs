@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::{Clock, Transport};
 use crate::driver::{Call, Endpoint, Exchange, ExchangeTiming, Method, TransportError, Unanswered};
 use crate::engine::stop::Stop;
-use crate::target::Node;
+use crate::target::{Node, Scheme};
 
 /// Time that passes only when told to; clones share it.
 #[derive(Clone)]
@@ -141,6 +141,7 @@ impl ScriptedServer {
     /// script says otherwise.
     pub fn new(clock: &VirtualClock) -> ScriptedServer {
         let node = Node {
+            scheme: Scheme::Http,
             host: "127.0.0.1".to_string(),
             port: 5984,
             host_header: "127.0.0.1:5984".to_string(),
