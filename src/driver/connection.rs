@@ -161,6 +161,15 @@ pub enum TransportError {
 }
 
 impl TransportError {
+    /// True when TLS failed, and the message says what to do about it.
+    pub fn is_tls_problem(&self) -> bool {
+        match self {
+            TransportError::Handshake(_) => true,
+            TransportError::Broken(e) => super::tls::remedy(e).is_some(),
+            _ => false,
+        }
+    }
+
     /// True when the node could not be reached at all, as opposed to a request going wrong.
     pub fn is_unreachable(&self) -> bool {
         matches!(
@@ -182,13 +191,18 @@ impl fmt::Display for TransportError {
                 CONNECT_TIMEOUT.as_secs()
             ),
             TransportError::Timeout => write!(f, "request timed out"),
-            TransportError::Broken(e) => write!(f, "connection broken: {e}"),
+            TransportError::Broken(e) => match super::tls::remedy(e) {
+                None => write!(f, "connection broken: {e}"),
+                Some(remedy) => write!(f, "connection broken: {e}; {remedy}"),
+            },
             TransportError::Closed => write!(f, "the server closed the connection"),
             TransportError::TooLarge(e) => e.fmt(f),
             TransportError::Handshake(e) => write!(
                 f,
                 "TLS handshake failed: {e}; {}",
-                super::tls::handshake_remedy(e)
+                super::tls::remedy(e).unwrap_or(
+                    "check that the address is an https:// server (and not plain http://)"
+                )
             ),
         }
     }
@@ -275,6 +289,26 @@ pub struct Opening {
     pub connect_ns: u64,
     /// The TLS handshake after it, for `https://` nodes.
     pub handshake_ns: Option<u64>,
+    /// Whether the client had a connection before this one.
+    pub reconnect: bool,
+}
+
+/// The connections a client opened: every one counted, the latest kept for the worker.
+#[derive(Default)]
+struct Openings {
+    untaken: Vec<Opening>,
+    total: u64,
+}
+
+impl Openings {
+    fn note(&mut self, mut opening: Opening) {
+        opening.reconnect = self.total > 0;
+        self.total += 1;
+        // Bounded: the worker takes them after every request.
+        if self.untaken.len() < MAX_UNTAKEN_OPENINGS {
+            self.untaken.push(opening);
+        }
+    }
 }
 
 /// An open connection and its buffers.
@@ -322,6 +356,7 @@ impl Connection {
         let opening = Opening {
             connect_ns: nanos(began, connected),
             handshake_ns: endpoint.tls.as_ref().map(|_| nanos(connected, opened)),
+            reconnect: false,
         };
         let connection = Connection {
             stream,
@@ -548,8 +583,8 @@ pub struct Client {
     /// The per-request timer, made once and moved on for each request: moving a pending
     /// timer later is one atomic store, registering a new one a trip to the timer wheel.
     timer: Option<Pin<Box<Sleep>>>,
-    /// Connections opened and not yet taken by [`Client::take_openings`].
-    openings: Vec<Opening>,
+    /// Connections opened, and those not yet taken by [`Client::take_openings`].
+    openings: Openings,
 }
 
 impl Client {
@@ -559,7 +594,7 @@ impl Client {
             connection: None,
             timeout,
             timer: None,
-            openings: Vec::new(),
+            openings: Openings::default(),
         }
     }
 
@@ -665,8 +700,8 @@ impl Client {
     /// Hands each connection opened since the last call to `take`, oldest first.
     #[inline]
     pub fn take_openings(&mut self, take: impl FnMut(Opening)) {
-        if !self.openings.is_empty() {
-            self.openings.drain(..).for_each(take);
+        if !self.openings.untaken.is_empty() {
+            self.openings.untaken.drain(..).for_each(take);
         }
     }
 }
@@ -681,7 +716,7 @@ const MAX_UNTAKEN_OPENINGS: usize = 16;
 async fn ensure_open<'a>(
     slot: &'a mut Option<Connection>,
     endpoint: &Endpoint,
-    openings: &mut Vec<Opening>,
+    openings: &mut Openings,
     deadline: Option<Instant>,
 ) -> Result<&'a mut Connection, TransportError> {
     let reusable = slot.as_mut().is_some_and(Connection::reusable);
@@ -699,10 +734,7 @@ async fn ensure_open<'a>(
                     .await
                     .map_err(|_| TransportError::Timeout)??,
             };
-            // Bounded: the worker takes them after every request.
-            if openings.len() < MAX_UNTAKEN_OPENINGS {
-                openings.push(opening);
-            }
+            openings.note(opening);
             opened
         }
     };
@@ -839,7 +871,10 @@ mod tests {
                 )
             );
         }
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (1, 1)
+        );
     }
 
     #[tokio::test]
@@ -881,7 +916,10 @@ mod tests {
             let answer = client.send(&get("/")).await.unwrap();
             assert_eq!(&answer.body[..], b"until the end");
         }
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -930,7 +968,10 @@ mod tests {
         // Let the server's close arrive before the next request goes out.
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"again");
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -956,7 +997,10 @@ mod tests {
         let error = client.send(&get("/")).await.unwrap_err();
         assert!(matches!(error.error, TransportError::Broken(_)), "{error}");
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (1, 1)
+        );
     }
 
     #[tokio::test]
@@ -1108,7 +1152,10 @@ mod tests {
         for _ in 0..2 {
             assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
         }
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -1125,7 +1172,10 @@ mod tests {
         for _ in 0..2 {
             assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
         }
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -1225,7 +1275,10 @@ mod tests {
         }
         let answer = client.send(&get("/")).await.unwrap();
         assert!(!answer.resent);
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -1295,7 +1348,10 @@ mod tests {
         // The rest of the body is not sent as the next request: a new connection is.
         let again = tokio::time::timeout(Duration::from_secs(10), client.send(&post)).await;
         assert_eq!(again.unwrap().unwrap().status, 413);
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     /// A GET to `endpoint` with a 300 ms timeout fails as a timeout, well before 2 s.
@@ -1369,7 +1425,10 @@ mod tests {
             );
             assert!(error.to_string().contains("too large"), "{error}");
         }
-        assert_eq!((client.openings.len(), accepted.load(Ordering::SeqCst)), (3, 3));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (3, 3)
+        );
     }
 
     #[tokio::test]

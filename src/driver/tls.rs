@@ -205,13 +205,15 @@ impl fmt::Debug for NodeTls {
     }
 }
 
-/// What to do about a failed handshake, from rustls's reason.
-pub fn handshake_remedy(error: &io::Error) -> &'static str {
+/// What to do about a TLS failure, from rustls's reason; `None` when `error` is not one.
+/// A server that wants a client certificate may say so only after the client's side of
+/// the handshake (TLS 1.3), so a broken connection can carry the reason too.
+pub fn remedy(error: &io::Error) -> Option<&'static str> {
     let reason = error
         .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>());
-    match reason {
-        Some(rustls::Error::InvalidCertificate(why)) => match why {
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())?;
+    Some(match reason {
+        rustls::Error::InvalidCertificate(why) => match why {
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
                 "the certificate is not for this host name; connect by the name the certificate carries, or give --insecure to skip verification"
             }
@@ -225,9 +227,9 @@ pub fn handshake_remedy(error: &io::Error) -> &'static str {
                 "the server's certificate is not trusted; give --cacert FILE with the authority that signed it, or --insecure to skip verification"
             }
         },
-        Some(rustls::Error::AlertReceived(_)) => {
-            "the server refused the handshake; if it asks for a client certificate, give --cert and --key"
+        rustls::Error::AlertReceived(_) => {
+            "the server refused the TLS session; if it asks for a client certificate, give --cert and --key"
         }
         _ => "check that the address is an https:// server (and not plain http://)",
-    }
+    })
 }

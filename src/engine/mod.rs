@@ -360,12 +360,15 @@ impl Engine {
             operations: phase.operations(),
             started_at,
             wall,
-            tally: PhaseTally::of_connections(
-                connections,
-                self.shared.recorder.step(),
-                self.shared.recorder.send_lag(),
-                self.node_figures(),
-            ),
+            tally: PhaseTally {
+                setup: self.shared.recorder.setup(),
+                ..PhaseTally::of_connections(
+                    connections,
+                    self.shared.recorder.step(),
+                    self.shared.recorder.send_lag(),
+                    self.node_figures(),
+                )
+            },
             aborted,
             intervals,
             target_rate: share.rate,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::alarm::Alarm;
-use crate::driver::{Call, Client, Endpoint, Exchange, TransportError, Unanswered};
+use crate::driver::{Call, Client, Endpoint, Exchange, Opening, TransportError, Unanswered};
 
 #[cfg(test)]
 pub mod scripted;
@@ -32,6 +32,9 @@ pub trait Transport: Send {
 
     /// Points the connection at another node; the next request connects there.
     fn move_to(&mut self, endpoint: Arc<Endpoint>);
+
+    /// Hands over each connection opened since the last call.
+    fn take_openings(&mut self, take: impl FnMut(Opening));
 }
 
 impl Transport for Client {
@@ -53,6 +56,11 @@ impl Transport for Client {
 
     fn move_to(&mut self, endpoint: Arc<Endpoint>) {
         Client::move_to(self, endpoint);
+    }
+
+    #[inline]
+    fn take_openings(&mut self, take: impl FnMut(Opening)) {
+        Client::take_openings(self, take);
     }
 }
 

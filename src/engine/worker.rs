@@ -299,6 +299,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             result = self.client.send(&call) => Some(result),
             () = self.abandoned.as_mut() => None,
         };
+        let recorder = &self.shared.recorder;
+        self.client.take_openings(|opened| {
+            recorder.opened(opened.connect_ns, opened.handshake_ns, opened.reconnect);
+        });
         if let Some(result) = sent_or_abandoned {
             return Ok(result);
         }

@@ -146,6 +146,7 @@ pub(crate) mod sample {
             late: 0,
             send_lag: None,
             connection_times: None,
+            connection_setup: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

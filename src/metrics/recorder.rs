@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use super::connection::ConnectionMetrics;
 use super::errors::Failure;
 use super::interval::IntervalMetrics;
+use super::setup::SetupTally;
 use crate::workload::{Operation, PerOperation};
 
 /// Latencies are recorded in microseconds, with three significant digits.
@@ -115,6 +116,7 @@ struct Shard {
     interval: IntervalMetrics,
     /// Per node of the target, only when it has several.
     nodes: Vec<NodeLatencies>,
+    setup: SetupTally,
 }
 
 impl Default for Shard {
@@ -124,6 +126,7 @@ impl Default for Shard {
             send_lag: new_histogram(),
             interval: IntervalMetrics::default(),
             nodes: Vec::new(),
+            setup: SetupTally::default(),
         }
     }
 }
@@ -234,6 +237,23 @@ impl Recorder {
         }
     }
 
+    /// A connection was opened: its TCP connect and TLS handshake times, and whether it
+    /// replaced one its client had before.
+    pub fn opened(&self, connect_ns: u64, handshake_ns: Option<u64>, reconnect: bool) {
+        self.shard()
+            .setup
+            .record(connect_ns, handshake_ns, reconnect);
+    }
+
+    /// The step's connection openings, merged over shards.
+    pub fn setup(&self) -> SetupTally {
+        let mut merged = SetupTally::default();
+        for shard in self.each_shard() {
+            merged.merge(&shard.setup);
+        }
+        merged
+    }
+
     /// The step's figures per node, merged over shards.
     pub fn nodes(&self) -> Vec<NodeLatencies> {
         let mut merged: Vec<NodeLatencies> = Vec::new();
@@ -316,6 +336,7 @@ impl Recorder {
             shard.send_lag.reset();
             shard.interval.clear();
             shard.nodes.clear();
+            shard.setup.clear();
         }
         for flights in self.flights.iter() {
             flights.begun.store(0, Ordering::Relaxed);

@@ -9,6 +9,7 @@ use super::{
     ActionResult, ConnectionTimesResult, IntervalOperation, IntervalResult, IronCushion, Latency,
     OperationResult, PhaseResult, Spread, histogram, per_second,
 };
+use crate::metrics::setup::SetupTally;
 use crate::metrics::{
     ActionReport, ConnectionTimes, IntervalRow, OperationTally, PhaseOutcome, PhaseTally,
 };
@@ -284,7 +285,18 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
             .collect(),
         action: facts.action,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
+        connection_setup: connection_setup(&tally.setup),
     }
+}
+
+/// The phase's connection openings, when it opened any.
+fn connection_setup(setup: &SetupTally) -> Option<super::ConnectionSetupResult> {
+    (setup.opened > 0).then(|| super::ConnectionSetupResult {
+        opened: setup.opened,
+        reconnects: setup.reconnects,
+        connect: latency(&setup.connect),
+        handshake: (!setup.handshake.is_empty()).then(|| latency(&setup.handshake)),
+    })
 }
 
 fn action(a: &ActionReport) -> ActionResult {

@@ -88,6 +88,22 @@ pub struct PhaseResult {
     /// a result of schema 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_times: Option<ConnectionTimesResult>,
+    /// The connections the phase opened and what opening them took; absent in results
+    /// written before sofabench counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_setup: Option<ConnectionSetupResult>,
+}
+
+/// Connections opened in a phase: how many, how many replaced a lost or retired one, and
+/// the time of the TCP connect and (over TLS) the handshake.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ConnectionSetupResult {
+    pub opened: u64,
+    pub reconnects: u64,
+    pub connect: Latency,
+    /// Absent when no connection shook hands (plain http).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<Latency>,
 }
 
 /// Each connection's times in nanoseconds, a column per quantity and an entry per
@@ -133,6 +149,7 @@ impl PhaseResult {
             action: None,
             target_nodes: Vec::new(),
             connection_times: None,
+            connection_setup: None,
         }
     }
 }

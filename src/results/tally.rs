@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 
 use super::{Latency, OperationResult, PhaseResult, histogram};
 use crate::metrics::recorder::{NodeLatencies, OperationLatencies};
+use crate::metrics::setup::SetupTally;
 use crate::metrics::{ConnectionTimes, Failure, OperationCounts, OperationTally, PhaseTally};
 use crate::workload::{Operation, PerOperation};
 
@@ -56,6 +57,33 @@ pub fn of_phase(phase: &PhaseResult) -> Result<PhaseTally, String> {
             None => crate::metrics::recorder::new_histogram(),
         },
         nodes,
+        setup: setup(phase).map_err(context)?,
+    })
+}
+
+/// The phase's connection openings; none in a result that does not record them.
+fn setup(phase: &PhaseResult) -> Result<SetupTally, String> {
+    let Some(result) = &phase.connection_setup else {
+        return Ok(SetupTally::default());
+    };
+    let connect = decoded(&result.connect)?;
+    let handshake = match &result.handshake {
+        Some(handshake) => decoded(handshake)?,
+        None => crate::metrics::recorder::new_histogram(),
+    };
+    if connect.len() != result.opened || result.reconnects > result.opened {
+        return Err(format!(
+            "connection_setup says {} connections opened ({} reconnects) but times {}",
+            result.opened,
+            result.reconnects,
+            connect.len()
+        ));
+    }
+    Ok(SetupTally {
+        opened: result.opened,
+        reconnects: result.reconnects,
+        connect,
+        handshake,
     })
 }
 
@@ -209,7 +237,13 @@ mod tests {
         }
         let mut send_lag = crate::metrics::recorder::new_histogram();
         send_lag.record(40).unwrap();
-        PhaseTally::of_connections(connections, latencies, send_lag, Vec::new())
+        let mut setup = SetupTally::default();
+        setup.record(200_000, Some(3_000_000), false);
+        setup.record(400_000, Some(1_000_000), true);
+        PhaseTally {
+            setup,
+            ..PhaseTally::of_connections(connections, latencies, send_lag, Vec::new())
+        }
     }
 
     /// Histograms compared by what they hold: one histogram has several encodings.
@@ -221,6 +255,10 @@ mod tests {
             op.failed_latency.as_mut().map(again);
         }
         result.send_lag.as_mut().map(again);
+        if let Some(setup) = &mut result.connection_setup {
+            again(&mut setup.connect);
+            setup.handshake.as_mut().map(again);
+        }
         result
     }
 
@@ -230,6 +268,8 @@ mod tests {
         let built = build::from_tally(facts(mix.clone()), &tally());
         let back = of_phase(&built).unwrap();
         assert_eq!(back.connections, tally().connections);
+        assert_eq!((back.setup.opened, back.setup.reconnects), (2, 1));
+        assert_eq!(back.setup.handshake.len(), 2);
         let rebuilt = build::from_tally(facts(mix), &back);
         assert_eq!(canonical(rebuilt), canonical(built));
     }
@@ -247,6 +287,14 @@ mod tests {
         assert!(of_phase(&built).unwrap_err().contains("\"teleport\""));
         let err = check_readable(&[built], "r.json").unwrap_err();
         assert!(err.starts_with("r.json: phase crud"), "{err}");
+    }
+
+    #[test]
+    fn connection_setup_counts_must_match_their_times() {
+        let mut built = build::from_tally(facts(vec![Operation::Read]), &tally());
+        built.connection_setup.as_mut().unwrap().opened = 5;
+        let err = of_phase(&built).unwrap_err();
+        assert!(err.contains("5 connections opened"), "{err}");
     }
 
     #[test]

@@ -278,6 +278,10 @@ impl Transport for ScriptedServer {
     fn move_to(&mut self, endpoint: Arc<Endpoint>) {
         self.endpoint = endpoint;
     }
+
+    /// The scripted server has no connections to open; openings are checked against real
+    /// sockets (tests/tls.rs).
+    fn take_openings(&mut self, _take: impl FnMut(crate::driver::Opening)) {}
 }
 
 /// A revision's 32 hex digits; the server's answers need not differ in them.
