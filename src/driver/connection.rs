@@ -154,8 +154,8 @@ pub enum TransportError {
     /// The server closed the connection before answering.
     Closed,
     /// The response's head or body was past the limit (`--max-response-size`); the
-    /// connection was closed without reading the rest.
-    TooLarge(http1::BadResponse),
+    /// connection was closed without reading the rest. The status, when the head came.
+    TooLarge(Option<u16>, http1::BadResponse),
     /// The TCP connection was made but the TLS handshake failed: no request was sent.
     Handshake(io::Error),
 }
@@ -168,6 +168,12 @@ impl TransportError {
             TransportError::Broken(e) => super::tls::remedy(e).is_some(),
             _ => false,
         }
+    }
+
+    /// True when the server's answer said the request was refused (an error status) even
+    /// though the answer was not read whole: nothing was applied.
+    pub fn refused(&self) -> bool {
+        matches!(self, TransportError::TooLarge(Some(status), _) if *status >= 400)
     }
 
     /// True when the node could not be reached at all, as opposed to a request going wrong.
@@ -196,7 +202,8 @@ impl fmt::Display for TransportError {
                 Some(remedy) => write!(f, "connection broken: {e}; {remedy}"),
             },
             TransportError::Closed => write!(f, "the server closed the connection"),
-            TransportError::TooLarge(e) => e.fmt(f),
+            TransportError::TooLarge(None, e) => e.fmt(f),
+            TransportError::TooLarge(Some(status), e) => write!(f, "status {status}: {e}"),
             TransportError::Handshake(e) => write!(
                 f,
                 "TLS handshake failed: {e}; {}",
@@ -558,10 +565,11 @@ fn poll_send_step(stream: &mut Stream, rest: &[u8], cx: &mut Context<'_>) -> Pol
         .map(|read| SendStep::Read(read.map(|()| early.filled().to_vec())))
 }
 
-/// A response the reader refused: too large, or not HTTP/1.1.
+/// A response the reader refused: too large (with its status if the head came), or not
+/// HTTP/1.1.
 fn unreadable(e: http1::BadResponse) -> Failed {
     let error = if e.is_too_large() {
-        TransportError::TooLarge(e)
+        TransportError::TooLarge(e.status(), e)
     } else {
         TransportError::Broken(io::Error::new(io::ErrorKind::InvalidData, e))
     };
@@ -1396,7 +1404,7 @@ mod tests {
             read_request(&mut stream).await.unwrap();
             let head: &[u8] = match number {
                 0 => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
-                1 => b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n",
+                1 => b"HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 9999999999999999999\r\n\r\n",
                 _ => b"HTTP/1.1 200 OK\r\n\r\n",
             };
             let mut endless = head.to_vec();
@@ -1417,13 +1425,19 @@ mod tests {
         })
         .await;
         let mut client = Client::new(limited(endpoint, 1 << 20), Some(Duration::from_secs(10)));
-        for framing in ["chunked", "Content-Length", "until close"] {
+        for (framing, status) in [
+            ("chunked", 200),
+            ("Content-Length", 413),
+            ("until close", 200),
+        ] {
             let error = client.send(&get("/")).await.unwrap_err();
             assert!(
-                matches!(error.error, TransportError::TooLarge(_)),
+                matches!(error.error, TransportError::TooLarge(Some(s), _) if s == status),
                 "{framing}: {error}"
             );
             assert!(error.to_string().contains("too large"), "{error}");
+            // A refusal is known not to have been applied, however long its answer.
+            assert_eq!(error.error.refused(), status >= 400, "{framing}");
         }
         assert_eq!(
             (client.openings.total, accepted.load(Ordering::SeqCst)),

@@ -107,12 +107,27 @@ pub fn write_request(
 pub struct BadResponse {
     what: String,
     too_large: bool,
+    /// The final answer's status, when its head was read.
+    status: Option<u16>,
 }
 
 impl BadResponse {
     /// True when the response (its head or its body) is past the limit, not malformed.
     pub fn is_too_large(&self) -> bool {
         self.too_large
+    }
+
+    /// The status of the answer refused, when its head was read: a refusal (4xx, 5xx)
+    /// too long to read still says that nothing was applied.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    fn with_status(self, status: u16) -> BadResponse {
+        BadResponse {
+            status: Some(status),
+            ..self
+        }
     }
 }
 
@@ -132,6 +147,7 @@ fn bad(what: impl fmt::Display) -> BadResponse {
     BadResponse {
         what: what.to_string(),
         too_large: false,
+        status: None,
     }
 }
 
@@ -139,6 +155,7 @@ fn too_large(what: impl fmt::Display) -> BadResponse {
     BadResponse {
         what: what.to_string(),
         too_large: true,
+        status: None,
     }
 }
 
@@ -220,12 +237,15 @@ impl ResponseReader {
                 } => {
                     let body = match framing {
                         Framing::Length(length) => split_length(buf, *length),
-                        Framing::Chunked(chunks) => chunks.read(buf, self.limit)?,
+                        Framing::Chunked(chunks) => chunks
+                            .read(buf, self.limit)
+                            .map_err(|e| e.with_status(*status))?,
                         Framing::UntilClose if buf.len() as u64 > self.limit => {
                             return Err(too_large(format_args!(
                                 "a body ended by closing runs past {} bytes",
                                 self.limit
-                            )));
+                            ))
+                            .with_status(*status));
                         }
                         Framing::UntilClose => None,
                     };
@@ -340,7 +360,8 @@ fn parse_head(
     {
         return Err(too_large(format_args!(
             "Content-Length {length} is past the limit of {limit} bytes"
-        )));
+        ))
+        .with_status(status));
     }
     let keep_alive = keep_alive && !matches!(framing, Framing::UntilClose);
     Ok(Some((

@@ -251,7 +251,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             Err(lost) => {
                 let failure = if matches!(lost.error, TransportError::Timeout) {
                     Failure::Timeout
-                } else if matches!(lost.error, TransportError::TooLarge(_)) {
+                } else if matches!(lost.error, TransportError::TooLarge(..)) {
                     Failure::TooLarge
                 } else if lost.is_unreachable() {
                     Failure::Unreachable
@@ -262,7 +262,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 self.shared
                     .note(&mut op.samples, &failure, &lost.error.to_string());
                 op.resends += u64::from(lost.resent);
-                let unknown = lost.may_have_reached && method != Method::Get;
+                // A refusal whose answer was too long to read was still a refusal.
+                let unknown =
+                    lost.may_have_reached && method != Method::Get && !lost.error.refused();
                 if unknown {
                     op.unknown += documents;
                 }
