@@ -223,3 +223,46 @@ fn without_keepalive_every_request_opens_and_shakes_hands() {
     assert_eq!(setup["reconnects"], requests, "{setup}");
     assert_eq!(setup["handshake"]["count"], requests, "{setup}");
 }
+
+#[test]
+fn a_server_that_never_shakes_hands_or_speaks_plain_http_is_explained_in_time() {
+    let dir = scratch("tls", "adversaries");
+    // Accepts connections and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in silent.incoming().take(4) {
+            open.push(stream);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(30));
+    });
+    let (run, _) = run_against(
+        &dir,
+        &format!("https://localhost:{silent_port}"),
+        "silent",
+        &["--timeout=0"],
+    );
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("no handshake within 5 s"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.took.as_secs() < 20, "took {:?}", run.took);
+    drop(held);
+
+    let server = PouchServer::start();
+    let (run, _) = run_against(
+        &dir,
+        &format!("https://127.0.0.1:{}", server.port),
+        "plain",
+        &[],
+    );
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("is an https:// server"),
+        "{}",
+        run.stderr
+    );
+}

@@ -24,7 +24,8 @@ use super::stream::Stream;
 use super::tls::NodeTls;
 use crate::target::{Credentials, Node, Scheme, Target};
 
-/// How long establishing a TCP connection may take before the node counts as unreachable.
+/// How long establishing a TCP connection, and then a TLS handshake, may each take before
+/// the node counts as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A connection idle this long is closed and a new one opened before the next request.
@@ -350,7 +351,18 @@ impl Connection {
         };
         let connected = Instant::now();
         let stream = match (&endpoint.tls, endpoint.node.scheme) {
-            (Some(tls), _) => Stream::Tls(Box::new(tls.handshake(tcp).await?)),
+            (Some(tls), _) => {
+                // Bounded on its own: with `--timeout 0` nothing else would end a
+                // server that accepts connections and never shakes hands.
+                let handshake = tokio::time::timeout(CONNECT_TIMEOUT, tls.handshake(tcp)).await;
+                let stream = handshake.map_err(|_| {
+                    TransportError::Handshake(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no handshake within {} s", CONNECT_TIMEOUT.as_secs()),
+                    ))
+                })??;
+                Stream::Tls(Box::new(stream))
+            }
             (None, Scheme::Http) => Stream::Plain(tcp),
             (None, Scheme::Https) => {
                 return Err(TransportError::Handshake(io::Error::other(
