@@ -25,7 +25,7 @@ pub fn lines(phase: &PhaseResult) -> String {
 
 fn reconnects(setup: &ConnectionSetupResult, connections: u64) -> String {
     match setup.reconnects {
-        0 => "no reconnects (keep-alive held)".to_string(),
+        0 => "no reconnects".to_string(),
         n => format!(
             "{} of them reconnects ({:.1} per connection)",
             grouped(n),
