@@ -212,6 +212,7 @@ impl ScriptedServer {
                     started,
                     finished,
                     resent,
+                    retry_after: None,
                 }))
             }
             Reply::Lost {
