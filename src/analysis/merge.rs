@@ -250,6 +250,8 @@ fn counts_of(op: &OperationResult) -> Vec<(String, u64)> {
         ("documents", op.documents),
         ("documents_failed", op.documents_failed),
         ("resends", op.resends),
+        ("retried_429", op.retried_429),
+        ("retry_429_wait_ns", op.retry_429_wait_ns),
         ("unknown_outcomes", op.unknown_outcomes),
         ("not_run", op.not_run),
     ]
@@ -383,6 +385,8 @@ impl Bucket {
                 succeeded: op.succeeded,
                 failed: op.failed,
                 timeouts: op.timeouts,
+                rate_limited: op.rate_limited,
+                retried_429: op.retried_429,
                 response: histogram::decode(&op.histogram)?,
             });
         }
@@ -453,6 +457,12 @@ mod tests {
         if c % 2 == 1 {
             read.fail(crate::metrics::errors::Failure::Status(404));
             read.statuses.add(404, 1);
+        } else {
+            // Two 429s sent again, then one that failed.
+            read.fail(crate::metrics::errors::Failure::RateLimited);
+            read.statuses.add(429, 3);
+            read.retried_429 = 2;
+            read.retry_429_wait_ns = 1_000_000_000 + c;
         }
         let create = &mut m.operations[Operation::Create];
         for k in 0..5 {
@@ -494,7 +504,13 @@ mod tests {
         let mut metrics = IntervalMetrics::default();
         for &c in connections {
             metrics.succeeded(Operation::Read, (c + 1) * 1_000_000);
-            metrics.failed(Operation::Create, c % 2 == 0);
+            let failure = if c % 2 == 0 {
+                crate::metrics::errors::Failure::Timeout
+            } else {
+                crate::metrics::errors::Failure::RateLimited
+            };
+            metrics.failed(Operation::Create, &failure);
+            metrics.retried_429(Operation::Read);
         }
         metrics.row(end, 1.0, 0.1 * connections.len() as f64)
     }
@@ -602,6 +618,12 @@ mod tests {
         assert_eq!(bulk.failures["doc:conflict"], 3);
         assert_eq!(bulk.documents_per_sec, 97.0 / 4.0);
         assert_eq!(bulk.throughput, 10.0 / 4.0);
+        // 429s: their own kind, their retries and waits summed.
+        let read = &m.operations[2];
+        assert_eq!(read.failures["rate_limited"], 2);
+        assert_eq!(read.statuses["429"], 6);
+        assert_eq!(read.retried_429, 4);
+        assert_eq!(read.retry_429_wait_ns, 2_000_000_002);
         assert_eq!(m.connections, 4);
         assert_eq!(m.wall_seconds, o.wall_seconds);
         // Iron Cushion's spreads and rates come from all connections' times: exact.
@@ -614,6 +636,10 @@ mod tests {
             assert_eq!(mi.operations, oi.operations);
             assert_eq!(mi.elapsed_seconds, oi.elapsed_seconds);
         }
+        let first = &m.intervals[0].operations;
+        let of = |name: &str| first.iter().find(|o| o.operation == name).unwrap();
+        assert_eq!((of("create").rate_limited, of("create").timeouts), (2, 2));
+        assert_eq!(of("read").retried_429, 4);
         let r = &merged_result;
         assert_eq!(r.nodes, vec![node(0, 2), node(1, 2)]);
         assert_eq!(r.config["node_index"], json!([0, 1]));

@@ -213,11 +213,20 @@ impl Recorder {
         failure: Failure,
         took_ns: u64,
     ) {
-        let timeout = failure == Failure::Timeout;
-        on.operation(operation).fail(failure);
         let mut shard = self.shard();
         record_micros(&mut shard.step[operation].failed, took_ns);
-        shard.interval.failed(operation, timeout);
+        shard.interval.failed(operation, &failure);
+        drop(shard);
+        on.operation(operation).fail(failure);
+    }
+
+    /// A 429 after which the operation was sent again, `waited_ns` later: counted on its
+    /// connection `on` and in the interval, in one call.
+    pub fn retried_429(&self, on: &mut ConnectionMetrics, operation: Operation, waited_ns: u64) {
+        let counts = on.operation(operation);
+        counts.retried_429 += 1;
+        counts.retry_429_wait_ns = counts.retry_429_wait_ns.saturating_add(waited_ns);
+        self.shard().interval.retried_429(operation);
     }
 
     /// A request to node `node` (its place in the target) that was answered with
@@ -287,6 +296,18 @@ impl Recorder {
     /// An operation ended, whatever its outcome.
     pub fn ended(&self) {
         self.flights().ended.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An operation waits to be sent again after a 429: it is not in flight meanwhile,
+    /// so that connections the server asked to wait do not pass for a stalled server.
+    /// [`Recorder::resumed`] must follow.
+    pub fn resting(&self) {
+        self.ended();
+    }
+
+    /// The waiting operation is in flight again.
+    pub fn resumed(&self) {
+        self.flights().begun.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Operations begun and not yet ended.

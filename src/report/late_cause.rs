@@ -212,6 +212,8 @@ mod tests {
                 succeeded: answered,
                 failed: 0,
                 timeouts: 0,
+                rate_limited: 0,
+                retried_429: 0,
                 throughput: answered as f64,
                 p50_ms: 0.0,
                 p99_ms: 0.0,
