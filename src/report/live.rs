@@ -67,8 +67,14 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
 
 /// Why operations started late in this interval, as `late_cause` decides for the report.
 fn behind(row: &IntervalRow) -> &'static str {
+    let met_429s = Operation::ALL.into_iter().any(|op| {
+        let m = row.of(op);
+        m.rate_limited + m.retried_429 > 0
+    });
     if row.stalled || row.after_stall {
         "the server stalled, not the client"
+    } else if met_429s {
+        "the server limits its rate (429), not the client"
     } else if row.cpu >= SATURATED {
         // With the CPU saturated, more connections would only make it worse.
         "the client's CPU is saturated; lower --rate"
@@ -94,7 +100,14 @@ mod tests {
         interval.retried_429(Operation::Read);
         interval.retried_429(Operation::Update);
         interval.succeeded(Operation::Create, 1_000_000);
+        interval.late = 3;
         let text = line(&interval.row(2.0, 1.0, 0.1), None);
+        assert!(
+            text.ends_with(
+                "BEHIND: 3 started late: the server limits its rate (429), not the client"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(" read(1/s p50=2.00 p99=2.00ms err=1 to=1 429=1 retried=1)"),
             "{text}"
