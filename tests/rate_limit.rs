@@ -178,4 +178,11 @@ fn with_retry_429_each_operation_goes_out_again_after_the_wait_asked_for() {
     );
     let result = RunResult::read(&out.join("result.json")).unwrap();
     assert_eq!(result.config["retry_429"], serde_json::json!(10));
+    // Intervals that ended during the waits saw the connections waiting, not in flight.
+    let crud = result.phases.iter().find(|p| p.name == "crud").unwrap();
+    assert!(
+        crud.intervals.iter().any(|i| i.waiting_after_429 > 0),
+        "{:?}",
+        crud.intervals
+    );
 }

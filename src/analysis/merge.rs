@@ -364,6 +364,7 @@ struct Bucket {
     cpu: f64,
     machine_cpu: Option<f64>,
     in_flight: u64,
+    waiting_after_429: u64,
     metrics: IntervalMetrics,
 }
 
@@ -377,6 +378,7 @@ impl Bucket {
             (a, b) => a.or(b),
         };
         self.in_flight += row.in_flight;
+        self.waiting_after_429 += row.waiting_after_429;
         self.metrics.late += row.late;
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
@@ -398,6 +400,7 @@ impl Bucket {
         let mut row = self.metrics.row(elapsed, self.length_seconds, self.cpu);
         row.machine_cpu = self.machine_cpu;
         row.in_flight = self.in_flight;
+        row.waiting_after_429 = self.waiting_after_429;
         build::interval_ending(&row, end_ms)
     }
 }
@@ -702,6 +705,8 @@ mod tests {
         }
         a.phases[0].intervals[0].in_flight = 3;
         b.phases[0].intervals[0].in_flight = 4;
+        a.phases[0].intervals[0].waiting_after_429 = 2;
+        b.phases[0].intervals[0].waiting_after_429 = 5;
         a.phases[0].intervals[0].machine_cpu = Some(0.5);
         b.phases[0].intervals[0].machine_cpu = Some(0.75);
         let merged = merge(&named(vec![a.clone(), b])).unwrap().result;
@@ -713,6 +718,7 @@ mod tests {
         );
         let row = &merged.phases[0].intervals[0];
         assert_eq!((row.in_flight, row.machine_cpu), (7, Some(0.75)));
+        assert_eq!(row.waiting_after_429, 7);
         // A closed-model phase has no send lag, merged or not.
         a.phases[0].send_lag = None;
         a.phases[0].target_rate = None;

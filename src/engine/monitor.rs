@@ -71,6 +71,7 @@ impl Monitor {
             .zip(self.last_machine)
             .and_then(|(now, then)| now.busy_since(&then));
         row.in_flight = in_flight;
+        row.waiting_after_429 = self.recorder.waiting_after_429();
         // A 429 is an answer too, though its operation goes out again.
         let answered = row.operations.values().map(IntervalSummary::answered).sum();
         row.stalled = stalled(self.last_in_flight, answered);

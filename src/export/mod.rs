@@ -89,6 +89,7 @@ pub(crate) mod sample {
             late: 1,
             machine_cpu: None,
             in_flight: 0,
+            waiting_after_429: 0,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {

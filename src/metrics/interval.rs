@@ -114,6 +114,7 @@ impl IntervalMetrics {
             cpu,
             machine_cpu: None,
             in_flight: 0,
+            waiting_after_429: 0,
             stalled: false,
             after_stall: false,
         }
@@ -165,8 +166,11 @@ pub struct IntervalRow {
     pub cpu: f64,
     /// The whole machine's CPU use, as a fraction of all its cores, where known.
     pub machine_cpu: Option<f64>,
-    /// Operations begun and not ended at the interval's end.
+    /// Operations begun and not ended at the interval's end (not counting those waiting
+    /// after a 429).
     pub in_flight: u64,
+    /// Operations waiting to be sent again after a 429 at the interval's end.
+    pub waiting_after_429: u64,
     /// Operations were in flight all through the interval and none was answered: the
     /// server did not answer (see [`stalled`]).
     pub stalled: bool,

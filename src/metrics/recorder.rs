@@ -141,12 +141,15 @@ pub struct Recorder {
     flights: Box<[Flights]>,
 }
 
-/// One thread's counts of operations begun and ended, on a cache line of its own.
+/// One thread's counts of operations begun and ended, and of waits after a 429 begun and
+/// ended, on a cache line of its own.
 #[derive(Default)]
 #[repr(align(128))]
 struct Flights {
     begun: AtomicU64,
     ended: AtomicU64,
+    rested: AtomicU64,
+    resumed: AtomicU64,
 }
 
 /// Gives each thread that records its own shard number, in the order threads first record.
@@ -302,26 +305,38 @@ impl Recorder {
     /// so that connections the server asked to wait do not pass for a stalled server.
     /// [`Recorder::resumed`] must follow.
     pub fn resting(&self) {
-        self.ended();
+        let flights = self.flights();
+        flights.ended.fetch_add(1, Ordering::Relaxed);
+        flights.rested.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The waiting operation is in flight again.
     pub fn resumed(&self) {
-        self.flights().begun.fetch_add(1, Ordering::Relaxed);
+        let flights = self.flights();
+        flights.resumed.fetch_add(1, Ordering::Relaxed);
+        flights.begun.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Operations begun and not yet ended.
     pub fn in_flight(&self) -> u64 {
         // Ended is read first: an operation that ends in between counts as in flight
         // rather than the difference going below zero.
-        let sum = |count: fn(&Flights) -> &AtomicU64| -> u64 {
-            self.flights
-                .iter()
-                .map(|f| count(f).load(Ordering::Relaxed))
-                .sum()
-        };
-        let ended = sum(|f| &f.ended);
-        sum(|f| &f.begun).saturating_sub(ended)
+        let ended = self.sum(|f| &f.ended);
+        self.sum(|f| &f.begun).saturating_sub(ended)
+    }
+
+    /// Operations waiting to be sent again after a 429.
+    pub fn waiting_after_429(&self) -> u64 {
+        let resumed = self.sum(|f| &f.resumed);
+        self.sum(|f| &f.rested).saturating_sub(resumed)
+    }
+
+    /// One count of every thread's flights, added up.
+    fn sum(&self, count: fn(&Flights) -> &AtomicU64) -> u64 {
+        self.flights
+            .iter()
+            .map(|f| count(f).load(Ordering::Relaxed))
+            .sum()
     }
 
     /// The step's send lags so far, merged over shards, microseconds.
@@ -362,6 +377,8 @@ impl Recorder {
         for flights in self.flights.iter() {
             flights.begun.store(0, Ordering::Relaxed);
             flights.ended.store(0, Ordering::Relaxed);
+            flights.rested.store(0, Ordering::Relaxed);
+            flights.resumed.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -369,6 +386,27 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operation_waiting_after_a_429_is_out_of_flight_until_it_resumes() {
+        let recorder = Recorder::new(1);
+        let mut on = ConnectionMetrics::default();
+        recorder.began(None, false);
+        recorder.began(None, false);
+        recorder.resting();
+        assert_eq!((recorder.in_flight(), recorder.waiting_after_429()), (1, 1));
+        recorder.resumed();
+        recorder.retried_429(&mut on, Operation::Read, 5_000);
+        assert_eq!((recorder.in_flight(), recorder.waiting_after_429()), (2, 0));
+        recorder.ended();
+        recorder.ended();
+        assert_eq!(recorder.in_flight(), 0);
+        let read = on.of(Operation::Read);
+        assert_eq!((read.retried_429, read.retry_429_wait_ns), (1, 5_000));
+        let mut interval = IntervalMetrics::default();
+        recorder.take_interval(&mut interval);
+        assert_eq!(interval.operations[Operation::Read].retried_429, 1);
+    }
 
     #[test]
     fn merges_what_threads_recorded_and_clears_intervals_apart_from_the_step() {

@@ -43,11 +43,14 @@ fn answered(row: &IntervalResult) -> u64 {
         .sum()
 }
 
-/// Whether the server turned requests away with 429 in the interval.
+/// Whether the server turned requests away with 429 in the interval, or connections were
+/// waiting after one at its end.
 fn met_429s(row: &IntervalResult) -> bool {
-    row.operations
-        .iter()
-        .any(|o| o.rate_limited + o.retried_429 > 0)
+    row.waiting_after_429 > 0
+        || row
+            .operations
+            .iter()
+            .any(|o| o.rate_limited + o.retried_429 > 0)
 }
 
 /// Whether each interval was stalled: it began with operations in flight and ended
@@ -244,6 +247,7 @@ mod tests {
             }],
             machine_cpu: Some(cpu),
             in_flight,
+            waiting_after_429: 0,
         }
     }
 
@@ -298,15 +302,18 @@ mod tests {
         let mut limited = row(2.0, 0, 0, 9, 0.02);
         limited.operations[0].retried_429 = 4;
         // A 429 is an answer: no stall, though nothing ended.
-        let p = phase(vec![row(1.0, 100, 4, 0, 0.02), limited]);
+        // Nothing but waiting in the interval after: still the limit's doing.
+        let mut waiting = row(3.0, 0, 0, 5, 0.02);
+        waiting.waiting_after_429 = 4;
+        let p = phase(vec![row(1.0, 100, 4, 0, 0.02), limited, waiting]);
         assert_eq!(stalls(&p), []);
         let blame = blame(&p);
-        assert_eq!((blame.rate_limited, blame.connections), (9, 0));
+        assert_eq!((blame.rate_limited, blame.connections), (14, 0));
         let mut out = String::new();
         lines(&p, 200.0, &mut out);
         assert!(
             out.contains(
-                "9 operations started late while the server turned requests away with 429"
+                "14 operations started late while the server turned requests away with 429"
             ),
             "{out}"
         );

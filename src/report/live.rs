@@ -67,10 +67,11 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
 
 /// Why operations started late in this interval, as `late_cause` decides for the report.
 fn behind(row: &IntervalRow) -> &'static str {
-    let met_429s = Operation::ALL.into_iter().any(|op| {
-        let m = row.of(op);
-        m.rate_limited + m.retried_429 > 0
-    });
+    let met_429s = row.waiting_after_429 > 0
+        || Operation::ALL.into_iter().any(|op| {
+            let m = row.of(op);
+            m.rate_limited + m.retried_429 > 0
+        });
     if row.stalled || row.after_stall {
         "the server stalled, not the client"
     } else if met_429s {

@@ -312,6 +312,10 @@ pub struct IntervalResult {
     /// Operations sent and not yet answered at the interval's end.
     #[serde(default)]
     pub in_flight: u64,
+    /// Operations waiting to be sent again after a 429 at the interval's end (not in
+    /// `in_flight`); absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting_after_429: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -94,6 +94,7 @@ fn a_retry_after_in_seconds_is_waited_for_and_counted() {
     worker.shared.recorder.take_interval(&mut interval);
     assert_eq!(interval.operations[Read].retried_429, 2);
     assert_eq!(worker.shared.recorder.in_flight(), 0);
+    assert_eq!(worker.shared.recorder.waiting_after_429(), 0);
     let said = samples(&metrics, Read, Failure::RateLimited);
     assert!(
         said.iter().any(|s| s.starts_with("Retry-After: 2 · ")),
@@ -222,6 +223,7 @@ fn the_phase_end_cuts_a_wait_and_the_operation_fails_as_interrupted() {
         "{said:?}"
     );
     assert_eq!(worker.shared.recorder.in_flight(), 0);
+    assert_eq!(worker.shared.recorder.waiting_after_429(), 0);
 }
 
 #[test]
@@ -237,6 +239,7 @@ fn a_stop_cuts_a_wait_at_once() {
     let said = samples(&metrics, Read, Failure::Interrupted);
     assert!(said[0].ends_with("the run was stopped"), "{said:?}");
     assert_eq!(worker.shared.recorder.in_flight(), 0);
+    assert_eq!(worker.shared.recorder.waiting_after_429(), 0);
 }
 
 #[test]
