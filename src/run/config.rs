@@ -112,7 +112,7 @@ mod tests {
             retry_429: None,
         };
         let map = record.to_map();
-        assert_eq!(map.len(), 30);
+        assert_eq!(map.len(), 32);
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));
