@@ -13,7 +13,7 @@ use super::templates;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
 use crate::driver::tls::{self, TlsSettings};
-use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, RunSettings};
+use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, Retry429, RunSettings};
 use crate::exit::Failed;
 use crate::run::output::OutputFiles;
 use crate::run::{ConfigRecord, DatabasePolicy, Setup, TlsRecord};
@@ -92,6 +92,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         interval: args.interval,
         reconnect_for: args.reconnect_for,
         failover: args.failover,
+        retry_429: args.retry_429.map(|most| Retry429 { most }),
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
@@ -488,5 +489,6 @@ fn config_record(
         replication_address: engine.actions.replication.describe().to_string(),
         action_timeout_seconds: seconds(engine.actions.wait),
         max_response_size: args.max_response_size,
+        retry_429: engine.retry_429.map(|r| r.most),
     }
 }

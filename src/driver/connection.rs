@@ -230,6 +230,8 @@ pub struct Exchange {
     /// closed connection before any byte of an answer); the first attempt's time is in
     /// `timing.wait`.
     pub resent: bool,
+    /// A 429's `Retry-After`, as the server wrote it.
+    pub retry_after: Option<Box<str>>,
 }
 
 /// Why a request got no answer, and what that means for the operation.
@@ -449,6 +451,7 @@ impl Connection {
             started: start,
             finished: done,
             resent: false,
+            retry_after: response.retry_after,
         })
     }
 

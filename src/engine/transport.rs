@@ -8,7 +8,7 @@
 //! straight to `Client::send`, as fast as before the seam existed.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use super::alarm::Alarm;
 use crate::driver::{Call, Client, Endpoint, Exchange, Opening, TransportError, Unanswered};
@@ -69,6 +69,9 @@ impl Transport for Client {
 pub trait Clock: Send {
     fn now(&self) -> Instant;
 
+    /// The wall-clock time, for a server's dates (a 429's `Retry-After`).
+    fn wall(&self) -> SystemTime;
+
     /// Resolves at `at` (at once if it has passed).
     fn sleep_until(&mut self, at: Instant) -> impl Future<Output = ()> + Send;
 }
@@ -85,6 +88,10 @@ impl Clock for SystemClock {
     #[inline]
     fn now(&self) -> Instant {
         Instant::now()
+    }
+
+    fn wall(&self) -> SystemTime {
+        SystemTime::now()
     }
 
     /// tokio's timer would wake a millisecond late; see [`Alarm`].

@@ -101,6 +101,8 @@ pub fn of_operation(
             _ => 0,
         },
         resends: result.resends,
+        retried_429: result.retried_429,
+        retry_429_wait_ns: result.retry_429_wait_ns,
         unknown: result.unknown_outcomes,
         not_run: result.not_run,
         ..OperationCounts::default()
@@ -218,6 +220,14 @@ mod tests {
             read.resends = c;
             read.failures.add(Failure::Status(404), 1);
             read.statuses.add(404, 1);
+            read.failures.add(Failure::RateLimited, 1);
+            read.samples.add(
+                &Failure::RateLimited,
+                "Retry-After: 5 · {\"error\":\"too_many_requests\"}",
+            );
+            read.statuses.add(429, 3);
+            read.retried_429 = 2;
+            read.retry_429_wait_ns = 5_000_000_000 + c;
             read.not_run = 2;
             m.operation(Operation::Update).unknown = 1;
             m.operation(Operation::Update)
@@ -266,6 +276,13 @@ mod tests {
     fn a_result_reads_back_into_the_tally_it_was_built_from() {
         let mix = vec![Operation::BulkInsert, Operation::Read, Operation::Update];
         let built = build::from_tally(facts(mix.clone()), &tally());
+        let read = &built.operations[1];
+        assert_eq!(
+            (read.retried_429, read.failures["rate_limited"]),
+            (6, 3),
+            "429s are their own kind, and their retries are kept"
+        );
+        assert_eq!(read.retry_429_wait_ns, 15_000_000_003);
         let back = of_phase(&built).unwrap();
         assert_eq!(back.connections, tally().connections);
         assert_eq!((back.setup.opened, back.setup.reconnects), (2, 1));

@@ -44,6 +44,9 @@ pub struct ConfigRecord {
     pub action_timeout_seconds: Option<f64>,
     /// The largest answer held (`--max-response-size`), bytes.
     pub max_response_size: u64,
+    /// The most times an operation turned away with a 429 is sent again (`--retry-429`);
+    /// `null` when a 429 is not retried.
+    pub retry_429: Option<u32>,
 }
 
 /// The TLS settings of a run, as its result records them.
@@ -106,9 +109,11 @@ mod tests {
             replication_address: "r".to_string(),
             action_timeout_seconds: None,
             max_response_size: 64 << 20,
+            retry_429: None,
         };
         let map = record.to_map();
-        assert_eq!(map.len(), 29);
+        assert_eq!(map.len(), 32);
+        assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));
         assert_eq!(map["num_crud_operations"], serde_json::json!(1000));

@@ -40,6 +40,13 @@ pub fn describe(setup: &Setup) -> String {
         engine.seed,
         engine.ids.prefix()
     ));
+    if let Some(retry) = engine.retry_429 {
+        text.push_str(&format!(
+            "  429 Too Many Requests: the operation is sent again, up to {} times, after the server's Retry-After (at most {} s) or a backoff (--retry-429)\n",
+            retry.most,
+            crate::engine::rate_limit::MOST_WAIT.as_secs()
+        ));
+    }
     text
 }
 

@@ -8,6 +8,7 @@ pub mod counting_proxy;
 pub mod cut_proxy;
 pub mod delay_server;
 pub mod http_request;
+pub mod limiting_server;
 pub mod tls;
 
 use std::net::TcpListener;
