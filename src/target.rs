@@ -4,13 +4,32 @@
 //! split off here, once, so that no address printed anywhere else can carry a password.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use url::Url;
 
+/// How a node is spoken to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    Http,
+    /// HTTP/1.1 over TLS.
+    Https,
+}
+
+impl Scheme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+}
+
 /// One node of the target: where to connect, and the text to show users for it.
 #[derive(Clone, Debug)]
 pub struct Node {
+    pub scheme: Scheme,
     /// Host name or IP address, as given.
     pub host: String,
     pub port: u16,
@@ -22,7 +41,13 @@ pub struct Node {
 
 impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "http://{}{}", self.host_header, self.base_path)
+        write!(
+            f,
+            "{}://{}{}",
+            self.scheme.as_str(),
+            self.host_header,
+            self.base_path
+        )
     }
 }
 
@@ -81,6 +106,10 @@ pub struct Target {
     pub nodes: Vec<Node>,
     pub credentials: Option<Credentials>,
     pub database: String,
+    /// The TLS client configuration, made by the run's setup when a node is `https://`.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// False with --disable-keepalive: every request on a new connection.
+    pub keep_alive: bool,
 }
 
 impl Target {
@@ -119,7 +148,14 @@ impl Target {
             nodes,
             credentials,
             database: database.to_string(),
+            tls: None,
+            keep_alive: true,
         })
+    }
+
+    /// Whether any node is `https://`, so that the run needs a TLS configuration.
+    pub fn uses_tls(&self) -> bool {
+        self.nodes.iter().any(|node| node.scheme == Scheme::Https)
     }
 
     /// The URL path of the database, percent-encoded, relative to a node's base path.
@@ -150,12 +186,15 @@ fn parse_node(address: &str) -> Result<(Node, Option<Credentials>), String> {
             redact(address)
         )
     })?;
-    if url.scheme() != "http" {
-        return Err(format!(
-            "--database_address: the scheme {:?} is not supported; sofabench speaks plain http://, put a TLS proxy in front for https",
-            url.scheme()
-        ));
-    }
+    let scheme = match url.scheme() {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => {
+            return Err(format!(
+                "--database_address: the scheme {other:?} is not supported; write the address as http://HOST:PORT or https://HOST:PORT"
+            ));
+        }
+    };
     let host = match url.host_str() {
         Some(h) if !h.is_empty() => h.trim_start_matches('[').trim_end_matches(']').to_string(),
         _ => {
@@ -165,6 +204,14 @@ fn parse_node(address: &str) -> Result<(Node, Option<Credentials>), String> {
             ));
         }
     };
+    if scheme == Scheme::Https {
+        // Checked now, so that every https:// node can be verified once connected.
+        rustls::pki_types::ServerName::try_from(host.as_str()).map_err(|e| {
+            format!(
+                "--database_address: {host:?} cannot be checked against a TLS certificate ({e}); give the server's DNS name or IP address"
+            )
+        })?;
+    }
     let port = url.port_or_known_default().unwrap_or(80);
     let host_header = match url.port() {
         Some(p) => format!("{}:{}", url.host_str().unwrap_or_default(), p),
@@ -181,6 +228,7 @@ fn parse_node(address: &str) -> Result<(Node, Option<Credentials>), String> {
     let base_path = url.path().trim_end_matches('/').to_string();
     Ok((
         Node {
+            scheme,
             host,
             port,
             host_header,
@@ -279,9 +327,9 @@ mod tests {
                 .contains("http://")
         );
         assert!(
-            Target::parse("https://x", "db")
+            Target::parse("ftp://x", "db")
                 .unwrap_err()
-                .contains("https")
+                .contains("https://")
         );
         assert!(Target::parse("", "db").unwrap_err().contains("empty"));
         assert!(

@@ -15,7 +15,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use sofabench::results::{RunResult, histogram};
 
-const CSV_COLUMNS: [&str; 12] = [
+const CSV_COLUMNS: [&str; 14] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -28,6 +28,8 @@ const CSV_COLUMNS: [&str; 12] = [
     "p99_ms",
     "cpu",
     "late",
+    "rate_limited",
+    "retried_429",
 ];
 
 /// The `--out` folder of one small run with both phases, shared by the tests here.
@@ -140,6 +142,8 @@ fn every_format_is_written_and_reads_back() {
                 assert_eq!(row[4].parse::<u64>().unwrap(), succeeded);
                 assert_eq!(row[5].parse::<u64>().unwrap(), op.map_or(0, |o| o.failed));
                 assert_eq!(row[11].parse::<u64>().unwrap(), interval.late);
+                assert_eq!(&row[12], "0", "no 429 from PouchDB Server");
+                assert_eq!(&row[13], "0");
                 if succeeded > 0 {
                     let p99: f64 = row[9].parse().unwrap();
                     assert!((p99 - op.unwrap().p99_ms).abs() < 0.001);

@@ -1,12 +1,14 @@
 //! Property tests with generated and mutated input for every parser of untrusted text:
 //! templates (JSON and XML), scenario files, `--config` files (TOML and JSON, through
 //! everything `run` checks before it sends), threshold expressions, result files and the
-//! histograms inside them, HTTP/1.1 responses, and CouchDB's answers. None may panic,
-//! whatever it is given.
+//! histograms inside them, HTTP/1.1 responses, a 429's `Retry-After`, and CouchDB's
+//! answers. None may panic, whatever it is given.
 //!
 //! CI runs proptest's default number of cases per property (256). To search longer:
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz`. A failure prints the input
 //! that broke it (proptest shrinks it first); it then becomes a regression test here.
+
+use std::time::{Duration, SystemTime};
 
 use bytes::BytesMut;
 use proptest::prelude::*;
@@ -14,6 +16,7 @@ use sofabench::analysis::thresholds::Threshold;
 use sofabench::driver::Method;
 use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
 use sofabench::driver::responses;
+use sofabench::engine::rate_limit;
 use sofabench::metrics::histogram;
 use sofabench::results::{RunResult, tally, upgrade};
 use sofabench::scenario::{Layers, file};
@@ -321,5 +324,58 @@ proptest! {
             let refused = read_pieces(&pieces, body.len() as u64 - 1).unwrap_err();
             prop_assert!(refused.is_too_large(), "{}", refused);
         }
+    }
+}
+
+/// The longest wait any `Retry-After` can make: the cap on a delay, or the longest backoff.
+fn longest_wait() -> Duration {
+    rate_limit::MOST_WAIT.max(rate_limit::MOST_BACKOFF)
+}
+
+/// Unix seconds `secs` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), from its RFC
+/// 3339 form; the day's name is not checked by a reader, so any will do.
+fn imf_fixdate(secs: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let text = sofabench::time::rfc3339::format(secs);
+    let month: usize = text[5..7].parse().unwrap();
+    format!(
+        "Mon, {} {} {} {} GMT",
+        &text[8..10],
+        MONTHS[month - 1],
+        &text[..4],
+        &text[11..19]
+    )
+}
+
+proptest! {
+    #[test]
+    fn any_retry_after_gives_a_bounded_wait(
+        text in "\\PC{0,40}",
+        retries in any::<u32>(),
+        jitter in any::<f64>(),
+        now in 0u64..1 << 40,
+    ) {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now);
+        let wait = rate_limit::wait(Some(&text), retries, now, jitter);
+        prop_assert!(wait.length <= longest_wait(), "{text:?}: {wait:?}");
+    }
+
+    #[test]
+    fn mutated_http_dates_give_a_bounded_wait(
+        text in mutated("Sun, 06 Nov 1994 08:49:37 GMT"),
+        now in 0u64..1 << 40,
+    ) {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now);
+        let wait = rate_limit::wait(Some(&text), 0, now, 0.5);
+        prop_assert!(wait.length <= longest_wait(), "{text:?}: {wait:?}");
+    }
+
+    /// Every second from 1970 to 9999 written as an HTTP date reads back as itself.
+    #[test]
+    fn http_dates_read_back(secs in 0i64..253_402_300_800) {
+        let text = imf_fixdate(secs);
+        prop_assert_eq!(sofabench::time::http_date::parse(&text), Some(secs), "{}", text);
     }
 }

@@ -73,6 +73,8 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
         (vec!["--interval=1ms"], "at least 100ms"),
         (vec!["--rate=1e9"], "to 10000000"),
         (vec!["--rate=1e-300"], "from 0.001"),
+        (vec!["--retry-429=0"], "retries from 1 to 1000"),
+        (vec!["--retry-429=4294967296"], "retries from 1 to 1000"),
         (
             vec!["--create_weight=18446744073709551615"],
             "weights are relative",

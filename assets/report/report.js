@@ -93,6 +93,33 @@
     }, columns);
   }
 
+  // Failed operations per second, 429s apart: those that failed as rate_limited, and
+  // those sent again with --retry-429.
+  function failures(el, phase) {
+    var t = phase.time;
+    var columns = [t.x];
+    var all = [{ label: "elapsed", value: seconds }];
+    var perSecond = function (u, v) { return v == null ? "-" : number(v, 1) + "/s"; };
+    t.operations.forEach(function (op, i) {
+      var kinds = [
+        [op.failed, " failed", undefined],
+        [op.rate_limited, " 429 failed", [6, 4]],
+        [op.retried_429, " 429 sent again", [2, 3]]
+      ];
+      kinds.forEach(function (kind) {
+        columns.push(kind[0]);
+        all.push(series(op.name + kind[1], color(op.name, i), {
+          dash: kind[2], points: points(t.x.length), value: perSecond
+        }));
+      });
+    });
+    draw(el, {
+      scales: { x: { time: false } },
+      series: all,
+      axes: [{ label: "seconds since the phase started" }, { label: "per second", size: 70 }]
+    }, columns);
+  }
+
   function spectrum(el, phase) {
     var s = phase.spectrum;
     var columns = [s.x];
@@ -125,7 +152,7 @@
     }, columns);
   }
 
-  var kinds = { throughput: throughput, latency: latency, spectrum: spectrum };
+  var kinds = { throughput: throughput, latency: latency, failures: failures, spectrum: spectrum };
   var boxes = document.querySelectorAll("div.chart");
   for (var i = 0; i < boxes.length; i++) {
     var el = boxes[i];

@@ -352,6 +352,8 @@ mod tests {
             failure_samples: Default::default(),
             failed_latency: None,
             resends: 0,
+            retried_429: 0,
+            retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
             statuses: BTreeMap::new(),

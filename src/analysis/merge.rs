@@ -250,6 +250,8 @@ fn counts_of(op: &OperationResult) -> Vec<(String, u64)> {
         ("documents", op.documents),
         ("documents_failed", op.documents_failed),
         ("resends", op.resends),
+        ("retried_429", op.retried_429),
+        ("retry_429_wait_ns", op.retry_429_wait_ns),
         ("unknown_outcomes", op.unknown_outcomes),
         ("not_run", op.not_run),
     ]
@@ -362,6 +364,7 @@ struct Bucket {
     cpu: f64,
     machine_cpu: Option<f64>,
     in_flight: u64,
+    waiting_after_429: u64,
     metrics: IntervalMetrics,
 }
 
@@ -375,6 +378,7 @@ impl Bucket {
             (a, b) => a.or(b),
         };
         self.in_flight += row.in_flight;
+        self.waiting_after_429 += row.waiting_after_429;
         self.metrics.late += row.late;
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
@@ -383,6 +387,8 @@ impl Bucket {
                 succeeded: op.succeeded,
                 failed: op.failed,
                 timeouts: op.timeouts,
+                rate_limited: op.rate_limited,
+                retried_429: op.retried_429,
                 response: histogram::decode(&op.histogram)?,
             });
         }
@@ -394,6 +400,7 @@ impl Bucket {
         let mut row = self.metrics.row(elapsed, self.length_seconds, self.cpu);
         row.machine_cpu = self.machine_cpu;
         row.in_flight = self.in_flight;
+        row.waiting_after_429 = self.waiting_after_429;
         build::interval_ending(&row, end_ms)
     }
 }
@@ -453,6 +460,12 @@ mod tests {
         if c % 2 == 1 {
             read.fail(crate::metrics::errors::Failure::Status(404));
             read.statuses.add(404, 1);
+        } else {
+            // Two 429s sent again, then one that failed.
+            read.fail(crate::metrics::errors::Failure::RateLimited);
+            read.statuses.add(429, 3);
+            read.retried_429 = 2;
+            read.retry_429_wait_ns = 1_000_000_000 + c;
         }
         let create = &mut m.operations[Operation::Create];
         for k in 0..5 {
@@ -494,7 +507,13 @@ mod tests {
         let mut metrics = IntervalMetrics::default();
         for &c in connections {
             metrics.succeeded(Operation::Read, (c + 1) * 1_000_000);
-            metrics.failed(Operation::Create, c % 2 == 0);
+            let failure = if c % 2 == 0 {
+                crate::metrics::errors::Failure::Timeout
+            } else {
+                crate::metrics::errors::Failure::RateLimited
+            };
+            metrics.failed(Operation::Create, &failure);
+            metrics.retried_429(Operation::Read);
         }
         metrics.row(end, 1.0, 0.1 * connections.len() as f64)
     }
@@ -602,6 +621,12 @@ mod tests {
         assert_eq!(bulk.failures["doc:conflict"], 3);
         assert_eq!(bulk.documents_per_sec, 97.0 / 4.0);
         assert_eq!(bulk.throughput, 10.0 / 4.0);
+        // 429s: their own kind, their retries and waits summed.
+        let read = &m.operations[2];
+        assert_eq!(read.failures["rate_limited"], 2);
+        assert_eq!(read.statuses["429"], 6);
+        assert_eq!(read.retried_429, 4);
+        assert_eq!(read.retry_429_wait_ns, 2_000_000_002);
         assert_eq!(m.connections, 4);
         assert_eq!(m.wall_seconds, o.wall_seconds);
         // Iron Cushion's spreads and rates come from all connections' times: exact.
@@ -614,6 +639,10 @@ mod tests {
             assert_eq!(mi.operations, oi.operations);
             assert_eq!(mi.elapsed_seconds, oi.elapsed_seconds);
         }
+        let first = &m.intervals[0].operations;
+        let of = |name: &str| first.iter().find(|o| o.operation == name).unwrap();
+        assert_eq!((of("create").rate_limited, of("create").timeouts), (2, 2));
+        assert_eq!(of("read").retried_429, 4);
         let r = &merged_result;
         assert_eq!(r.nodes, vec![node(0, 2), node(1, 2)]);
         assert_eq!(r.config["node_index"], json!([0, 1]));
@@ -676,6 +705,8 @@ mod tests {
         }
         a.phases[0].intervals[0].in_flight = 3;
         b.phases[0].intervals[0].in_flight = 4;
+        a.phases[0].intervals[0].waiting_after_429 = 2;
+        b.phases[0].intervals[0].waiting_after_429 = 5;
         a.phases[0].intervals[0].machine_cpu = Some(0.5);
         b.phases[0].intervals[0].machine_cpu = Some(0.75);
         let merged = merge(&named(vec![a.clone(), b])).unwrap().result;
@@ -687,6 +718,7 @@ mod tests {
         );
         let row = &merged.phases[0].intervals[0];
         assert_eq!((row.in_flight, row.machine_cpu), (7, Some(0.75)));
+        assert_eq!(row.waiting_after_429, 7);
         // A closed-model phase has no send lag, merged or not.
         a.phases[0].send_lag = None;
         a.phases[0].target_rate = None;

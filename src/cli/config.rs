@@ -30,9 +30,20 @@ fn find_config(args: &[OsString]) -> Option<(OsString, std::ops::Range<usize>)> 
     None
 }
 
-/// The long names (and aliases) `run` accepts, with whether each takes a value and
-/// whether it may be given several times (`--threshold`).
-fn run_flags() -> Vec<(String, bool, bool)> {
+/// What a flag takes after its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Takes {
+    /// A switch: `--reuse`.
+    Nothing,
+    /// `--num_connections=4`.
+    Value,
+    /// Either: `--retry-429` or `--retry-429=5`.
+    OptionalValue,
+}
+
+/// The long names (and aliases) `run` accepts, with what each takes and whether it may
+/// be given several times (`--threshold`).
+fn run_flags() -> Vec<(String, Takes, bool)> {
     let command = Cli::command();
     let Some(run) = command.find_subcommand("run") else {
         return Vec::new();
@@ -40,28 +51,37 @@ fn run_flags() -> Vec<(String, bool, bool)> {
     run.get_arguments()
         .filter(|a| a.get_id() != "config")
         .flat_map(|a| {
-            let takes_value = a.get_action().takes_values();
+            let optional = a.get_num_args().is_some_and(|n| n.min_values() == 0);
+            let takes = match a.get_action().takes_values() {
+                false => Takes::Nothing,
+                true if optional => Takes::OptionalValue,
+                true => Takes::Value,
+            };
             let repeatable = matches!(a.get_action(), clap::ArgAction::Append);
             a.get_long()
                 .into_iter()
                 .chain(a.get_all_aliases().into_iter().flatten())
-                .map(move |name| (name.to_string(), takes_value, repeatable))
+                .map(move |name| (name.to_string(), takes, repeatable))
         })
         .collect()
 }
 
 /// One entry of the file as a command-line argument, or `None` for a `false` switch.
+/// A flag whose value is optional takes `true` or `false` as a switch does.
 fn as_argument(
     key: &str,
     value: &toml::Value,
-    takes_value: bool,
+    takes: Takes,
     file: &str,
 ) -> Result<Option<String>, Failed> {
+    let takes_value = takes != Takes::Nothing;
     let text = match value {
         toml::Value::String(s) => s.clone(),
         toml::Value::Integer(n) => n.to_string(),
         toml::Value::Float(x) => x.to_string(),
-        toml::Value::Boolean(b) if !takes_value => return Ok(b.then(|| format!("--{key}"))),
+        toml::Value::Boolean(b) if takes != Takes::Value => {
+            return Ok(b.then(|| format!("--{key}")));
+        }
         toml::Value::Array(items) if takes_value => items
             .iter()
             .map(|v| match v {
@@ -131,8 +151,7 @@ fn flags_from_table(table: &toml::Table, file: &str) -> Result<Vec<OsString>, Fa
     let flags = run_flags();
     let mut from_file = Vec::new();
     for (key, value) in table {
-        let Some((name, takes_value, repeatable)) = flags.iter().find(|(name, ..)| name == key)
-        else {
+        let Some((name, takes, repeatable)) = flags.iter().find(|(name, ..)| name == key) else {
             let closest = flags
                 .iter()
                 .map(|(name, ..)| (strsim::levenshtein(name, key), name))
@@ -158,7 +177,7 @@ fn flags_from_table(table: &toml::Table, file: &str) -> Result<Vec<OsString>, Fa
             _ => vec![value],
         };
         for value in values {
-            if let Some(argument) = as_argument(name, value, *takes_value, file)? {
+            if let Some(argument) = as_argument(name, value, *takes, file)? {
                 from_file.push(OsString::from(argument));
             }
         }
@@ -277,6 +296,14 @@ mod tests {
         let mut args = expand_with("b.json", r#"{"rate": 50.5, "quiet": true}"#, &[]).unwrap();
         args[2..].sort();
         assert_eq!(args[2..], ["--quiet", "--rate=50.5"]);
+        for (entry, flag) in [
+            ("retry-429 = true", Some("--retry-429")),
+            ("retry_429 = 5", Some("--retry_429=5")),
+            ("retry-429 = false", None),
+        ] {
+            let args = expand_with("h.toml", entry, &[]).unwrap();
+            assert_eq!(args.get(2).map(String::as_str), flag, "{entry}");
+        }
         let args = expand_with(
             "g.toml",
             "threshold = ['read.p99 < 20ms', 'error_rate < 1%']\n",

@@ -68,6 +68,7 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
         inputs.len(),
         hosts.join(", ")
     );
+    text.push_str(&report::run_warnings(&result.config));
     for phase in &result.phases {
         text.push_str(&report::phase_text(phase, result.interrupted));
     }

@@ -188,6 +188,46 @@ pub struct RunArgs {
     #[arg(long)]
     failover: bool,
 
+    /// For https:// nodes: trust the certificate authorities in this PEM file instead of
+    /// the system's (a private CA, a self-signed server).
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
+
+    /// For https:// nodes: accept any certificate, without checking who the server is.
+    /// The report warns and the result file records it.
+    #[arg(long, short = 'k')]
+    insecure: bool,
+
+    /// For https:// nodes that ask for one (mutual TLS): the client certificate chain, PEM;
+    /// with --key.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+
+    /// The private key of --cert, PEM.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+
+    /// Opens a new connection (and over TLS, a new handshake) for every request, to
+    /// measure what setting up connections costs the server; `Connection: close` is sent.
+    #[arg(long = "disable-keepalive")]
+    disable_keepalive: bool,
+
+    /// Send an operation the server turned away with 429 Too Many Requests again, at most
+    /// MAX times (10 without a number), after the Retry-After it asked for (at most 60 s;
+    /// without a usable one, a backoff with jitter). Retries and the time waited are
+    /// reported, and under --rate the wait counts in the response time. Without it a 429
+    /// fails its operation as rate_limited.
+    #[arg(
+        long = "retry-429",
+        visible_alias = "retry_429",
+        value_name = "MAX",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = DEFAULT_RETRIES_429,
+        value_parser = retries_429
+    )]
+    retry_429: Option<u32>,
+
     /// How often a live line is printed.
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
     interval: std::time::Duration,
@@ -357,6 +397,20 @@ pub struct RunArgs {
         value_name = "PASSWORD"
     )]
     password: Option<String>,
+}
+
+/// `--retry-429` without a number: [`Retry429::DEFAULT_MOST`](crate::engine::Retry429).
+const DEFAULT_RETRIES_429: &str = "10";
+
+/// The most retries of one operation after 429s.
+fn retries_429(text: &str) -> Result<u32, String> {
+    let limit = crate::engine::Retry429::LIMIT;
+    match text.parse::<u32>() {
+        Ok(n) if (1..=limit).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?} is not a number of retries from 1 to {limit}; give e.g. --retry-429=5, or --retry-429 alone for {DEFAULT_RETRIES_429}"
+        )),
+    }
 }
 
 fn positive_rate(text: &str) -> Result<f64, String> {
@@ -557,6 +611,26 @@ mod tests {
         for text in ["0", "", "MiB", "12 parsecs", "-1", "99999999999GiB"] {
             assert!(byte_size(text).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn retry_429_is_off_alone_or_with_a_number() {
+        let retries = |line: &str| match parse(line).map(|cli| cli.command) {
+            Ok(Command::Run(run)) => Ok(run.retry_429),
+            Ok(_) => panic!("run expected"),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(retries("sofabench run"), Ok(None));
+        let default = crate::engine::Retry429::DEFAULT_MOST;
+        assert_eq!(retries("sofabench run --retry-429"), Ok(Some(default)));
+        assert_eq!(retries("sofabench run --retry-429=3"), Ok(Some(3)));
+        assert_eq!(retries("sofabench run --retry_429=1000"), Ok(Some(1000)));
+        for wrong in ["0", "1001", "-1", "lots", ""] {
+            let err = retries(&format!("sofabench run --retry-429={wrong}")).unwrap_err();
+            assert!(err.contains("from 1 to 1000"), "{wrong}: {err}");
+        }
+        // A number after a space is not the flag's: it is a stray argument.
+        assert!(retries("sofabench run --retry-429 3").is_err());
     }
 
     #[test]

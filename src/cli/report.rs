@@ -22,6 +22,7 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     outputs.check(args.overwrite)?;
     let mut text = String::new();
     if args.text || outputs.is_empty() {
+        text.push_str(&crate::report::run_warnings(&result.config));
         let last = result.phases.len().saturating_sub(1);
         for (index, phase) in result.phases.iter().enumerate() {
             text.push_str(&phase_text(phase, result.interrupted && index == last));

@@ -12,10 +12,11 @@ use super::RunArgs;
 use super::templates;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
-use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, RunSettings};
+use crate::driver::tls::{self, TlsSettings};
+use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, Retry429, RunSettings};
 use crate::exit::Failed;
 use crate::run::output::OutputFiles;
-use crate::run::{ConfigRecord, DatabasePolicy, Setup};
+use crate::run::{ConfigRecord, DatabasePolicy, Setup, TlsRecord};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Target};
 use crate::template::DocumentWriter;
@@ -91,6 +92,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         interval: args.interval,
         reconnect_for: args.reconnect_for,
         failover: args.failover,
+        retry_429: args.retry_429.map(|most| Retry429 { most }),
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
@@ -204,7 +206,22 @@ fn target(args: &RunArgs) -> Result<Target, Failed> {
             password: args.password.clone().unwrap_or_default(),
         });
     }
+    let tls = tls_settings(args);
+    // Made even without an https:// node when TLS flags are given, so that a wrong file
+    // is reported before it matters.
+    if target.uses_tls() || tls != TlsSettings::default() {
+        target.tls = Some(tls::client_config(&tls).map_err(Failed::bad_input)?);
+    }
+    target.keep_alive = !args.disable_keepalive;
     Ok(target)
+}
+
+fn tls_settings(args: &RunArgs) -> TlsSettings {
+    TlsSettings {
+        cacert: args.cacert.clone(),
+        insecure: args.insecure,
+        client_identity: args.cert.clone().zip(args.key.clone()),
+    }
 }
 
 /// The settings phases take, kept apart by who gave them: the user, or the defaults.
@@ -458,6 +475,12 @@ fn config_record(
         timeout_seconds: seconds(engine.timeout),
         reconnect_for_seconds: engine.reconnect_for.as_secs_f64(),
         failover: engine.failover,
+        tls: target.uses_tls().then(|| TlsRecord {
+            verified: !args.insecure,
+            cacert: args.cacert.as_ref().map(|path| path.display().to_string()),
+            client_certificate: args.cert.is_some(),
+        }),
+        keep_alive: target.keep_alive,
         id_prefix: engine.ids.prefix().to_string(),
         reuse: args.reuse,
         recreate: args.recreate,
@@ -466,5 +489,6 @@ fn config_record(
         replication_address: engine.actions.replication.describe().to_string(),
         action_timeout_seconds: seconds(engine.actions.wait),
         max_response_size: args.max_response_size,
+        retry_429: engine.retry_429.map(|r| r.most),
     }
 }

@@ -82,7 +82,9 @@ impl Admin {
             body: None,
         };
         self.client.send(&call).await.map_err(|e| {
-            if e.is_unreachable() {
+            if e.error.is_tls_problem() {
+                SetupError::server(format!("{node}: {e}"))
+            } else if e.is_unreachable() {
                 SetupError::server(format!(
                     "cannot reach {node} ({e}); check that the server is running and that --database_address is right (with several nodes, --failover lets a run start without one)"
                 ))

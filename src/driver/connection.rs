@@ -12,14 +12,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::future::poll_fn;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
 use super::http1::{self, Method, Response, ResponseReader};
-use crate::target::{Credentials, Node, Target};
+use super::stream::Stream;
+use super::tls::NodeTls;
+use crate::target::{Credentials, Node, Scheme, Target};
 
-/// How long establishing a TCP connection may take before the node counts as unreachable.
+/// How long establishing a TCP connection, and then a TLS handshake, may each take before
+/// the node counts as unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A connection idle this long is closed and a new one opened before the next request.
@@ -58,6 +64,10 @@ pub struct Endpoint {
     headers: Vec<u8>,
     /// The largest response body read from this node; a longer one fails its request.
     max_response: u64,
+    /// For an `https://` node, what its handshake takes.
+    tls: Option<NodeTls>,
+    /// False with --disable-keepalive: each connection carries one request.
+    keep_alive: bool,
 }
 
 impl Endpoint {
@@ -68,8 +78,11 @@ impl Endpoint {
             .nodes
             .iter()
             .map(|node| {
-                let endpoint = Endpoint::new(node.clone(), target.credentials.as_ref());
-                Arc::new(endpoint.with_max_response(max_response))
+                let endpoint = Endpoint::new(node.clone(), target.credentials.as_ref())
+                    .with_max_response(max_response)
+                    .with_tls(target.tls.as_ref())
+                    .with_keep_alive(target.keep_alive);
+                Arc::new(endpoint)
             })
             .collect()
     }
@@ -81,7 +94,32 @@ impl Endpoint {
             node,
             headers,
             max_response: DEFAULT_MAX_RESPONSE,
+            tls: None,
+            keep_alive: true,
         }
+    }
+
+    /// The same endpoint, with a new connection for every request when `keep_alive` is
+    /// false: the requests say `Connection: close`, and no connection is used twice
+    /// whatever the server answers.
+    pub fn with_keep_alive(mut self, keep_alive: bool) -> Endpoint {
+        if !keep_alive && self.keep_alive {
+            self.headers.extend_from_slice(b"Connection: close\r\n");
+        }
+        Endpoint { keep_alive, ..self }
+    }
+
+    /// The same endpoint, shaking hands with `config` if its node is `https://`. The
+    /// host was checked as a certificate name when the address was parsed; a node whose
+    /// TLS cannot be set up fails each connection with the reason.
+    pub fn with_tls(self, config: Option<&Arc<rustls::ClientConfig>>) -> Endpoint {
+        let tls = match config {
+            Some(config) if self.node.scheme == Scheme::Https => {
+                NodeTls::new(config.clone(), &self.node.host).ok()
+            }
+            _ => None,
+        };
+        Endpoint { tls, ..self }
     }
 
     /// The same endpoint, reading bodies of at most `limit` bytes.
@@ -117,16 +155,35 @@ pub enum TransportError {
     /// The server closed the connection before answering.
     Closed,
     /// The response's head or body was past the limit (`--max-response-size`); the
-    /// connection was closed without reading the rest.
-    TooLarge(http1::BadResponse),
+    /// connection was closed without reading the rest. The status, when the head came.
+    TooLarge(Option<u16>, http1::BadResponse),
+    /// The TCP connection was made but the TLS handshake failed: no request was sent.
+    Handshake(io::Error),
 }
 
 impl TransportError {
+    /// True when TLS failed, and the message says what to do about it.
+    pub fn is_tls_problem(&self) -> bool {
+        match self {
+            TransportError::Handshake(_) => true,
+            TransportError::Broken(e) => super::tls::remedy(e).is_some(),
+            _ => false,
+        }
+    }
+
+    /// True when the server's answer said the request was refused (an error status) even
+    /// though the answer was not read whole: nothing was applied.
+    pub fn refused(&self) -> bool {
+        matches!(self, TransportError::TooLarge(Some(status), _) if *status >= 400)
+    }
+
     /// True when the node could not be reached at all, as opposed to a request going wrong.
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
-            TransportError::Connect(_) | TransportError::ConnectTimeout
+            TransportError::Connect(_)
+                | TransportError::ConnectTimeout
+                | TransportError::Handshake(_)
         )
     }
 }
@@ -141,9 +198,20 @@ impl fmt::Display for TransportError {
                 CONNECT_TIMEOUT.as_secs()
             ),
             TransportError::Timeout => write!(f, "request timed out"),
-            TransportError::Broken(e) => write!(f, "connection broken: {e}"),
+            TransportError::Broken(e) => match super::tls::remedy(e) {
+                None => write!(f, "connection broken: {e}"),
+                Some(remedy) => write!(f, "connection broken: {e}; {remedy}"),
+            },
             TransportError::Closed => write!(f, "the server closed the connection"),
-            TransportError::TooLarge(e) => e.fmt(f),
+            TransportError::TooLarge(None, e) => e.fmt(f),
+            TransportError::TooLarge(Some(status), e) => write!(f, "status {status}: {e}"),
+            TransportError::Handshake(e) => write!(
+                f,
+                "TLS handshake failed: {e}; {}",
+                super::tls::remedy(e).unwrap_or(
+                    "check that the address is an https:// server (and not plain http://)"
+                )
+            ),
         }
     }
 }
@@ -162,6 +230,8 @@ pub struct Exchange {
     /// closed connection before any byte of an answer); the first attempt's time is in
     /// `timing.wait`.
     pub resent: bool,
+    /// A 429's `Retry-After`, as the server wrote it.
+    pub retry_after: Option<Box<str>>,
 }
 
 /// Why a request got no answer, and what that means for the operation.
@@ -222,9 +292,38 @@ struct Failed {
     answered: bool,
 }
 
+/// What setting up one connection took, in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opening {
+    /// From asking for the TCP connection to having it.
+    pub connect_ns: u64,
+    /// The TLS handshake after it, for `https://` nodes.
+    pub handshake_ns: Option<u64>,
+    /// Whether the client had a connection before this one.
+    pub reconnect: bool,
+}
+
+/// The connections a client opened: every one counted, the latest kept for the worker.
+#[derive(Default)]
+struct Openings {
+    untaken: Vec<Opening>,
+    total: u64,
+}
+
+impl Openings {
+    fn note(&mut self, mut opening: Opening) {
+        opening.reconnect = self.total > 0;
+        self.total += 1;
+        // Bounded: the worker takes them after every request.
+        if self.untaken.len() < MAX_UNTAKEN_OPENINGS {
+            self.untaken.push(opening);
+        }
+    }
+}
+
 /// An open connection and its buffers.
 struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     /// The request being sent; cleared, not freed, for the next one.
     request: Vec<u8>,
     /// Bytes read and not handed out yet. Each body is split off its front; once the
@@ -242,60 +341,63 @@ struct Connection {
 }
 
 impl Connection {
-    async fn open(endpoint: &Endpoint) -> Result<Connection, TransportError> {
+    /// Connects to the endpoint's node, and over TLS shakes hands; returns the
+    /// connection and what setting it up took.
+    async fn open(endpoint: &Endpoint) -> Result<(Connection, Opening), TransportError> {
+        let began = Instant::now();
         let address = (endpoint.node.host.as_str(), endpoint.node.port);
-        let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await
-        {
+        let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
             Err(_) => return Err(TransportError::ConnectTimeout),
             Ok(Err(e)) => return Err(TransportError::Connect(e)),
-            Ok(Ok(stream)) => stream,
+            Ok(Ok(tcp)) => tcp,
         };
-        // Requests are written whole; waiting to coalesce them only adds latency.
-        let _ = stream.set_nodelay(true);
-        Ok(Connection {
+        let connected = Instant::now();
+        let stream = match (&endpoint.tls, endpoint.node.scheme) {
+            (Some(tls), _) => {
+                // Bounded on its own: with `--timeout 0` nothing else would end a
+                // server that accepts connections and never shakes hands.
+                let handshake = tokio::time::timeout(CONNECT_TIMEOUT, tls.handshake(tcp)).await;
+                let stream = handshake.map_err(|_| {
+                    TransportError::Handshake(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no handshake within {} s", CONNECT_TIMEOUT.as_secs()),
+                    ))
+                })??;
+                Stream::Tls(Box::new(stream))
+            }
+            (None, Scheme::Http) => Stream::Plain(tcp),
+            (None, Scheme::Https) => {
+                return Err(TransportError::Handshake(io::Error::other(
+                    "no TLS configuration was made for this https:// node",
+                )));
+            }
+        };
+        stream.set_nodelay();
+        let opened = Instant::now();
+        let opening = Opening {
+            connect_ns: nanos(began, connected),
+            handshake_ns: endpoint.tls.as_ref().map(|_| nanos(connected, opened)),
+            reconnect: false,
+        };
+        let connection = Connection {
             stream,
             request: Vec::new(),
             received: BytesMut::new(),
             completed: 0,
             idle: true,
-            idle_since: Instant::now(),
-        })
+            idle_since: opened,
+        };
+        Ok((connection, opening))
     }
 
     /// Whether another request may go out on this connection. Bytes that arrived unasked
     /// mean that the server and this client disagree on where an answer ended.
-    fn reusable(&self) -> bool {
+    fn reusable(&mut self) -> bool {
         if !self.idle || !self.received.is_empty() {
             return false;
         }
         let idle_for = self.idle_since.elapsed();
-        idle_for < IDLE_RETIRE && (idle_for < PEEK_AFTER_IDLE || !self.peer_closed())
-    }
-
-    /// Whether the server closed (or reset) the connection, or sent bytes nobody asked
-    /// for, as seen without waiting and without taking anything from the socket.
-    fn peer_closed(&self) -> bool {
-        use std::os::fd::AsRawFd;
-        let mut byte = 0u8;
-        // SAFETY: `recv` writes at most one byte into `byte`, which lives across the call;
-        // MSG_PEEK leaves the data in the socket and MSG_DONTWAIT never blocks the thread.
-        let peeked = unsafe {
-            libc::recv(
-                self.stream.as_raw_fd(),
-                (&raw mut byte).cast(),
-                1,
-                libc::MSG_PEEK | libc::MSG_DONTWAIT,
-            )
-        };
-        match peeked {
-            // Open and quiet: the normal case.
-            -1 => !matches!(
-                io::Error::last_os_error().kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ),
-            // 0: the server's FIN; more: bytes that belong to no request.
-            _ => true,
-        }
+        idle_for < IDLE_RETIRE && (idle_for < PEEK_AFTER_IDLE || !self.stream.peer_closed())
     }
 
     /// Sends `call` and reads its whole response; `start` is when the call was made.
@@ -336,7 +438,7 @@ impl Connection {
         let done = Instant::now();
         self.completed += 1;
         // The rest of a request cut short by its answer would be taken for the next one.
-        self.idle = response.keep_alive && whole;
+        self.idle = response.keep_alive && whole && endpoint.keep_alive;
         self.idle_since = done;
         Ok(Exchange {
             status: response.status,
@@ -349,6 +451,7 @@ impl Connection {
             started: start,
             finished: done,
             resent: false,
+            retry_after: response.retry_after,
         })
     }
 
@@ -357,45 +460,38 @@ impl Connection {
     /// and a client that only wrote would wait for a timeout, or forever.
     ///
     /// A request the socket takes at once (nearly all) costs the one write it always did:
-    /// the socket is only watched for an answer while a write waits for room.
+    /// the socket is only read for an answer while a write (or, over TLS, the flush of
+    /// the last records) waits for room.
     async fn send_request(&mut self, reader: &mut ResponseReader) -> Result<Sent, Failed> {
         let mut written = 0;
         let mut first_byte = None;
-        while written < self.request.len() {
-            let step = {
-                let (reading, mut writing) = self.stream.split();
-                tokio::select! {
-                    biased;
-                    wrote = writing.write(&self.request[written..]) => Ok(wrote),
-                    readable = reading.readable() => Err(readable),
-                }
-            };
+        loop {
+            let rest = &self.request[written..];
+            let step = poll_fn(|cx| poll_send_step(&mut self.stream, rest, cx)).await;
             match step {
-                Ok(Ok(0)) => return Ok(Sent::Failed(io::ErrorKind::WriteZero.into())),
-                Ok(Ok(n)) => written += n,
-                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                SendStep::Wrote(Ok(0)) => {
+                    return Ok(Sent::Failed(io::ErrorKind::WriteZero.into()));
+                }
+                SendStep::Wrote(Ok(n)) => written += n,
+                SendStep::Flushed(Ok(())) => break,
+                SendStep::Wrote(Err(e)) | SendStep::Flushed(Err(e))
+                    if e.kind() == io::ErrorKind::Interrupted => {}
                 // A peer that closes after answering makes the write fail; the answer may
                 // be there to read.
-                Ok(Err(e)) => return Ok(Sent::Failed(e)),
-                Err(Err(e)) => return Ok(Sent::Failed(e)),
-                Err(Ok(())) => {
-                    self.received.reserve(READ_SIZE);
-                    match self.stream.try_read_buf(&mut self.received) {
-                        // A readiness left over from the last answer.
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                        Err(e) => return Ok(Sent::Failed(e)),
-                        Ok(0) => {
-                            return Ok(Sent::Failed(io::ErrorKind::ConnectionReset.into()));
-                        }
-                        Ok(_) => {
-                            let first = *first_byte.get_or_insert_with(Instant::now);
-                            let parsed = reader.read(&mut self.received).map_err(unreadable)?;
-                            // An interim answer (100 Continue) asks for the rest; a final
-                            // one ends the request here.
-                            if parsed.is_some() || reader.has_final_head() {
-                                return Ok(Sent::Answered(parsed, first));
-                            }
-                        }
+                SendStep::Wrote(Err(e)) | SendStep::Flushed(Err(e)) | SendStep::Read(Err(e)) => {
+                    return Ok(Sent::Failed(e));
+                }
+                SendStep::Read(Ok(bytes)) if bytes.is_empty() => {
+                    return Ok(Sent::Failed(io::ErrorKind::ConnectionReset.into()));
+                }
+                SendStep::Read(Ok(bytes)) => {
+                    self.received.extend_from_slice(&bytes);
+                    let first = *first_byte.get_or_insert_with(Instant::now);
+                    let parsed = reader.read(&mut self.received).map_err(unreadable)?;
+                    // An interim answer (100 Continue) asks for the rest; a final one
+                    // ends the request here.
+                    if parsed.is_some() || reader.has_final_head() {
+                        return Ok(Sent::Answered(parsed, first));
                     }
                 }
             }
@@ -456,10 +552,39 @@ enum Sent {
     Failed(io::Error),
 }
 
-/// A response the reader refused: too large, or not HTTP/1.1.
+/// What one step of sending did: wrote part of the request, flushed it all out, or read
+/// bytes of an early answer (`Ok(empty)` when the server closed).
+enum SendStep {
+    Wrote(io::Result<usize>),
+    Flushed(io::Result<()>),
+    Read(io::Result<Vec<u8>>),
+}
+
+/// Writes `rest` (or flushes, once it is all written); only when that waits, reads what
+/// the server may have answered early. A small copy for the read: it happens only when a
+/// server answers before the end of a request.
+fn poll_send_step(stream: &mut Stream, rest: &[u8], cx: &mut Context<'_>) -> Poll<SendStep> {
+    let mut stream = Pin::new(stream);
+    let progress = if rest.is_empty() {
+        stream.as_mut().poll_flush(cx).map(SendStep::Flushed)
+    } else {
+        stream.as_mut().poll_write(cx, rest).map(SendStep::Wrote)
+    };
+    if progress.is_ready() {
+        return progress;
+    }
+    let mut space = [0u8; READ_SIZE];
+    let mut early = ReadBuf::new(&mut space);
+    stream
+        .poll_read(cx, &mut early)
+        .map(|read| SendStep::Read(read.map(|()| early.filled().to_vec())))
+}
+
+/// A response the reader refused: too large (with its status if the head came), or not
+/// HTTP/1.1.
 fn unreadable(e: http1::BadResponse) -> Failed {
     let error = if e.is_too_large() {
-        TransportError::TooLarge(e)
+        TransportError::TooLarge(e.status(), e)
     } else {
         TransportError::Broken(io::Error::new(io::ErrorKind::InvalidData, e))
     };
@@ -481,8 +606,8 @@ pub struct Client {
     /// The per-request timer, made once and moved on for each request: moving a pending
     /// timer later is one atomic store, registering a new one a trip to the timer wheel.
     timer: Option<Pin<Box<Sleep>>>,
-    /// How many times a connection had to be (re)opened.
-    pub connects: u64,
+    /// Connections opened, and those not yet taken by [`Client::take_openings`].
+    openings: Openings,
 }
 
 impl Client {
@@ -492,7 +617,7 @@ impl Client {
             connection: None,
             timeout,
             timer: None,
-            connects: 0,
+            openings: Openings::default(),
         }
     }
 
@@ -509,7 +634,7 @@ impl Client {
         ensure_open(
             &mut self.connection,
             &self.endpoint,
-            &mut self.connects,
+            &mut self.openings,
             None,
         )
         .await
@@ -533,7 +658,7 @@ impl Client {
             let opened = ensure_open(
                 &mut self.connection,
                 &self.endpoint,
-                &mut self.connects,
+                &mut self.openings,
                 deadline,
             )
             .await;
@@ -594,31 +719,45 @@ impl Client {
         self.connection = None;
         self.endpoint = endpoint;
     }
+
+    /// Hands each connection opened since the last call to `take`, oldest first.
+    #[inline]
+    pub fn take_openings(&mut self, take: impl FnMut(Opening)) {
+        if !self.openings.untaken.is_empty() {
+            self.openings.untaken.drain(..).for_each(take);
+        }
+    }
 }
+
+/// The most openings a client keeps for the worker to take. A worker takes them after
+/// each request, which opens at most two connections; a client used without taking them
+/// (setup, background calls) keeps a few and forgets the rest.
+const MAX_UNTAKEN_OPENINGS: usize = 16;
 
 /// The open connection in `slot`, after opening a new one if there is none or it cannot
 /// be reused; an opening ends at `deadline` at the latest.
 async fn ensure_open<'a>(
     slot: &'a mut Option<Connection>,
     endpoint: &Endpoint,
-    connects: &mut u64,
+    openings: &mut Openings,
     deadline: Option<Instant>,
 ) -> Result<&'a mut Connection, TransportError> {
+    let reusable = slot.as_mut().is_some_and(Connection::reusable);
     let connection = match slot.take() {
-        Some(open) if open.reusable() => open,
+        Some(open) if reusable => open,
         unusable => {
             // Closed before the next one opens: a client never holds two sockets.
             drop(unusable);
             // Only an opening is timed here: a timer made for every request would cost
             // the hot path a trip to the runtime's handle.
             let opening = Connection::open(endpoint);
-            let opened = match deadline {
+            let (opened, opening) = match deadline {
                 None => opening.await?,
                 Some(at) => tokio::time::timeout_at(at.into(), opening)
                     .await
                     .map_err(|_| TransportError::Timeout)??,
             };
-            *connects += 1;
+            openings.note(opening);
             opened
         }
     };
@@ -675,6 +814,7 @@ mod tests {
             }
         });
         let node = Node {
+            scheme: Scheme::Http,
             host: "127.0.0.1".to_string(),
             port,
             host_header: format!("127.0.0.1:{port}"),
@@ -754,7 +894,10 @@ mod tests {
                 )
             );
         }
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (1, 1)
+        );
     }
 
     #[tokio::test]
@@ -796,7 +939,10 @@ mod tests {
             let answer = client.send(&get("/")).await.unwrap();
             assert_eq!(&answer.body[..], b"until the end");
         }
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -845,7 +991,10 @@ mod tests {
         // Let the server's close arrive before the next request goes out.
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"again");
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -871,7 +1020,10 @@ mod tests {
         let error = client.send(&get("/")).await.unwrap_err();
         assert!(matches!(error.error, TransportError::Broken(_)), "{error}");
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (1, 1));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (1, 1)
+        );
     }
 
     #[tokio::test]
@@ -1023,7 +1175,10 @@ mod tests {
         for _ in 0..2 {
             assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
         }
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -1040,7 +1195,10 @@ mod tests {
         for _ in 0..2 {
             assert_eq!(&client.send(&get("/")).await.unwrap().body[..], b"ok");
         }
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -1140,7 +1298,10 @@ mod tests {
         }
         let answer = client.send(&get("/")).await.unwrap();
         assert!(!answer.resent);
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     #[tokio::test]
@@ -1210,7 +1371,10 @@ mod tests {
         // The rest of the body is not sent as the next request: a new connection is.
         let again = tokio::time::timeout(Duration::from_secs(10), client.send(&post)).await;
         assert_eq!(again.unwrap().unwrap().status, 413);
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (2, 2));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (2, 2)
+        );
     }
 
     /// A GET to `endpoint` with a 300 ms timeout fails as a timeout, well before 2 s.
@@ -1255,7 +1419,7 @@ mod tests {
             read_request(&mut stream).await.unwrap();
             let head: &[u8] = match number {
                 0 => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
-                1 => b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n",
+                1 => b"HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 9999999999999999999\r\n\r\n",
                 _ => b"HTTP/1.1 200 OK\r\n\r\n",
             };
             let mut endless = head.to_vec();
@@ -1276,15 +1440,24 @@ mod tests {
         })
         .await;
         let mut client = Client::new(limited(endpoint, 1 << 20), Some(Duration::from_secs(10)));
-        for framing in ["chunked", "Content-Length", "until close"] {
+        for (framing, status) in [
+            ("chunked", 200),
+            ("Content-Length", 413),
+            ("until close", 200),
+        ] {
             let error = client.send(&get("/")).await.unwrap_err();
             assert!(
-                matches!(error.error, TransportError::TooLarge(_)),
+                matches!(error.error, TransportError::TooLarge(Some(s), _) if s == status),
                 "{framing}: {error}"
             );
             assert!(error.to_string().contains("too large"), "{error}");
+            // A refusal is known not to have been applied, however long its answer.
+            assert_eq!(error.error.refused(), status >= 400, "{framing}");
         }
-        assert_eq!((client.connects, accepted.load(Ordering::SeqCst)), (3, 3));
+        assert_eq!(
+            (client.openings.total, accepted.load(Ordering::SeqCst)),
+            (3, 3)
+        );
     }
 
     #[tokio::test]

@@ -20,6 +20,9 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// The longest chunk-size line accepted (the size and its extensions).
 const MAX_CHUNK_LINE: usize = 4 * 1024;
 
+/// The most bytes of a `Retry-After` value kept: a delay or an HTTP date is far shorter.
+const MAX_RETRY_AFTER: usize = 64;
+
 /// The request methods sofabench sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -107,12 +110,27 @@ pub fn write_request(
 pub struct BadResponse {
     what: String,
     too_large: bool,
+    /// The final answer's status, when its head was read.
+    status: Option<u16>,
 }
 
 impl BadResponse {
     /// True when the response (its head or its body) is past the limit, not malformed.
     pub fn is_too_large(&self) -> bool {
         self.too_large
+    }
+
+    /// The status of the answer refused, when its head was read: a refusal (4xx, 5xx)
+    /// too long to read still says that nothing was applied.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    fn with_status(self, status: u16) -> BadResponse {
+        BadResponse {
+            status: Some(status),
+            ..self
+        }
     }
 }
 
@@ -132,6 +150,7 @@ fn bad(what: impl fmt::Display) -> BadResponse {
     BadResponse {
         what: what.to_string(),
         too_large: false,
+        status: None,
     }
 }
 
@@ -139,6 +158,7 @@ fn too_large(what: impl fmt::Display) -> BadResponse {
     BadResponse {
         what: what.to_string(),
         too_large: true,
+        status: None,
     }
 }
 
@@ -149,6 +169,9 @@ pub struct Response {
     pub body: Bytes,
     /// False when the connection cannot carry another request after this one.
     pub keep_alive: bool,
+    /// A 429's `Retry-After` value as the server wrote it (cut to 64 bytes); read for no
+    /// other status, so that other answers cost nothing more.
+    pub retry_after: Option<Box<str>>,
 }
 
 /// Takes one response out of the front of a read buffer, over as many reads as it takes.
@@ -166,6 +189,7 @@ enum State {
         status: u16,
         keep_alive: bool,
         framing: Framing,
+        retry_after: Option<Box<str>>,
     },
 }
 
@@ -210,6 +234,7 @@ impl ResponseReader {
                             status: head.status,
                             keep_alive: head.keep_alive,
                             framing: head.framing,
+                            retry_after: head.retry_after,
                         };
                     }
                 }
@@ -217,15 +242,19 @@ impl ResponseReader {
                     status,
                     keep_alive,
                     framing,
+                    retry_after,
                 } => {
                     let body = match framing {
                         Framing::Length(length) => split_length(buf, *length),
-                        Framing::Chunked(chunks) => chunks.read(buf, self.limit)?,
+                        Framing::Chunked(chunks) => chunks
+                            .read(buf, self.limit)
+                            .map_err(|e| e.with_status(*status))?,
                         Framing::UntilClose if buf.len() as u64 > self.limit => {
                             return Err(too_large(format_args!(
                                 "a body ended by closing runs past {} bytes",
                                 self.limit
-                            )));
+                            ))
+                            .with_status(*status));
                         }
                         Framing::UntilClose => None,
                     };
@@ -233,6 +262,7 @@ impl ResponseReader {
                         status: *status,
                         body,
                         keep_alive: *keep_alive,
+                        retry_after: retry_after.take(),
                     }));
                 }
             }
@@ -242,15 +272,17 @@ impl ResponseReader {
     /// The server closed the connection after the bytes in `buf`: the response if closing
     /// ends it, `None` if the response was cut short.
     pub fn end(&mut self, buf: &mut BytesMut) -> Option<Response> {
-        match &self.state {
+        match &mut self.state {
             State::Body {
                 status,
                 framing: Framing::UntilClose,
+                retry_after,
                 ..
             } => Some(Response {
                 status: *status,
                 body: buf.split().freeze(),
                 keep_alive: false,
+                retry_after: retry_after.take(),
             }),
             _ => None,
         }
@@ -288,6 +320,7 @@ struct Head {
     status: u16,
     keep_alive: bool,
     framing: Framing,
+    retry_after: Option<Box<str>>,
 }
 
 /// The head at the front of `buf` and its length, `None` while it is incomplete.
@@ -323,7 +356,7 @@ fn parse_head(
     if status == 101 {
         return Err(bad("101 Switching Protocols, but no upgrade was asked for"));
     }
-    let fields = Fields::of(response.headers)?;
+    let fields = Fields::of(response.headers, status == 429)?;
     let keep_alive = if version == 0 {
         fields.keep_alive && !fields.close
     } else {
@@ -340,7 +373,8 @@ fn parse_head(
     {
         return Err(too_large(format_args!(
             "Content-Length {length} is past the limit of {limit} bytes"
-        )));
+        ))
+        .with_status(status));
     }
     let keep_alive = keep_alive && !matches!(framing, Framing::UntilClose);
     Ok(Some((
@@ -349,11 +383,12 @@ fn parse_head(
             status,
             keep_alive,
             framing,
+            retry_after: fields.retry_after,
         },
     )))
 }
 
-/// The header fields that decide framing and keep-alive.
+/// The header fields that decide framing and keep-alive, and a 429's `Retry-After`.
 #[derive(Default)]
 struct Fields {
     content_length: Option<u64>,
@@ -361,10 +396,13 @@ struct Fields {
     transfer_encoding: Option<bool>,
     close: bool,
     keep_alive: bool,
+    /// The first `Retry-After` value, when asked for.
+    retry_after: Option<Box<str>>,
 }
 
 impl Fields {
-    fn of(headers: &[httparse::Header]) -> Result<Fields, BadResponse> {
+    /// The fields of `headers`; `Retry-After` too when `want_retry_after`.
+    fn of(headers: &[httparse::Header], want_retry_after: bool) -> Result<Fields, BadResponse> {
         let mut fields = Fields::default();
         for header in headers {
             let name = header.name;
@@ -384,6 +422,13 @@ impl Fields {
                     fields.close |= token.eq_ignore_ascii_case(b"close");
                     fields.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
                 }
+            } else if want_retry_after
+                && fields.retry_after.is_none()
+                && name.eq_ignore_ascii_case("retry-after")
+            {
+                let value = header.value.trim_ascii();
+                let kept = &value[..value.len().min(MAX_RETRY_AFTER)];
+                fields.retry_after = Some(String::from_utf8_lossy(kept).into());
             }
         }
         Ok(fields)
@@ -663,6 +708,26 @@ mod tests {
         ] {
             assert!(parse(wire).is_err(), "{wire:?}");
         }
+    }
+
+    #[test]
+    fn a_429_keeps_its_first_retry_after_cut_short_and_others_keep_none() {
+        let response = parse(
+            "HTTP/1.1 429 Too Many Requests\r\nretry-after:  5 \r\nRetry-After: 9\r\nContent-Length: 0\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(response.retry_after.as_deref(), Some("5"));
+        let long = format!(
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: {}\r\n\r\n",
+            "9".repeat(1000)
+        );
+        let response = parse(&long).unwrap();
+        assert_eq!(response.retry_after.as_deref(), Some(&"9".repeat(64)[..]));
+        let response =
+            parse("HTTP/1.1 503 Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(response.unwrap().retry_after, None);
+        let response = parse("HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(response.unwrap().retry_after, None);
     }
 
     #[test]

@@ -5,10 +5,12 @@ pub mod admin;
 pub mod connection;
 pub mod http1;
 pub mod responses;
+mod stream;
+pub mod tls;
 
 /// Revisions are the documents' (`workload`); the driver reads them from answers.
 pub use crate::workload::Rev;
 pub use connection::{
-    Call, Client, Endpoint, Exchange, ExchangeTiming, TransportError, Unanswered,
+    Call, Client, Endpoint, Exchange, ExchangeTiming, Opening, TransportError, Unanswered,
 };
 pub use http1::Method;

@@ -7,11 +7,13 @@
 
 mod actions;
 mod alarm;
+mod backoff;
 mod bulk_answer;
 mod deal;
 mod machine;
 pub mod monitor;
 pub mod observer;
+pub mod rate_limit;
 mod reconnect;
 pub mod stop;
 mod timer;
@@ -34,6 +36,7 @@ pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
 use monitor::Monitor;
 use observer::{Observer, PhaseStart};
+pub use rate_limit::Retry429;
 pub use stop::Stop;
 use worker::{Numbering, Pacing, PhaseWork, Shared, Worker};
 
@@ -53,6 +56,9 @@ pub struct RunSettings {
     pub reconnect_for: Duration,
     /// With several nodes, move a connection that cannot reach its node to the next one.
     pub failover: bool,
+    /// `--retry-429`: whether, and how often, an operation turned away with a 429 is sent
+    /// again.
+    pub retry_429: Option<Retry429>,
     /// Where replications point the server, and how long actions are waited for.
     pub actions: ActionSettings,
 }
@@ -157,6 +163,7 @@ impl Engine {
             failover: settings.failover,
             endpoints: endpoints.clone(),
             credentials: settings.target.credentials.clone(),
+            retry_429: settings.retry_429,
         });
         Engine {
             settings,
@@ -360,12 +367,15 @@ impl Engine {
             operations: phase.operations(),
             started_at,
             wall,
-            tally: PhaseTally::of_connections(
-                connections,
-                self.shared.recorder.step(),
-                self.shared.recorder.send_lag(),
-                self.node_figures(),
-            ),
+            tally: PhaseTally {
+                setup: self.shared.recorder.setup(),
+                ..PhaseTally::of_connections(
+                    connections,
+                    self.shared.recorder.step(),
+                    self.shared.recorder.send_lag(),
+                    self.node_figures(),
+                )
+            },
             aborted,
             intervals,
             target_rate: share.rate,

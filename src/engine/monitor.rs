@@ -8,7 +8,7 @@ use super::machine::CpuTimes;
 use super::observer::Observer;
 use crate::cpu::{cores, process_cpu};
 use crate::metrics::interval::stalled;
-use crate::metrics::{IntervalMetrics, IntervalRow, Recorder};
+use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
 
 /// Samples the recorder until the step ends.
 pub struct Monitor {
@@ -71,11 +71,9 @@ impl Monitor {
             .zip(self.last_machine)
             .and_then(|(now, then)| now.busy_since(&then));
         row.in_flight = in_flight;
-        let answered = row
-            .operations
-            .values()
-            .map(|o| o.succeeded + o.failed)
-            .sum();
+        row.waiting_after_429 = self.recorder.waiting_after_429();
+        // A 429 is an answer too, though its operation goes out again.
+        let answered = row.operations.values().map(IntervalSummary::answered).sum();
         row.stalled = stalled(self.last_in_flight, answered);
         // Operations due during a stall start late once it ends, which may take two
         // intervals when it ended near an interval's end (as `late_cause` counts them).

@@ -62,13 +62,7 @@ impl Reconnect {
             self.failed_tries += 1;
             self.backoff = (self.backoff * 2).min(MOST_BACKOFF);
         }
-        // Half the backoff, plus up to another half at random ("equal jitter").
-        let jitter = if jitter.is_finite() {
-            jitter.clamp(0.0, 1.0)
-        } else {
-            0.5
-        };
-        let wait = self.backoff.mul_f64(0.5 + 0.5 * jitter);
+        let wait = super::backoff::jittered(self.backoff, jitter);
         // The last try comes when the limit runs out, not a backoff after it.
         let last = self
             .lost_since

@@ -8,10 +8,10 @@
 //! straight to `Client::send`, as fast as before the seam existed.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use super::alarm::Alarm;
-use crate::driver::{Call, Client, Endpoint, Exchange, TransportError, Unanswered};
+use crate::driver::{Call, Client, Endpoint, Exchange, Opening, TransportError, Unanswered};
 
 #[cfg(test)]
 pub mod scripted;
@@ -32,6 +32,9 @@ pub trait Transport: Send {
 
     /// Points the connection at another node; the next request connects there.
     fn move_to(&mut self, endpoint: Arc<Endpoint>);
+
+    /// Hands over each connection opened since the last call.
+    fn take_openings(&mut self, take: impl FnMut(Opening));
 }
 
 impl Transport for Client {
@@ -54,12 +57,20 @@ impl Transport for Client {
     fn move_to(&mut self, endpoint: Arc<Endpoint>) {
         Client::move_to(self, endpoint);
     }
+
+    #[inline]
+    fn take_openings(&mut self, take: impl FnMut(Opening)) {
+        Client::take_openings(self, take);
+    }
 }
 
 /// The time as a worker sees it: what it reads to time operations and what it waits on
 /// for a scheduled start or a retry.
 pub trait Clock: Send {
     fn now(&self) -> Instant;
+
+    /// The wall-clock time, for a server's dates (a 429's `Retry-After`).
+    fn wall(&self) -> SystemTime;
 
     /// Resolves at `at` (at once if it has passed).
     fn sleep_until(&mut self, at: Instant) -> impl Future<Output = ()> + Send;
@@ -77,6 +88,10 @@ impl Clock for SystemClock {
     #[inline]
     fn now(&self) -> Instant {
         Instant::now()
+    }
+
+    fn wall(&self) -> SystemTime {
+        SystemTime::now()
     }
 
     /// tokio's timer would wake a millisecond late; see [`Alarm`].

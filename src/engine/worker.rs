@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::bulk_answer::{self, DocumentOutcome};
+use super::rate_limit::Retry429;
 use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use super::transport::{Clock, SystemClock, Transport};
@@ -44,6 +45,8 @@ pub struct Shared {
     pub endpoints: Vec<Arc<Endpoint>>,
     /// The run's credentials, to hide from the answers kept as examples.
     pub credentials: Option<Credentials>,
+    /// Whether, and how often, an operation turned away with a 429 is sent again.
+    pub retry_429: Option<Retry429>,
 }
 
 impl Shared {
@@ -60,10 +63,23 @@ impl Shared {
     /// Keeps the start of an answer's body as an example of `failure`.
     fn note_body(&self, samples: &mut FailureSamples, failure: &Failure, body: &[u8]) {
         if samples.wants(failure) {
-            let start = &body[..body.len().min(FailureSamples::LENGTH * 4)];
-            self.note(samples, failure, &String::from_utf8_lossy(start));
+            self.note(samples, failure, &body_start(body));
         }
     }
+
+    /// Keeps an answer as an example of the failure it meant: a 429 with the
+    /// `Retry-After` it carried.
+    fn note_answer(&self, samples: &mut FailureSamples, failure: &Failure, answer: &Exchange) {
+        match failure {
+            Failure::RateLimited => self.note_429(samples, answer, None),
+            _ => self.note_body(samples, failure, &answer.body),
+        }
+    }
+}
+
+/// The start of an answer's body, as text: enough for an example, never all of it.
+fn body_start(body: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&body[..body.len().min(FailureSamples::LENGTH * 4)])
 }
 
 /// When a connection sends its operations.
@@ -116,6 +132,8 @@ pub struct Worker<T = Client, C = SystemClock> {
     /// Whether the current phase runs under a rate (operations fail on schedule while the
     /// server is away) or closed (operations wait for it).
     open_model: bool,
+    /// The current phase's end, if time bounds it: a wait to send again stops there.
+    deadline: Option<Instant>,
     body: Vec<u8>,
     path: String,
     id: String,
@@ -128,6 +146,31 @@ pub struct Worker<T = Client, C = SystemClock> {
 struct Start {
     begin: Instant,
     intended: Option<Instant>,
+}
+
+/// The request an operation sends, prepared in `self.path` (and `self.body`).
+#[derive(Clone, Copy)]
+struct Request {
+    operation: Operation,
+    method: Method,
+    with_body: bool,
+    /// Documents a write carries, for counting unknown outcomes.
+    documents: u64,
+    /// When the operation's first attempt went out, once a 429 made it go out again: its
+    /// time counts from then.
+    first_sent: Option<Instant>,
+}
+
+impl Request {
+    fn new(operation: Operation, method: Method, with_body: bool, documents: u64) -> Request {
+        Request {
+            operation,
+            method,
+            with_body,
+            documents,
+            first_sent: None,
+        }
+    }
 }
 
 /// How an operation ended, for what the connection knows of its document afterwards.
@@ -162,14 +205,37 @@ enum Answer {
 
 impl Answer {
     /// When the request went out and when its answer was in, for an operation that began
-    /// at `begin`. A lost exchange's time is not local processing: it spans it all, up to
-    /// now on `clock` (an answer's own times spare the clock a read).
-    fn span(&self, begin: Instant, clock: &impl Clock) -> (Instant, Instant) {
-        match self {
-            Answer::Received(exchange) => (exchange.started.max(begin), exchange.finished),
+    /// at `begin` (and whose first attempt went out at `first_sent`, when a 429 made it
+    /// go out again). A lost exchange's time is not local processing: it spans it all, up
+    /// to now on `clock` (an answer's own times spare the clock a read).
+    fn span(
+        &self,
+        begin: Instant,
+        first_sent: Option<Instant>,
+        clock: &impl Clock,
+    ) -> (Instant, Instant) {
+        let (sent, answered) = match self {
+            Answer::Received(exchange) => (exchange.started, exchange.finished),
             Answer::Lost { .. } => (begin, clock.now()),
-        }
+        };
+        (first_sent.unwrap_or(sent).max(begin), answered)
     }
+}
+
+/// An operation's service time: its exchange's, or from its first attempt to its answer
+/// when a 429 made it go out again (the waits the server asked for are part of it).
+fn service_ns(answer: &Exchange, first_sent: Option<Instant>) -> u64 {
+    match first_sent {
+        Some(first) => answer.finished.saturating_duration_since(first).as_nanos() as u64,
+        None => answer.timing.service_time(),
+    }
+}
+
+/// An answered operation's times, nanoseconds.
+#[derive(Clone, Copy)]
+struct OperationTimes {
+    service: u64,
+    response: u64,
 }
 
 impl<T: Transport, C: Clock> Worker<T, C> {
@@ -181,6 +247,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             reconnect: Reconnect::new(shared.reconnect_for),
             gave_up: false,
             open_model: false,
+            deadline: None,
             index,
             client,
             pool: DocumentPool::default(),
@@ -194,23 +261,23 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         }
     }
 
-    /// Sends one request to `self.path`, with `self.body` if `with_body`, records its
-    /// timings and bytes, and counts transport failures. `documents` is how many
-    /// documents a write carries, for counting unknown outcomes. Returns `Err` when the
-    /// run was interrupted with the request in flight.
+    /// Sends `request` once, records its timings and bytes, and counts transport
+    /// failures. Returns `Err` when the run was interrupted with the request in flight.
     async fn exchange(
         &mut self,
         metrics: &mut ConnectionMetrics,
-        operation: Operation,
-        method: Method,
-        with_body: bool,
-        documents: u64,
+        request: Request,
     ) -> Result<Answer, Abort> {
+        let Request {
+            operation,
+            method,
+            with_body,
+            documents,
+            first_sent,
+        } = request;
         let sent = if with_body { self.body.len() as u64 } else { 0 };
         let result = loop {
-            let result = self
-                .send_once(metrics, operation, method, with_body, documents)
-                .await?;
+            let result = self.send_once(metrics, request).await?;
             if self.shared.endpoints.len() > 1 {
                 self.note_node(&result);
             }
@@ -251,7 +318,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             Err(lost) => {
                 let failure = if matches!(lost.error, TransportError::Timeout) {
                     Failure::Timeout
-                } else if matches!(lost.error, TransportError::TooLarge(_)) {
+                } else if matches!(lost.error, TransportError::TooLarge(..)) {
                     Failure::TooLarge
                 } else if lost.is_unreachable() {
                     Failure::Unreachable
@@ -262,11 +329,13 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 self.shared
                     .note(&mut op.samples, &failure, &lost.error.to_string());
                 op.resends += u64::from(lost.resent);
-                let unknown = lost.may_have_reached && method != Method::Get;
+                // A refusal whose answer was too long to read was still a refusal.
+                let unknown =
+                    lost.may_have_reached && method != Method::Get && !lost.error.refused();
                 if unknown {
                     op.unknown += documents;
                 }
-                let took = self.nanos_since(lost.started);
+                let took = self.nanos_since(first_sent.unwrap_or(lost.started));
                 self.shared
                     .recorder
                     .failed(metrics, operation, failure, took);
@@ -283,15 +352,18 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     async fn send_once(
         &mut self,
         metrics: &mut ConnectionMetrics,
-        operation: Operation,
-        method: Method,
-        with_body: bool,
-        documents: u64,
+        request: Request,
     ) -> Result<Result<Exchange, Unanswered>, Abort> {
+        let Request {
+            operation,
+            method,
+            documents,
+            ..
+        } = request;
         let call = Call {
             method,
             path: &self.path,
-            body: with_body.then_some(self.body.as_slice()),
+            body: request.with_body.then_some(self.body.as_slice()),
         };
         let asked = self.clock.now();
         let sent_or_abandoned = tokio::select! {
@@ -299,6 +371,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             result = self.client.send(&call) => Some(result),
             () = self.abandoned.as_mut() => None,
         };
+        let recorder = &self.shared.recorder;
+        self.client.take_openings(|opened| {
+            recorder.opened(opened.connect_ns, opened.handshake_ns, opened.reconnect);
+        });
         if let Some(result) = sent_or_abandoned {
             return Ok(result);
         }
@@ -308,7 +384,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         if method != Method::Get {
             metrics.operation(operation).unknown += documents;
         }
-        let took = self.nanos_since(asked);
+        let took = self.nanos_since(request.first_sent.unwrap_or(asked));
         self.shared
             .recorder
             .failed(metrics, operation, Failure::Interrupted, took);
@@ -463,21 +539,22 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 .write(&mut self.body, number, 1, Some(&self.id), None);
         }
         self.body.extend_from_slice(b"]}");
-        let answer = self
-            .exchange(
-                metrics,
-                Operation::BulkInsert,
-                Method::Post,
-                true,
-                numbers.len() as u64,
-            )
-            .await?;
-        let (ready, answered) = answer.span(start.begin, &self.clock);
+        let request = Request::new(
+            Operation::BulkInsert,
+            Method::Post,
+            true,
+            numbers.len() as u64,
+        );
+        let (answer, first_sent) = self.exchange_retrying(metrics, request).await?;
+        let (ready, answered) = answer.span(start.begin, first_sent, &self.clock);
         if let Answer::Received(answer) = answer {
-            let response = answered
-                .duration_since(start.intended.unwrap_or(ready))
-                .as_nanos() as u64;
-            self.record_bulk_answer(metrics, &answer, &numbers, response);
+            let times = OperationTimes {
+                service: service_ns(&answer, first_sent),
+                response: answered
+                    .duration_since(start.intended.unwrap_or(ready))
+                    .as_nanos() as u64,
+            };
+            self.record_bulk_answer(metrics, &answer, &numbers, times);
         }
         metrics.times.local_ns +=
             (ready - start.begin).as_nanos() as u64 + self.nanos_since(answered);
@@ -489,33 +566,36 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         metrics: &mut ConnectionMetrics,
         answer: &Exchange,
         numbers: &[u64],
-        response: u64,
+        times: OperationTimes,
     ) {
         metrics
             .operation(Operation::BulkInsert)
             .statuses
             .add(answer.status, 1);
-        let service = answer.timing.service_time();
         let rows = if (200..300).contains(&answer.status) {
             responses::bulk_rows(&answer.body).ok_or(Failure::BadAnswer)
         } else {
-            Err(Failure::Status(answer.status))
+            Err(Failure::of_status(answer.status))
         };
         let rows = match rows {
             Ok(rows) => rows,
             Err(failure) => {
                 let samples = &mut metrics.operation(Operation::BulkInsert).samples;
-                self.shared.note_body(samples, &failure, &answer.body);
+                self.shared.note_answer(samples, &failure, answer);
                 self.shared
                     .recorder
-                    .failed(metrics, Operation::BulkInsert, failure, service);
+                    .failed(metrics, Operation::BulkInsert, failure, times.service);
                 return;
             }
         };
         // The request succeeded; its documents are counted one by one below.
-        self.shared
-            .recorder
-            .succeeded(metrics, Operation::BulkInsert, 0, service, response);
+        self.shared.recorder.succeeded(
+            metrics,
+            Operation::BulkInsert,
+            0,
+            times.service,
+            times.response,
+        );
         let bulk = metrics.operation(Operation::BulkInsert);
         let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
@@ -571,6 +651,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let stop = self.shared.stop.stop.clone();
         let mut progress = ProgressShare::new(self.shared.progress.clone(), started);
         self.open_model = matches!(work.pacing, Pacing::Open { .. });
+        self.deadline = work.deadline;
         let mut source = work.order;
         let mut order = (&mut source).enumerate();
         if self.gave_up {
@@ -714,19 +795,18 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         on_answer: impl FnOnce(&mut Self, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
     ) -> Result<Settled, Abort> {
         let Start { begin, intended } = start;
-        let answer = self
-            .exchange(metrics, operation, method, with_body, 1)
-            .await?;
-        let (ready, answered) = answer.span(begin, &self.clock);
+        let request = Request::new(operation, method, with_body, 1);
+        let (answer, first_sent) = self.exchange_retrying(metrics, request).await?;
+        let (ready, answered) = answer.span(begin, first_sent, &self.clock);
         let settled = match answer {
             Answer::Received(answer) => {
                 metrics.operation(operation).statuses.add(answer.status, 1);
+                let service = service_ns(&answer, first_sent);
                 match on_answer(self, metrics, &answer) {
                     Ok(()) => {
                         let response = answered
                             .duration_since(intended.unwrap_or(ready))
                             .as_nanos() as u64;
-                        let service = answer.timing.service_time();
                         self.shared
                             .recorder
                             .succeeded(metrics, operation, 1, service, response);
@@ -734,11 +814,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     }
                     Err(failure) => {
                         let samples = &mut metrics.operation(operation).samples;
-                        self.shared.note_body(samples, &failure, &answer.body);
-                        let took = answer.timing.service_time();
+                        self.shared.note_answer(samples, &failure, &answer);
                         self.shared
                             .recorder
-                            .failed(metrics, operation, failure, took);
+                            .failed(metrics, operation, failure, service);
                         Settled::Failed
                     }
                 }
@@ -803,7 +882,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             start,
             |w, _, answer| {
                 if answer.status != 200 {
-                    return Err(Failure::Status(answer.status));
+                    return Err(Failure::of_status(answer.status));
                 }
                 let rev = responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)?;
                 w.pool.set_rev(slot, rev);
@@ -922,10 +1001,11 @@ impl ProgressShare {
 /// The new revision from a create, update or delete answer.
 fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     if !matches!(answer.status, 200..=202) {
-        return Err(Failure::Status(answer.status));
+        return Err(Failure::of_status(answer.status));
     }
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
 
+mod retry_429;
 #[cfg(test)]
 mod tests;

@@ -8,8 +8,9 @@ use std::io::{self, Write};
 use super::phase_operations;
 use crate::results::{IntervalOperation, RunResult};
 
-/// The columns, in order.
-pub const COLUMNS: [&str; 12] = [
+/// The columns, in order; later ones are added at the end, so that readers by position
+/// keep working.
+pub const COLUMNS: [&str; 14] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -22,6 +23,8 @@ pub const COLUMNS: [&str; 12] = [
     "p99_ms",
     "cpu",
     "late",
+    "rate_limited",
+    "retried_429",
 ];
 
 fn decimal(value: f64, decimals: usize) -> String {
@@ -46,6 +49,8 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     succeeded: 0,
                     failed: 0,
                     timeouts: 0,
+                    rate_limited: 0,
+                    retried_429: 0,
                     throughput: 0.0,
                     p50_ms: 0.0,
                     p99_ms: 0.0,
@@ -72,6 +77,8 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     latency(op.p99_ms),
                     decimal(interval.cpu, 4),
                     interval.late.to_string(),
+                    op.rate_limited.to_string(),
+                    op.retried_429.to_string(),
                 ])?;
             }
         }
@@ -93,10 +100,10 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3",
             ]
         );
     }

@@ -12,9 +12,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::phase_operations;
+use crate::metrics::errors::label;
 use crate::report::numbers::{grouped, grouped_decimal};
 use crate::results::build::remote_field;
-use crate::results::{Latency, PhaseResult, RunResult, Spread, histogram, per_second};
+use crate::results::{
+    IntervalOperation, Latency, PhaseResult, RunResult, Spread, histogram, per_second,
+};
 use crate::workload::Operation;
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
@@ -40,6 +43,16 @@ struct PhaseCharts {
     spectrum: Spectrum,
 }
 
+/// Whether any interval of the phase saw a failure or a 429 sent again: only then is there
+/// a chart of them.
+fn had_failures(phase: &PhaseResult) -> bool {
+    phase
+        .intervals
+        .iter()
+        .flat_map(|i| &i.operations)
+        .any(|o| o.failed + o.retried_429 > 0)
+}
+
 /// Per interval: its end in seconds since the phase started, and per operation.
 #[derive(Serialize)]
 struct TimeSeries {
@@ -54,6 +67,11 @@ struct OperationSeries {
     /// `None` where no operation of the kind succeeded in the interval.
     p50: Vec<Option<f64>>,
     p99: Vec<Option<f64>>,
+    /// Per second: failures other than 429s, failures that were 429s, and 429s after
+    /// which the operation was sent again.
+    failed: Vec<f64>,
+    rate_limited: Vec<f64>,
+    retried_429: Vec<f64>,
 }
 
 /// x = 1/(1-q) for the quantiles q, and per line the latency at each, in milliseconds.
@@ -82,6 +100,9 @@ fn time_series(phase: &PhaseResult) -> TimeSeries {
                 throughput: Vec::new(),
                 p50: Vec::new(),
                 p99: Vec::new(),
+                failed: Vec::new(),
+                rate_limited: Vec::new(),
+                retried_429: Vec::new(),
             };
             for interval in &phase.intervals {
                 let op = interval.operations.iter().find(|o| o.operation == name);
@@ -89,6 +110,14 @@ fn time_series(phase: &PhaseResult) -> TimeSeries {
                 series.throughput.push(op.map_or(0.0, |o| o.throughput));
                 series.p50.push(ok.map(|o| o.p50_ms));
                 series.p99.push(ok.map(|o| o.p99_ms));
+                let rate = |count: fn(&IntervalOperation) -> u64| {
+                    op.map_or(0.0, |o| per_second(count(o), interval.length_seconds))
+                };
+                series
+                    .failed
+                    .push(rate(|o| o.failed.saturating_sub(o.rate_limited)));
+                series.rate_limited.push(rate(|o| o.rate_limited));
+                series.retried_429.push(rate(|o| o.retried_429));
             }
             series
         })
@@ -274,7 +303,8 @@ fn latency_table(out: &mut String, phase: &PhaseResult, response: bool) {
     out.push_str("</table>\n");
 }
 
-fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
+/// `name ×count, …`, most frequent first, each name as `show` writes it.
+fn counts(map: &std::collections::BTreeMap<String, u64>, show: fn(&str) -> String) -> String {
     if map.is_empty() {
         return "-".to_string();
     }
@@ -282,7 +312,7 @@ fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
     sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     sorted
         .iter()
-        .map(|(name, n)| format!("{} ×{}", escape(name), grouped(**n)))
+        .map(|(name, n)| format!("{} ×{}", escape(&show(name)), grouped(**n)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -297,8 +327,40 @@ fn answers_table(out: &mut String, phase: &PhaseResult) {
             grouped(op.documents),
             grouped(op.documents_failed),
             grouped_decimal(per_second(op.documents, phase.wall_seconds), 1),
-            counts(&op.statuses),
-            counts(&op.failures)
+            counts(&op.statuses, str::to_string),
+            counts(&op.failures, label)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// What 429s did, per operation that met any: how many came, how many were sent again
+/// and after how long, how many failed, and what the server said.
+fn rate_limit_table(out: &mut String, phase: &PhaseResult) {
+    let limited: Vec<_> = phase
+        .operations
+        .iter()
+        .filter(|op| op.statuses.contains_key("429") || op.retried_429 > 0)
+        .collect();
+    if limited.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Rate limited (429 Too Many Requests)</h3>\n<table>\n<tr><th>operation</th><th class=\"num\">429 answers</th><th class=\"num\">sent again</th><th class=\"num\">waited</th><th class=\"num\">failed as rate_limited</th><th>what the server said</th></tr>\n");
+    for op in limited {
+        let example = op
+            .failure_samples
+            .get("rate_limited")
+            .and_then(|texts| texts.first())
+            .map_or("-", String::as_str);
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"mono\">{}</td></tr>",
+            escape(&op.operation),
+            grouped(op.statuses.get("429").copied().unwrap_or(0)),
+            grouped(op.retried_429),
+            seconds(op.retry_429_wait_ns as f64 / 1e9),
+            grouped(op.failures.get("rate_limited").copied().unwrap_or(0)),
+            escape(example)
         );
     }
     out.push_str("</table>\n");
@@ -351,6 +413,7 @@ fn phase_section(out: &mut String, index: usize, phase: &PhaseResult, interrupte
         latency_table(out, phase, true);
     }
     answers_table(out, phase);
+    rate_limit_table(out, phase);
 
     if phase.intervals.is_empty() {
         out.push_str("<p class=\"muted\">No intervals were recorded: no charts over time.</p>\n");
@@ -369,6 +432,15 @@ fn phase_section(out: &mut String, index: usize, phase: &PhaseResult, interrupte
             "Latency over time",
             "p50 (solid) and p99 (dashed) response time of each interval's successful operations, in milliseconds.",
         );
+        if had_failures(phase) {
+            chart(
+                out,
+                index,
+                "failures",
+                "Failures over time",
+                "Per second in each interval: failed operations (solid), failures that were 429 Too Many Requests, rate_limited (dashed), and 429s after which the operation was sent again with --retry-429 (dotted).",
+            );
+        }
     }
     let measured = phase.operations.iter().any(|o| o.latency.count > 0);
     if measured {
@@ -489,7 +561,14 @@ mod tests {
             3,
             "only the three elements end"
         );
-        assert_eq!(page.matches("data-chart=").count(), 3);
+        assert_eq!(page.matches("data-chart=").count(), 4);
+        assert!(page.contains("data-chart=\"failures\""));
+        // 429s are their own kind, with what was retried and what the server said.
+        assert!(page.contains("rate_limited (429) ×1"), "{page}");
+        assert!(page.contains("<h3>Rate limited (429 Too Many Requests)</h3>"));
+        assert!(page.contains(
+            "<tr><td>read</td><td class=\"num\">4</td><td class=\"num\">3</td><td class=\"num\">7.500000 s</td><td class=\"num\">1</td><td class=\"mono\">Retry-After: 5 · {&quot;error&quot;:&quot;too_many_requests&quot;}</td></tr>"
+        ));
         assert!(page.contains("remoteReadProcessingRate"));
         let start = page.find("id=\"sofabench-data\">").unwrap() + 20;
         let end = start + page[start..].find("</script>").unwrap();
@@ -504,6 +583,9 @@ mod tests {
         assert_eq!(reads["p50"][0].as_f64(), Some(1.0));
         let creates = &data["phases"][0]["time"]["operations"][0];
         assert!(creates["p50"][0].is_null());
+        assert_eq!(reads["rate_limited"][1].as_f64(), Some(1.0));
+        assert_eq!(reads["retried_429"][1].as_f64(), Some(3.0));
+        assert_eq!(reads["failed"][1].as_f64(), Some(0.0));
     }
 
     #[test]

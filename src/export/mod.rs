@@ -89,6 +89,7 @@ pub(crate) mod sample {
             late: 1,
             machine_cpu: None,
             in_flight: 0,
+            waiting_after_429: 0,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {
@@ -98,6 +99,8 @@ pub(crate) mod sample {
                         succeeded: h.len(),
                         failed: *failed,
                         timeouts: 0,
+                        rate_limited: 0,
+                        retried_429: 0,
                         throughput: h.len() as f64,
                         p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
                         p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
@@ -122,6 +125,8 @@ pub(crate) mod sample {
             failure_samples: Default::default(),
             failed_latency: None,
             resends: 0,
+            retried_429: 0,
+            retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
             statuses: BTreeMap::from([("200".to_string(), h.len()), ("404".to_string(), 1)]),
@@ -137,7 +142,7 @@ pub(crate) mod sample {
         let creates: &[u64] = &[2_000, 3_000, 4_000];
         let mut all_reads = reads1.to_vec();
         all_reads.extend_from_slice(reads2);
-        let phase = PhaseResult {
+        let mut phase = PhaseResult {
             name: "crud".to_string(),
             started_at_ms: 1_700_000_000_000,
             wall_seconds: 2.0,
@@ -146,6 +151,7 @@ pub(crate) mod sample {
             late: 0,
             send_lag: None,
             connection_times: None,
+            connection_setup: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,
@@ -177,6 +183,18 @@ pub(crate) mod sample {
             action: None,
             target_nodes: Vec::new(),
         };
+        // The read that failed in the second interval was a 429, after three retried.
+        let read = &mut phase.operations[1];
+        read.failures = BTreeMap::from([("rate_limited".to_string(), 1)]);
+        read.statuses = BTreeMap::from([("200".to_string(), 6), ("429".to_string(), 4)]);
+        read.retried_429 = 3;
+        read.retry_429_wait_ns = 7_500_000_000;
+        read.failure_samples = BTreeMap::from([(
+            "rate_limited".to_string(),
+            vec![r#"Retry-After: 5 · {"error":"too_many_requests"}"#.to_string()],
+        )]);
+        let late_read = &mut phase.intervals[1].operations[1];
+        (late_read.rate_limited, late_read.retried_429) = (1, 3);
         RunResult {
             schema: SCHEMA.to_string(),
             tool: Tool {

@@ -25,6 +25,9 @@ pub enum Kind {
     /// A result file (`check`, `compare`, `merge`, `report`): it holds one histogram per
     /// interval and operation, so a day-long run at `--interval 100ms` is hundreds of MiB.
     Result,
+    /// A PEM certificate or key (`--cacert`, `--cert`, `--key`): a CA bundle is a few
+    /// hundred KB.
+    Pem,
 }
 
 impl Kind {
@@ -33,6 +36,7 @@ impl Kind {
         match self {
             Kind::Template | Kind::Config | Kind::Scenario => 64 * MIB,
             Kind::Result => 1024 * MIB,
+            Kind::Pem => 16 * MIB,
         }
     }
 
@@ -43,6 +47,7 @@ impl Kind {
             Kind::Config => "config file (--config)",
             Kind::Scenario => "scenario (--scenario)",
             Kind::Result => "result file",
+            Kind::Pem => "PEM file",
         }
     }
 }

@@ -25,6 +25,10 @@ pub struct OperationCounts {
     pub statuses: StatusCounts,
     /// Requests sent a second time (a GET whose first attempt met a closed connection).
     pub resends: u64,
+    /// 429 answers after which the operation was sent again (`--retry-429`).
+    pub retried_429: u64,
+    /// Time spent waiting to send operations again after a 429, nanoseconds.
+    pub retry_429_wait_ns: u64,
     /// Writes whose answer was lost after the request went out: they may or may not have
     /// been applied. Counted in documents (a bulk insert counts its batch).
     pub unknown: u64,
@@ -74,6 +78,10 @@ impl OperationCounts {
         self.samples.merge(&other.samples);
         self.statuses.merge(&other.statuses);
         self.resends = self.resends.saturating_add(other.resends);
+        self.retried_429 = self.retried_429.saturating_add(other.retried_429);
+        self.retry_429_wait_ns = self
+            .retry_429_wait_ns
+            .saturating_add(other.retry_429_wait_ns);
         self.unknown = self.unknown.saturating_add(other.unknown);
         self.not_run = self.not_run.saturating_add(other.not_run);
     }

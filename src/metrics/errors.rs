@@ -5,8 +5,13 @@ use std::fmt;
 /// What made one operation (or, in a bulk insert, one document) fail.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Failure {
-    /// The server answered with this non-success status.
+    /// The server answered with this non-success status (never 429: see
+    /// [`Failure::of_status`]).
     Status(u16),
+    /// The server answered 429 Too Many Requests: it turned the request away unapplied,
+    /// limiting its rate (and with `--retry-429`, as often as the operation was allowed
+    /// to be sent again).
+    RateLimited,
     /// A bulk insert stored the batch but refused this document, with this error word.
     Document(String),
     /// The answer had a success status but not the expected content.
@@ -30,6 +35,15 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The failure of an answer with the non-success `status`: a 429 is a kind of its own,
+    /// since a server that limits its rate is not failing.
+    pub fn of_status(status: u16) -> Failure {
+        match status {
+            429 => Failure::RateLimited,
+            status => Failure::Status(status),
+        }
+    }
+
     /// Whether this is the failure of one document in a bulk answer, not of a whole
     /// operation.
     pub fn is_document(&self) -> bool {
@@ -48,11 +62,23 @@ impl Failure {
             "unreachable" => Failure::Unreachable,
             "interrupted" => Failure::Interrupted,
             "no_document" => Failure::NoDocument,
+            "rate_limited" => Failure::RateLimited,
             _ => match name.strip_prefix("doc:") {
                 Some(word) => Failure::Document(word.to_string()),
-                None => Failure::Status(name.parse().ok()?),
+                // Files written before the kind existed name a 429 by its status.
+                None => Failure::of_status(name.parse().ok()?),
             },
         })
+    }
+}
+
+/// A failure kind named `name` as the reports show it to people: a 429's status stands
+/// beside its name (`rate_limited (429)`), which a result file keeps plain.
+pub fn label(name: &str) -> String {
+    if Failure::named(name) == Some(Failure::RateLimited) {
+        format!("{} (429)", Failure::RateLimited)
+    } else {
+        name.to_string()
     }
 }
 
@@ -68,6 +94,7 @@ impl fmt::Display for Failure {
             Failure::Unreachable => f.write_str("unreachable"),
             Failure::Interrupted => f.write_str("interrupted"),
             Failure::NoDocument => f.write_str("no_document"),
+            Failure::RateLimited => f.write_str("rate_limited"),
         }
     }
 }
@@ -194,6 +221,7 @@ mod tests {
             Failure::Unreachable,
             Failure::Interrupted,
             Failure::NoDocument,
+            Failure::RateLimited,
         ];
         for kind in kinds {
             assert_eq!(
@@ -203,6 +231,9 @@ mod tests {
             );
         }
         assert_eq!(Failure::TooLarge.to_string(), "too_large");
+        assert_eq!(Failure::of_status(429).to_string(), "rate_limited");
+        assert_eq!(Failure::named("429"), Some(Failure::RateLimited));
+        assert_eq!(Failure::of_status(503), Failure::Status(503));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use hdrhistogram::Histogram;
 
+use super::errors::Failure;
 use super::histogram;
 use super::recorder::{new_histogram, record_micros};
 use crate::workload::{Operation, PerOperation};
@@ -13,6 +14,10 @@ pub struct IntervalOperation {
     pub succeeded: u64,
     pub failed: u64,
     pub timeouts: u64,
+    /// Failures that were 429s (in `failed`).
+    pub rate_limited: u64,
+    /// 429 answers after which the operation was sent again (not failures).
+    pub retried_429: u64,
     /// Response times of successful operations, microseconds.
     pub response: Histogram<u64>,
 }
@@ -23,6 +28,8 @@ impl Default for IntervalOperation {
             succeeded: 0,
             failed: 0,
             timeouts: 0,
+            rate_limited: 0,
+            retried_429: 0,
             response: new_histogram(),
         }
     }
@@ -33,6 +40,8 @@ impl IntervalOperation {
         self.succeeded += other.succeeded;
         self.failed += other.failed;
         self.timeouts += other.timeouts;
+        self.rate_limited += other.rate_limited;
+        self.retried_429 += other.retried_429;
         let _ = self.response.add(&other.response);
     }
 
@@ -44,19 +53,21 @@ impl IntervalOperation {
                 self.response.value_at_quantile(q)
             }
         };
-        IntervalSummary {
+        let mut summary = IntervalSummary {
             succeeded: self.succeeded,
             failed: self.failed,
             timeouts: self.timeouts,
+            rate_limited: self.rate_limited,
+            retried_429: self.retried_429,
             p50_us: at(0.5),
             p99_us: at(0.99),
-            // Kinds the interval never saw need no histogram; the results leave them out.
-            histogram: if self.succeeded + self.failed > 0 {
-                histogram::encode(&self.response)
-            } else {
-                String::new()
-            },
+            histogram: String::new(),
+        };
+        // Kinds the interval never saw need no histogram; the results leave them out.
+        if summary.answered() > 0 {
+            summary.histogram = histogram::encode(&self.response);
         }
+        summary
     }
 }
 
@@ -75,10 +86,16 @@ impl IntervalMetrics {
         record_micros(&mut op.response, response_ns);
     }
 
-    pub fn failed(&mut self, operation: Operation, timeout: bool) {
+    pub fn failed(&mut self, operation: Operation, failure: &Failure) {
         let op = &mut self.operations[operation];
         op.failed += 1;
-        op.timeouts += u64::from(timeout);
+        op.timeouts += u64::from(*failure == Failure::Timeout);
+        op.rate_limited += u64::from(*failure == Failure::RateLimited);
+    }
+
+    /// A 429 after which the operation goes out again.
+    pub fn retried_429(&mut self, operation: Operation) {
+        self.operations[operation].retried_429 += 1;
     }
 
     pub fn merge(&mut self, other: &IntervalMetrics) {
@@ -97,6 +114,7 @@ impl IntervalMetrics {
             cpu,
             machine_cpu: None,
             in_flight: 0,
+            waiting_after_429: 0,
             stalled: false,
             after_stall: false,
         }
@@ -108,6 +126,8 @@ impl IntervalMetrics {
             op.succeeded = 0;
             op.failed = 0;
             op.timeouts = 0;
+            op.rate_limited = 0;
+            op.retried_429 = 0;
             op.response.reset();
         }
         self.late = 0;
@@ -121,6 +141,10 @@ pub struct IntervalSummary {
     pub succeeded: u64,
     pub failed: u64,
     pub timeouts: u64,
+    /// Failures that were 429s (in `failed`).
+    pub rate_limited: u64,
+    /// 429 answers after which the operation was sent again.
+    pub retried_429: u64,
     /// Response time percentiles of successful operations, microseconds (0 when none).
     pub p50_us: u64,
     pub p99_us: u64,
@@ -142,8 +166,11 @@ pub struct IntervalRow {
     pub cpu: f64,
     /// The whole machine's CPU use, as a fraction of all its cores, where known.
     pub machine_cpu: Option<f64>,
-    /// Operations begun and not ended at the interval's end.
+    /// Operations begun and not ended at the interval's end (not counting those waiting
+    /// after a 429).
     pub in_flight: u64,
+    /// Operations waiting to be sent again after a 429 at the interval's end.
+    pub waiting_after_429: u64,
     /// Operations were in flight all through the interval and none was answered: the
     /// server did not answer (see [`stalled`]).
     pub stalled: bool,
@@ -155,6 +182,19 @@ pub struct IntervalRow {
 impl IntervalRow {
     pub fn of(&self, operation: Operation) -> &IntervalSummary {
         &self.operations[operation]
+    }
+}
+
+impl IntervalSummary {
+    /// Answers (and failures without one) of this kind in the interval: operations that
+    /// ended, and 429s after which an operation went out again.
+    pub fn answered(&self) -> u64 {
+        self.succeeded + self.failed + self.retried_429
+    }
+
+    /// Whether anything of this kind happened in the interval.
+    pub fn saw_anything(&self) -> bool {
+        self.answered() > 0
     }
 }
 

@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use super::connection::ConnectionMetrics;
 use super::errors::Failure;
 use super::interval::IntervalMetrics;
+use super::setup::SetupTally;
 use crate::workload::{Operation, PerOperation};
 
 /// Latencies are recorded in microseconds, with three significant digits.
@@ -115,6 +116,7 @@ struct Shard {
     interval: IntervalMetrics,
     /// Per node of the target, only when it has several.
     nodes: Vec<NodeLatencies>,
+    setup: SetupTally,
 }
 
 impl Default for Shard {
@@ -124,6 +126,7 @@ impl Default for Shard {
             send_lag: new_histogram(),
             interval: IntervalMetrics::default(),
             nodes: Vec::new(),
+            setup: SetupTally::default(),
         }
     }
 }
@@ -138,12 +141,15 @@ pub struct Recorder {
     flights: Box<[Flights]>,
 }
 
-/// One thread's counts of operations begun and ended, on a cache line of its own.
+/// One thread's counts of operations begun and ended, and of waits after a 429 begun and
+/// ended, on a cache line of its own.
 #[derive(Default)]
 #[repr(align(128))]
 struct Flights {
     begun: AtomicU64,
     ended: AtomicU64,
+    rested: AtomicU64,
+    resumed: AtomicU64,
 }
 
 /// Gives each thread that records its own shard number, in the order threads first record.
@@ -210,11 +216,20 @@ impl Recorder {
         failure: Failure,
         took_ns: u64,
     ) {
-        let timeout = failure == Failure::Timeout;
-        on.operation(operation).fail(failure);
         let mut shard = self.shard();
         record_micros(&mut shard.step[operation].failed, took_ns);
-        shard.interval.failed(operation, timeout);
+        shard.interval.failed(operation, &failure);
+        drop(shard);
+        on.operation(operation).fail(failure);
+    }
+
+    /// A 429 after which the operation was sent again, `waited_ns` later: counted on its
+    /// connection `on` and in the interval, in one call.
+    pub fn retried_429(&self, on: &mut ConnectionMetrics, operation: Operation, waited_ns: u64) {
+        let counts = on.operation(operation);
+        counts.retried_429 += 1;
+        counts.retry_429_wait_ns = counts.retry_429_wait_ns.saturating_add(waited_ns);
+        self.shard().interval.retried_429(operation);
     }
 
     /// A request to node `node` (its place in the target) that was answered with
@@ -232,6 +247,23 @@ impl Recorder {
             }
             _ => entry.failed += 1,
         }
+    }
+
+    /// A connection was opened: its TCP connect and TLS handshake times, and whether it
+    /// replaced one its client had before.
+    pub fn opened(&self, connect_ns: u64, handshake_ns: Option<u64>, reconnect: bool) {
+        self.shard()
+            .setup
+            .record(connect_ns, handshake_ns, reconnect);
+    }
+
+    /// The step's connection openings, merged over shards.
+    pub fn setup(&self) -> SetupTally {
+        let mut merged = SetupTally::default();
+        for shard in self.each_shard() {
+            merged.merge(&shard.setup);
+        }
+        merged
     }
 
     /// The step's figures per node, merged over shards.
@@ -269,18 +301,42 @@ impl Recorder {
         self.flights().ended.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// An operation waits to be sent again after a 429: it is not in flight meanwhile,
+    /// so that connections the server asked to wait do not pass for a stalled server.
+    /// [`Recorder::resumed`] must follow.
+    pub fn resting(&self) {
+        let flights = self.flights();
+        flights.ended.fetch_add(1, Ordering::Relaxed);
+        flights.rested.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The waiting operation is in flight again.
+    pub fn resumed(&self) {
+        let flights = self.flights();
+        flights.resumed.fetch_add(1, Ordering::Relaxed);
+        flights.begun.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Operations begun and not yet ended.
     pub fn in_flight(&self) -> u64 {
         // Ended is read first: an operation that ends in between counts as in flight
         // rather than the difference going below zero.
-        let sum = |count: fn(&Flights) -> &AtomicU64| -> u64 {
-            self.flights
-                .iter()
-                .map(|f| count(f).load(Ordering::Relaxed))
-                .sum()
-        };
-        let ended = sum(|f| &f.ended);
-        sum(|f| &f.begun).saturating_sub(ended)
+        let ended = self.sum(|f| &f.ended);
+        self.sum(|f| &f.begun).saturating_sub(ended)
+    }
+
+    /// Operations waiting to be sent again after a 429.
+    pub fn waiting_after_429(&self) -> u64 {
+        let resumed = self.sum(|f| &f.resumed);
+        self.sum(|f| &f.rested).saturating_sub(resumed)
+    }
+
+    /// One count of every thread's flights, added up.
+    fn sum(&self, count: fn(&Flights) -> &AtomicU64) -> u64 {
+        self.flights
+            .iter()
+            .map(|f| count(f).load(Ordering::Relaxed))
+            .sum()
     }
 
     /// The step's send lags so far, merged over shards, microseconds.
@@ -316,10 +372,13 @@ impl Recorder {
             shard.send_lag.reset();
             shard.interval.clear();
             shard.nodes.clear();
+            shard.setup.clear();
         }
         for flights in self.flights.iter() {
             flights.begun.store(0, Ordering::Relaxed);
             flights.ended.store(0, Ordering::Relaxed);
+            flights.rested.store(0, Ordering::Relaxed);
+            flights.resumed.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -327,6 +386,27 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operation_waiting_after_a_429_is_out_of_flight_until_it_resumes() {
+        let recorder = Recorder::new(1);
+        let mut on = ConnectionMetrics::default();
+        recorder.began(None, false);
+        recorder.began(None, false);
+        recorder.resting();
+        assert_eq!((recorder.in_flight(), recorder.waiting_after_429()), (1, 1));
+        recorder.resumed();
+        recorder.retried_429(&mut on, Operation::Read, 5_000);
+        assert_eq!((recorder.in_flight(), recorder.waiting_after_429()), (2, 0));
+        recorder.ended();
+        recorder.ended();
+        assert_eq!(recorder.in_flight(), 0);
+        let read = on.of(Operation::Read);
+        assert_eq!((read.retried_429, read.retry_429_wait_ns), (1, 5_000));
+        let mut interval = IntervalMetrics::default();
+        recorder.take_interval(&mut interval);
+        assert_eq!(interval.operations[Operation::Read].retried_429, 1);
+    }
 
     #[test]
     fn merges_what_threads_recorded_and_clears_intervals_apart_from_the_step() {

@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 
 use super::connection::{ConnectionMetrics, ConnectionTimes, OperationCounts};
 use super::recorder::{NodeLatencies, OperationLatencies, StepLatencies, new_histogram};
+use super::setup::SetupTally;
 use crate::workload::{Operation, PerOperation};
 
 /// One kind of operation, tallied: its counts and its histograms side by side.
@@ -50,6 +51,8 @@ pub struct PhaseTally {
     pub send_lag: Histogram<u64>,
     /// Per node of the target, by address, when it has several.
     pub nodes: Vec<(String, NodeLatencies)>,
+    /// The connections opened, and what opening them took.
+    pub setup: SetupTally,
 }
 
 impl Default for PhaseTally {
@@ -62,6 +65,7 @@ impl Default for PhaseTally {
             late: 0,
             send_lag: new_histogram(),
             nodes: Vec::new(),
+            setup: SetupTally::default(),
         }
     }
 }
@@ -105,6 +109,7 @@ impl PhaseTally {
         self.json_received = self.json_received.saturating_add(other.json_received);
         self.late = self.late.saturating_add(other.late);
         let _ = self.send_lag.add(&other.send_lag);
+        self.setup.merge(&other.setup);
         for (address, node) in &other.nodes {
             match self.nodes.iter_mut().find(|(a, _)| a == address) {
                 Some((_, mine)) => mine.merge(node),

@@ -1,6 +1,7 @@
 //! Why operations started late under `--rate`, from what each interval measured: the
-//! server not answering at all, the client's CPU at its limit, the machine's CPU taken by
-//! other processes, or too few connections for the rate at the latency the server gave.
+//! server not answering at all, the server limiting its rate (429s whose wait held the
+//! connections), the client's CPU at its limit, the machine's CPU taken by other
+//! processes, or too few connections for the rate at the latency the server gave.
 //! Each late start is put down to the first of these its interval shows, so a stalled
 //! server is never reported as the client's fault.
 
@@ -24,6 +25,7 @@ pub struct Stall {
 #[derive(Debug, Default, PartialEq)]
 struct Blame {
     stall: u64,
+    rate_limited: u64,
     client_cpu: u64,
     other_processes: u64,
     connections: u64,
@@ -32,8 +34,23 @@ struct Blame {
     machine_busiest: (f64, f64),
 }
 
+/// Answers in the interval, as the live lines count them: a 429 is an answer, though its
+/// operation goes out again.
 fn answered(row: &IntervalResult) -> u64 {
-    row.operations.iter().map(|o| o.succeeded + o.failed).sum()
+    row.operations
+        .iter()
+        .map(|o| o.succeeded + o.failed + o.retried_429)
+        .sum()
+}
+
+/// Whether the server turned requests away with 429 in the interval, or connections were
+/// waiting after one at its end.
+fn met_429s(row: &IntervalResult) -> bool {
+    row.waiting_after_429 > 0
+        || row
+            .operations
+            .iter()
+            .any(|o| o.rate_limited + o.retried_429 > 0)
 }
 
 /// Whether each interval was stalled: it began with operations in flight and ended
@@ -86,6 +103,8 @@ fn blame(phase: &PhaseResult) -> Blame {
         catching_up = stalled || (catching_up && row.late > 0);
         let share = if catching_up {
             &mut blame.stall
+        } else if met_429s(row) {
+            &mut blame.rate_limited
         } else if row.cpu >= SATURATED {
             &mut blame.client_cpu
         } else if let Some(machine) = row.machine_cpu.filter(|&m| m >= SATURATED) {
@@ -141,6 +160,13 @@ pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
             "  WARNING: {} operations started late because the server stopped answering {}: the server stalled, not the client",
             grouped(blame.stall),
             when.join(", ")
+        );
+    }
+    if blame.rate_limited > 0 {
+        let _ = writeln!(
+            out,
+            "  WARNING: {} operations started late while the server turned requests away with 429 (rate limited; with --retry-429 their connections waited as it asked): the server limits the rate, not the client; lower --rate below its limit",
+            grouped(blame.rate_limited)
         );
     }
     if blame.client_cpu > 0 {
@@ -212,6 +238,8 @@ mod tests {
                 succeeded: answered,
                 failed: 0,
                 timeouts: 0,
+                rate_limited: 0,
+                retried_429: 0,
                 throughput: answered as f64,
                 p50_ms: 0.0,
                 p99_ms: 0.0,
@@ -219,6 +247,7 @@ mod tests {
             }],
             machine_cpu: Some(cpu),
             in_flight,
+            waiting_after_429: 0,
         }
     }
 
@@ -266,6 +295,28 @@ mod tests {
         lines(&p, 200.0, &mut out);
         assert!(out.contains("from 1.0 s to 3.0 s"), "{out}");
         assert!(out.contains("the server stalled"), "{out}");
+    }
+
+    #[test]
+    fn late_starts_while_the_server_limits_its_rate_blame_the_limit() {
+        let mut limited = row(2.0, 0, 0, 9, 0.02);
+        limited.operations[0].retried_429 = 4;
+        // A 429 is an answer: no stall, though nothing ended.
+        // Nothing but waiting in the interval after: still the limit's doing.
+        let mut waiting = row(3.0, 0, 0, 5, 0.02);
+        waiting.waiting_after_429 = 4;
+        let p = phase(vec![row(1.0, 100, 4, 0, 0.02), limited, waiting]);
+        assert_eq!(stalls(&p), []);
+        let blame = blame(&p);
+        assert_eq!((blame.rate_limited, blame.connections), (14, 0));
+        let mut out = String::new();
+        lines(&p, 200.0, &mut out);
+        assert!(
+            out.contains(
+                "14 operations started late while the server turned requests away with 429"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

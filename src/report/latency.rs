@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::numbers::grouped;
+use crate::metrics::errors::label;
 use crate::results::{Latency as Figures, OperationResult, PhaseResult};
 
 /// Which latency a table shows.
@@ -60,52 +61,57 @@ fn failure_counts(op: &OperationResult, of_documents: bool) -> Vec<String> {
     sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     sorted
         .iter()
-        .map(|(failure, n)| format!("{failure} x{}", grouped(**n)))
+        .map(|(failure, n)| format!("{} x{}", label(failure), grouped(**n)))
         .collect()
 }
 
 /// One line per operation that had failures, by kind: `failed read: 404 x2, timeout x1`.
 /// A bulk insert's documents refused one by one (`doc:*`) count documents, not requests:
 /// they get their own line, `failed bulk_insert documents: doc:conflict x15`. Under
-/// them: examples of what the server said and how long the failures took.
+/// them: examples of what the server said and how long the failures took (and what
+/// 429s said, retried ones too).
 pub fn failures(phase: &PhaseResult) -> String {
     let mut out = String::new();
     for op in &phase.operations {
         accounting_lines(op, &mut out);
-        if op.failures.is_empty() {
-            continue;
-        }
-        let operations = failure_counts(op, false);
-        if !operations.is_empty() {
-            let _ = writeln!(out, "  failed {}: {}", op.operation, operations.join(", "));
-        }
-        let documents = failure_counts(op, true);
-        if !documents.is_empty() {
-            let _ = writeln!(
-                out,
-                "  failed {} documents: {}",
-                op.operation,
-                documents.join(", ")
-            );
-        }
-        if let Some(l) = &op.failed_latency {
-            let _ = writeln!(
-                out,
-                "    the failures took (ms): p50 {:.3}, p99 {:.3}, max {:.3}",
-                l.p50_ms, l.p99_ms, l.max_ms
-            );
+        if !op.failures.is_empty() {
+            failure_lines(op, &mut out);
         }
         for (failure, examples) in &op.failure_samples {
             for example in examples {
-                let _ = writeln!(out, "    e.g. {failure}: {example}");
+                let _ = writeln!(out, "    e.g. {}: {example}", label(failure));
             }
         }
     }
     out
 }
 
-/// Operations that were not simply done or failed: resent, with an unknown outcome, or
-/// never run.
+/// The failures of one operation, by kind, and how long they took.
+fn failure_lines(op: &OperationResult, out: &mut String) {
+    let operations = failure_counts(op, false);
+    if !operations.is_empty() {
+        let _ = writeln!(out, "  failed {}: {}", op.operation, operations.join(", "));
+    }
+    let documents = failure_counts(op, true);
+    if !documents.is_empty() {
+        let _ = writeln!(
+            out,
+            "  failed {} documents: {}",
+            op.operation,
+            documents.join(", ")
+        );
+    }
+    if let Some(l) = &op.failed_latency {
+        let _ = writeln!(
+            out,
+            "    the failures took (ms): p50 {:.3}, p99 {:.3}, max {:.3}",
+            l.p50_ms, l.p99_ms, l.max_ms
+        );
+    }
+}
+
+/// Operations that were not simply done or failed: resent, sent again after a 429, with
+/// an unknown outcome, or never run.
 fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
     let name = &op.operation;
     if op.resends > 0 {
@@ -113,6 +119,14 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
             out,
             "  resent {name}: {} (sent again after the connection closed before any answer; their time counts in full)",
             grouped(op.resends)
+        );
+    }
+    if op.retried_429 > 0 || op.retry_429_wait_ns > 0 {
+        let _ = writeln!(
+            out,
+            "  retried {name}: {} after a 429 (rate limited); {:.3} s waiting to send again (--retry-429; the waits count in the operations' latency)",
+            grouped(op.retried_429),
+            op.retry_429_wait_ns as f64 / 1e9
         );
     }
     if op.unknown_outcomes > 0 {

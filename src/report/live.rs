@@ -11,13 +11,14 @@ fn ms(microseconds: u64) -> f64 {
     microseconds as f64 / 1_000.0
 }
 
-/// `  12.0s  read 1,520/s p50 5.20 p99 9.10ms err 0 to 0 | update … | cpu 41%`
+/// `  12.0s  read(1520/s p50=5.20 p99=9.10ms err=0 to=0) update(…) cpu=41%`; an operation
+/// that met 429s adds `429=` (failed as rate limited) and `retried=` (sent again).
 pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
     let mut out = format!("{:>7.1}s ", row.elapsed);
     let mut total = 0u64;
     for op in Operation::ALL {
         let m = row.of(op);
-        if m.succeeded + m.failed == 0 {
+        if !m.saw_anything() {
             continue;
         }
         total += m.succeeded + m.failed;
@@ -25,14 +26,18 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
         let (p50, p99) = (ms(m.p50_us), ms(m.p99_us));
         let _ = write!(
             out,
-            " {}({:.0}/s p50={:.2} p99={:.2}ms err={} to={})",
+            " {}({:.0}/s p50={:.2} p99={:.2}ms err={} to={}",
             op.name(),
             rate,
             p50,
             p99,
-            m.failed - m.timeouts,
+            m.failed.saturating_sub(m.timeouts + m.rate_limited),
             m.timeouts
         );
+        if m.rate_limited + m.retried_429 > 0 {
+            let _ = write!(out, " 429={} retried={}", m.rate_limited, m.retried_429);
+        }
+        out.push(')');
     }
     if total == 0 {
         out.push_str(" (no operation finished)");
@@ -62,8 +67,15 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
 
 /// Why operations started late in this interval, as `late_cause` decides for the report.
 fn behind(row: &IntervalRow) -> &'static str {
+    let met_429s = row.waiting_after_429 > 0
+        || Operation::ALL.into_iter().any(|op| {
+            let m = row.of(op);
+            m.rate_limited + m.retried_429 > 0
+        });
     if row.stalled || row.after_stall {
         "the server stalled, not the client"
+    } else if met_429s {
+        "the server limits its rate (429), not the client"
     } else if row.cpu >= SATURATED {
         // With the CPU saturated, more connections would only make it worse.
         "the client's CPU is saturated; lower --rate"
@@ -71,5 +83,44 @@ fn behind(row: &IntervalRow) -> &'static str {
         "other processes keep the machine's CPU busy"
     } else {
         "every connection was waiting for an answer; add connections"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Failure, IntervalMetrics};
+
+    #[test]
+    fn a_429_shows_apart_from_other_errors() {
+        let mut interval = IntervalMetrics::default();
+        interval.succeeded(Operation::Read, 2_000_000);
+        interval.failed(Operation::Read, &Failure::RateLimited);
+        interval.failed(Operation::Read, &Failure::Timeout);
+        interval.failed(Operation::Read, &Failure::Status(500));
+        interval.retried_429(Operation::Read);
+        interval.retried_429(Operation::Update);
+        interval.succeeded(Operation::Create, 1_000_000);
+        interval.late = 3;
+        let text = line(&interval.row(2.0, 1.0, 0.1), None);
+        assert!(
+            text.ends_with(
+                "BEHIND: 3 started late: the server limits its rate (429), not the client"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(" read(1/s p50=2.00 p99=2.00ms err=1 to=1 429=1 retried=1)"),
+            "{text}"
+        );
+        // Only sent again, none ended: the kind still shows, so the wait is seen.
+        assert!(
+            text.contains(" update(0/s p50=0.00 p99=0.00ms err=0 to=0 429=0 retried=1)"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" create(1/s p50=1.00 p99=1.00ms err=0 to=0) "),
+            "{text}"
+        );
     }
 }

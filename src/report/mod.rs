@@ -1,6 +1,7 @@
 //! Turning measurements into what users read.
 
 pub mod achieved;
+pub mod connections;
 pub mod forms;
 pub mod ironcushion;
 pub mod late_cause;
@@ -9,7 +10,23 @@ pub mod live;
 pub mod numbers;
 pub mod summary;
 
+use std::collections::BTreeMap;
+
 use crate::results::PhaseResult;
+
+/// Warnings about how the whole run was made, from its result's config: printed before
+/// its phases wherever a result is shown.
+pub fn run_warnings(config: &BTreeMap<String, serde_json::Value>) -> String {
+    let unverified = config
+        .get("tls")
+        .and_then(|tls| tls.get("verified"))
+        .is_some_and(|verified| verified == false);
+    if unverified {
+        "WARNING: --insecure: the servers' TLS certificates were not checked; the figures may come from another server than the one meant\n".to_string()
+    } else {
+        String::new()
+    }
+}
 
 /// Everything printed for one phase: what it achieved, Iron Cushion's block, the latency
 /// tables, failures, the summary, and why connections stopped early.
@@ -28,6 +45,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     out.push_str(&latency::target_nodes(phase));
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase));
+    out.push_str(&connections::lines(phase));
     out.push_str(&summary::action(phase));
     let mut reasons = phase.aborted.clone();
     reasons.sort();

@@ -9,6 +9,7 @@ use super::{
     ActionResult, ConnectionTimesResult, IntervalOperation, IntervalResult, IronCushion, Latency,
     OperationResult, PhaseResult, Spread, histogram, per_second,
 };
+use crate::metrics::setup::SetupTally;
 use crate::metrics::{
     ActionReport, ConnectionTimes, IntervalRow, OperationTally, PhaseOutcome, PhaseTally,
 };
@@ -178,6 +179,8 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
         response: latency(&latencies.response),
         failed_latency: (!latencies.failed.is_empty()).then(|| latency(&latencies.failed)),
         resends: m.resends,
+        retried_429: m.retried_429,
+        retry_429_wait_ns: m.retry_429_wait_ns,
         unknown_outcomes: m.unknown,
         not_run: m.not_run,
     }
@@ -193,12 +196,14 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
     let operations = row
         .operations
         .iter()
-        .filter(|(_, m)| m.succeeded + m.failed > 0)
+        .filter(|(_, m)| m.saw_anything())
         .map(|(op, m)| IntervalOperation {
             operation: op.name().to_string(),
             succeeded: m.succeeded,
             failed: m.failed,
             timeouts: m.timeouts,
+            rate_limited: m.rate_limited,
+            retried_429: m.retried_429,
             throughput: if row.length > 0.0 {
                 m.succeeded as f64 / row.length
             } else {
@@ -218,6 +223,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         operations,
         machine_cpu: row.machine_cpu,
         in_flight: row.in_flight,
+        waiting_after_429: row.waiting_after_429,
     }
 }
 
@@ -284,7 +290,18 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
             .collect(),
         action: facts.action,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
+        connection_setup: connection_setup(&tally.setup),
     }
+}
+
+/// The phase's connection openings, when it opened any.
+fn connection_setup(setup: &SetupTally) -> Option<super::ConnectionSetupResult> {
+    (setup.opened > 0).then(|| super::ConnectionSetupResult {
+        opened: setup.opened,
+        reconnects: setup.reconnects,
+        connect: latency(&setup.connect),
+        handshake: (!setup.handshake.is_empty()).then(|| latency(&setup.handshake)),
+    })
 }
 
 fn action(a: &ActionReport) -> ActionResult {

@@ -88,6 +88,22 @@ pub struct PhaseResult {
     /// a result of schema 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_times: Option<ConnectionTimesResult>,
+    /// The connections the phase opened and what opening them took; absent in results
+    /// written before sofabench counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_setup: Option<ConnectionSetupResult>,
+}
+
+/// Connections opened in a phase: how many, how many replaced a lost or retired one, and
+/// the time of the TCP connect and (over TLS) the handshake.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ConnectionSetupResult {
+    pub opened: u64,
+    pub reconnects: u64,
+    pub connect: Latency,
+    /// Absent when no connection shook hands (plain http).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<Latency>,
 }
 
 /// Each connection's times in nanoseconds, a column per quantity and an entry per
@@ -133,6 +149,7 @@ impl PhaseResult {
             action: None,
             target_nodes: Vec::new(),
             connection_times: None,
+            connection_setup: None,
         }
     }
 }
@@ -207,11 +224,13 @@ pub struct OperationResult {
     /// `documents` per second of the phase's wall-clock time: a bulk insert's documents/s.
     #[serde(default)]
     pub documents_per_sec: f64,
-    /// Failures by kind: an HTTP status (`"404"`), `timeout`, `transport`, `bad_answer`,
-    /// `no_document` count operations; `doc:<error>` (bulk insert) counts documents.
+    /// Failures by kind: an HTTP status (`"404"`), `rate_limited` (429), `timeout`,
+    /// `transport`, `bad_answer`, `no_document` count operations; `doc:<error>` (bulk
+    /// insert) counts documents.
     pub failures: BTreeMap<String, u64>,
     /// A few examples of what the server said, per failure kind (answer bodies cut to
-    /// 300 characters, or what broke).
+    /// 300 characters, or what broke); `rate_limited` keeps retried 429s' too, with the
+    /// `Retry-After` they carried.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failure_samples: BTreeMap<String, Vec<String>>,
     /// Every answer's HTTP status, with counts.
@@ -228,6 +247,14 @@ pub struct OperationResult {
     /// before any byte of an answer. Writes are never resent.
     #[serde(default)]
     pub resends: u64,
+    /// 429 answers after which the operation was sent again (`--retry-429`); absent when
+    /// there were none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried_429: u64,
+    /// Time spent waiting before sending operations again after a 429, nanoseconds;
+    /// absent when there was none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retry_429_wait_ns: u64,
     /// Documents written by requests whose answer was lost after they went out (a
     /// timeout or a broken connection): they may or may not be in the database.
     #[serde(default)]
@@ -236,6 +263,10 @@ pub struct OperationResult {
     /// up reconnecting (`--reconnect-for`); never counts what `--duration` or Ctrl-C cut.
     #[serde(default)]
     pub not_run: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `count` per second of `seconds` (a phase's wall-clock time); 0 when no time passed.
@@ -281,6 +312,10 @@ pub struct IntervalResult {
     /// Operations sent and not yet answered at the interval's end.
     #[serde(default)]
     pub in_flight: u64,
+    /// Operations waiting to be sent again after a 429 at the interval's end (not in
+    /// `in_flight`); absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting_after_429: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -289,6 +324,12 @@ pub struct IntervalOperation {
     pub succeeded: u64,
     pub failed: u64,
     pub timeouts: u64,
+    /// Failures that were 429s (in `failed`); absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rate_limited: u64,
+    /// 429 answers after which the operation was sent again; absent when there were none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried_429: u64,
     /// Successful operations per second in the interval.
     pub throughput: f64,
     pub p50_ms: f64,

@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 
 use super::{Latency, OperationResult, PhaseResult, histogram};
 use crate::metrics::recorder::{NodeLatencies, OperationLatencies};
+use crate::metrics::setup::SetupTally;
 use crate::metrics::{ConnectionTimes, Failure, OperationCounts, OperationTally, PhaseTally};
 use crate::workload::{Operation, PerOperation};
 
@@ -56,6 +57,33 @@ pub fn of_phase(phase: &PhaseResult) -> Result<PhaseTally, String> {
             None => crate::metrics::recorder::new_histogram(),
         },
         nodes,
+        setup: setup(phase).map_err(context)?,
+    })
+}
+
+/// The phase's connection openings; none in a result that does not record them.
+fn setup(phase: &PhaseResult) -> Result<SetupTally, String> {
+    let Some(result) = &phase.connection_setup else {
+        return Ok(SetupTally::default());
+    };
+    let connect = decoded(&result.connect)?;
+    let handshake = match &result.handshake {
+        Some(handshake) => decoded(handshake)?,
+        None => crate::metrics::recorder::new_histogram(),
+    };
+    if connect.len() != result.opened || result.reconnects > result.opened {
+        return Err(format!(
+            "connection_setup says {} connections opened ({} reconnects) but times {}",
+            result.opened,
+            result.reconnects,
+            connect.len()
+        ));
+    }
+    Ok(SetupTally {
+        opened: result.opened,
+        reconnects: result.reconnects,
+        connect,
+        handshake,
     })
 }
 
@@ -73,6 +101,8 @@ pub fn of_operation(
             _ => 0,
         },
         resends: result.resends,
+        retried_429: result.retried_429,
+        retry_429_wait_ns: result.retry_429_wait_ns,
         unknown: result.unknown_outcomes,
         not_run: result.not_run,
         ..OperationCounts::default()
@@ -190,6 +220,14 @@ mod tests {
             read.resends = c;
             read.failures.add(Failure::Status(404), 1);
             read.statuses.add(404, 1);
+            read.failures.add(Failure::RateLimited, 1);
+            read.samples.add(
+                &Failure::RateLimited,
+                "Retry-After: 5 · {\"error\":\"too_many_requests\"}",
+            );
+            read.statuses.add(429, 3);
+            read.retried_429 = 2;
+            read.retry_429_wait_ns = 5_000_000_000 + c;
             read.not_run = 2;
             m.operation(Operation::Update).unknown = 1;
             m.operation(Operation::Update)
@@ -209,7 +247,13 @@ mod tests {
         }
         let mut send_lag = crate::metrics::recorder::new_histogram();
         send_lag.record(40).unwrap();
-        PhaseTally::of_connections(connections, latencies, send_lag, Vec::new())
+        let mut setup = SetupTally::default();
+        setup.record(200_000, Some(3_000_000), false);
+        setup.record(400_000, Some(1_000_000), true);
+        PhaseTally {
+            setup,
+            ..PhaseTally::of_connections(connections, latencies, send_lag, Vec::new())
+        }
     }
 
     /// Histograms compared by what they hold: one histogram has several encodings.
@@ -221,6 +265,10 @@ mod tests {
             op.failed_latency.as_mut().map(again);
         }
         result.send_lag.as_mut().map(again);
+        if let Some(setup) = &mut result.connection_setup {
+            again(&mut setup.connect);
+            setup.handshake.as_mut().map(again);
+        }
         result
     }
 
@@ -228,8 +276,17 @@ mod tests {
     fn a_result_reads_back_into_the_tally_it_was_built_from() {
         let mix = vec![Operation::BulkInsert, Operation::Read, Operation::Update];
         let built = build::from_tally(facts(mix.clone()), &tally());
+        let read = &built.operations[1];
+        assert_eq!(
+            (read.retried_429, read.failures["rate_limited"]),
+            (6, 3),
+            "429s are their own kind, and their retries are kept"
+        );
+        assert_eq!(read.retry_429_wait_ns, 15_000_000_003);
         let back = of_phase(&built).unwrap();
         assert_eq!(back.connections, tally().connections);
+        assert_eq!((back.setup.opened, back.setup.reconnects), (2, 1));
+        assert_eq!(back.setup.handshake.len(), 2);
         let rebuilt = build::from_tally(facts(mix), &back);
         assert_eq!(canonical(rebuilt), canonical(built));
     }
@@ -247,6 +304,14 @@ mod tests {
         assert!(of_phase(&built).unwrap_err().contains("\"teleport\""));
         let err = check_readable(&[built], "r.json").unwrap_err();
         assert!(err.starts_with("r.json: phase crud"), "{err}");
+    }
+
+    #[test]
+    fn connection_setup_counts_must_match_their_times() {
+        let mut built = build::from_tally(facts(vec![Operation::Read]), &tally());
+        built.connection_setup.as_mut().unwrap().opened = 5;
+        let err = of_phase(&built).unwrap_err();
+        assert!(err.contains("5 connections opened"), "{err}");
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub struct ConfigRecord {
     pub timeout_seconds: Option<f64>,
     pub reconnect_for_seconds: f64,
     pub failover: bool,
+    /// How https:// nodes were spoken to; absent when none is.
+    pub tls: Option<TlsRecord>,
+    /// False with --disable-keepalive: a connection per request.
+    pub keep_alive: bool,
     pub id_prefix: String,
     pub reuse: bool,
     pub recreate: bool,
@@ -40,6 +44,20 @@ pub struct ConfigRecord {
     pub action_timeout_seconds: Option<f64>,
     /// The largest answer held (`--max-response-size`), bytes.
     pub max_response_size: u64,
+    /// The most times an operation turned away with a 429 is sent again (`--retry-429`);
+    /// `null` when a 429 is not retried.
+    pub retry_429: Option<u32>,
+}
+
+/// The TLS settings of a run, as its result records them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TlsRecord {
+    /// False with --insecure: any certificate was accepted.
+    pub verified: bool,
+    /// The --cacert file, when the system's trust store was not used.
+    pub cacert: Option<String>,
+    /// Whether a client certificate was offered (--cert).
+    pub client_certificate: bool,
 }
 
 impl ConfigRecord {
@@ -81,6 +99,8 @@ mod tests {
             timeout_seconds: Some(30.0),
             reconnect_for_seconds: 30.0,
             failover: false,
+            tls: None,
+            keep_alive: true,
             id_prefix: "p".to_string(),
             reuse: false,
             recreate: false,
@@ -89,9 +109,11 @@ mod tests {
             replication_address: "r".to_string(),
             action_timeout_seconds: None,
             max_response_size: 64 << 20,
+            retry_429: None,
         };
         let map = record.to_map();
-        assert_eq!(map.len(), 29);
+        assert_eq!(map.len(), 32);
+        assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));
         assert_eq!(map["num_crud_operations"], serde_json::json!(1000));

@@ -18,6 +18,7 @@ pub fn describe(setup: &Setup) -> String {
         scenario.name,
         scenario.description
     );
+    text.push_str(&connection_line(setup));
     let node = setup.node;
     if node.count > 1 {
         text.push_str(&format!(
@@ -39,6 +40,26 @@ pub fn describe(setup: &Setup) -> String {
         engine.seed,
         engine.ids.prefix()
     ));
+    if let Some(retry) = engine.retry_429 {
+        text.push_str(&format!(
+            "  429 Too Many Requests: the operation is sent again, up to {} times, after the server's Retry-After (at most {} s) or a backoff (--retry-429)\n",
+            retry.most,
+            crate::engine::rate_limit::MOST_WAIT.as_secs()
+        ));
+    }
+    text
+}
+
+/// How the nodes are spoken to, when it is not the default (plain keep-alive
+/// connections): TLS and its checks, a connection per request.
+fn connection_line(setup: &Setup) -> String {
+    let mut text = String::new();
+    if !setup.config.keep_alive {
+        text.push_str("  connections: a new one for every request (--disable-keepalive)\n");
+    }
+    if setup.config.tls.as_ref().is_some_and(|tls| !tls.verified) {
+        text.push_str("  WARNING: --insecure: the servers' TLS certificates are not checked\n");
+    }
     text
 }
 

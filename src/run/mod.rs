@@ -13,5 +13,5 @@ mod setup;
 pub mod thresholds;
 mod verdict;
 
-pub use config::ConfigRecord;
+pub use config::{ConfigRecord, TlsRecord};
 pub use setup::{DatabasePolicy, Setup};

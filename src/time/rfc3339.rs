@@ -38,12 +38,7 @@ pub fn parse(s: &str) -> Option<i64> {
     {
         return None;
     }
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-        return None;
-    }
-    if hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
+    let local = unix_seconds(year, month, day, (hour, minute, second))?;
     let mut rest = &b[19..];
     if let [b'.', tail @ ..] = rest {
         let fraction = tail.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -65,8 +60,25 @@ pub fn parse(s: &str) -> Option<i64> {
         }
         _ => return None,
     };
+    Some(local - offset)
+}
+
+/// Unix seconds of a UTC date and time of day, or `None` unless each part is in its range
+/// (leap years included; second 60, a leap second, counts as the next second).
+pub(super) fn unix_seconds(
+    year: u32,
+    month: u32,
+    day: u32,
+    (hour, minute, second): (u32, u32, u32),
+) -> Option<i64> {
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
     let days = days_from_civil(i64::from(year), month, day);
-    Some(days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset)
+    Some(days * 86_400 + i64::from(hour * 3600 + minute * 60 + second))
 }
 
 /// Writes Unix time `secs` (0000-01-01 to 9999-12-31) as `YYYY-MM-DDThh:mm:ssZ`.
@@ -93,7 +105,7 @@ fn put(slot: &mut [u8], mut value: u32) {
 }
 
 /// The `count` ASCII digits at `b[at..]` as a number.
-fn digits(b: &[u8], at: usize, count: usize) -> Option<u32> {
+pub(super) fn digits(b: &[u8], at: usize, count: usize) -> Option<u32> {
     b.get(at..at + count)?.iter().try_fold(0u32, |n, &c| {
         c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
     })

@@ -8,6 +8,8 @@ pub mod counting_proxy;
 pub mod cut_proxy;
 pub mod delay_server;
 pub mod http_request;
+pub mod limiting_server;
+pub mod tls;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -50,7 +52,7 @@ pub fn free_port() -> u16 {
 }
 
 /// Kills the child when the test process dies, however it dies.
-fn die_with_parent(command: &mut Command) {
+pub(crate) fn die_with_parent(command: &mut Command) {
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);

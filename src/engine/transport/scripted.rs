@@ -8,12 +8,15 @@ use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{Clock, Transport};
 use crate::driver::{Call, Endpoint, Exchange, ExchangeTiming, Method, TransportError, Unanswered};
 use crate::engine::stop::Stop;
-use crate::target::Node;
+use crate::target::{Node, Scheme};
+
+/// The wall-clock time at which every virtual clock begins: 2026-01-01T00:00:00Z.
+pub const WALL_START_SECS: u64 = 1_767_225_600;
 
 /// Time that passes only when told to; clones share it.
 #[derive(Clone)]
@@ -57,6 +60,11 @@ impl Clock for VirtualClock {
         self.start + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
     }
 
+    fn wall(&self) -> SystemTime {
+        let elapsed = Duration::from_nanos(self.nanos.load(Ordering::Relaxed));
+        SystemTime::UNIX_EPOCH + Duration::from_secs(WALL_START_SECS) + elapsed
+    }
+
     fn sleep_until(&mut self, at: Instant) -> impl Future<Output = ()> + Send {
         self.advance_to(at);
         std::future::ready(())
@@ -71,6 +79,8 @@ pub enum Reply {
         body: String,
         timing: ExchangeTiming,
         resent: bool,
+        /// A 429's `Retry-After`.
+        retry_after: Option<String>,
     },
     /// Never answers: the exchange ends with `error` after `took`.
     Lost {
@@ -81,6 +91,9 @@ pub enum Reply {
     },
     /// Never answers, and the run is interrupted meanwhile (its stop and abandon raised).
     Interrupt(Stop),
+    /// Replies as the inner reply, and the run is stopped (the first Ctrl-C) as the
+    /// answer comes in.
+    Stopping(Box<Reply>, Stop),
 }
 
 impl Reply {
@@ -95,7 +108,22 @@ impl Reply {
                 receive: 0,
             },
             resent: false,
+            retry_after: None,
         }
+    }
+
+    /// A 429 after `wait_ms`, with this `Retry-After` (or none).
+    pub fn too_many(retry_after: Option<&str>, wait_ms: u64) -> Reply {
+        let body = r#"{"error":"too_many_requests","reason":"You've exceeded your rate limit allowance."}"#;
+        let mut reply = Reply::answer(429, body, wait_ms);
+        if let Reply::Answer {
+            retry_after: header,
+            ..
+        } = &mut reply
+        {
+            *header = retry_after.map(str::to_string);
+        }
+        reply
     }
 
     /// A connection broken after the request went out: it may have been applied.
@@ -141,6 +169,7 @@ impl ScriptedServer {
     /// script says otherwise.
     pub fn new(clock: &VirtualClock) -> ScriptedServer {
         let node = Node {
+            scheme: Scheme::Http,
             host: "127.0.0.1".to_string(),
             port: 5984,
             host_header: "127.0.0.1:5984".to_string(),
@@ -191,16 +220,21 @@ impl ScriptedServer {
             body: call.body.unwrap_or_default().to_vec(),
             at: started,
         });
-        let reply = self
+        let mut reply = self
             .script
             .pop_front()
             .unwrap_or_else(|| couch_answer(call, self.default_wait_ms));
+        if let Reply::Stopping(inner, stop) = reply {
+            stop.stop.raise();
+            reply = *inner;
+        }
         match reply {
             Reply::Answer {
                 status,
                 body,
                 timing,
                 resent,
+                retry_after,
             } => {
                 let finished = started + Duration::from_nanos(timing.service_time());
                 self.clock.advance_to(finished);
@@ -211,6 +245,7 @@ impl ScriptedServer {
                     started,
                     finished,
                     resent,
+                    retry_after: retry_after.map(Into::into),
                 }))
             }
             Reply::Lost {
@@ -232,6 +267,7 @@ impl ScriptedServer {
                 stop.abandon.raise();
                 None
             }
+            Reply::Stopping(..) => unreachable!("unwrapped above"),
         }
     }
 }
@@ -277,6 +313,10 @@ impl Transport for ScriptedServer {
     fn move_to(&mut self, endpoint: Arc<Endpoint>) {
         self.endpoint = endpoint;
     }
+
+    /// The scripted server has no connections to open; openings are checked against real
+    /// sockets (tests/tls.rs).
+    fn take_openings(&mut self, _take: impl FnMut(crate::driver::Opening)) {}
 }
 
 /// A revision's 32 hex digits; the server's answers need not differ in them.

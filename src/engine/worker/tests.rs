@@ -1,8 +1,9 @@
-//! A worker driven by a scripted server on a virtual clock: its bookkeeping, its pacing
-//! and its reconnection, checked without a server and without waiting.
+//! A worker driven by a scripted server on a virtual clock: its bookkeeping, its pacing,
+//! its reconnection and its answer to 429s, checked without a server and without waiting.
 
 mod bookkeeping;
 mod pacing;
+mod rate_limited;
 mod reconnection;
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::{Abort, Numbering, Pacing, PhaseWork, Shared, Worker};
 use crate::driver::Rev;
+use crate::engine::rate_limit::Retry429;
 use crate::engine::stop::Stop;
 use crate::engine::transport::scripted::{ScriptedServer, VirtualClock};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
@@ -25,6 +27,7 @@ struct Settings {
     late_threshold: Duration,
     reconnect_for: Duration,
     stop: Stop,
+    retry_429: Option<Retry429>,
 }
 
 impl Default for Settings {
@@ -33,6 +36,7 @@ impl Default for Settings {
             late_threshold: Duration::from_millis(5),
             reconnect_for: Duration::from_secs(60),
             stop: Stop::default(),
+            retry_429: None,
         }
     }
 }
@@ -51,6 +55,7 @@ fn shared(settings: Settings) -> Arc<Shared> {
         failover: false,
         endpoints: Vec::new(),
         credentials: None,
+        retry_429: settings.retry_429,
     })
 }
 

@@ -125,6 +125,7 @@ fn resent_requests_are_counted_whether_answered_or_not() {
         body: r#"{"_id":"p-0000000000","_rev":"1-0123456789abcdef0123456789abcdef"}"#.into(),
         timing: ExchangeTiming::default(),
         resent: true,
+        retry_after: None,
     };
     let lost = Reply::Lost {
         error: TransportError::Closed,
