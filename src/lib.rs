@@ -6,7 +6,7 @@
 //! documents from a `template`; `metrics` is what the connections measure, `results` a
 //! run's result as data, `report` what users read, `export` the result's other formats,
 //! and `analysis` compares, checks and merges results. Below them all: `time`
-//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `seed`, `target` and `exit`.
+//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `host`, `seed`, `target` and `exit`.
 
 pub mod analysis;
 pub mod cli;
@@ -16,6 +16,7 @@ pub mod engine;
 pub mod exit;
 pub mod export;
 pub mod files;
+pub mod host;
 pub mod metrics;
 pub mod report;
 pub mod results;

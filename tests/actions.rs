@@ -356,6 +356,67 @@ fn ctrl_c_during_a_compaction_ends_the_wait_and_says_so() {
     assert!(run.took < Duration::from_secs(5), "{:?}", run.took);
 }
 
+/// Ctrl-C ends a phase's operations, which starts a waiting action early; a stopped run
+/// must not start one (a replication after Ctrl-C kept the run going, up to the grace).
+#[test]
+fn ctrl_c_before_an_actions_moment_does_not_start_it() {
+    let couch = CouchLike::start(
+        "followed",
+        Timeline {
+            starts_after: Duration::ZERO,
+            database_running: Duration::ZERO,
+            tasks_running: Duration::ZERO,
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(
+        dir.path(),
+        r#"
+[[phase]]
+name = "later"
+mix = { create = 1 }
+duration = "60s"
+connections = 1
+replicate_at = "30s"
+replicate_to = "never-copy"
+"#,
+    );
+    let json = dir.path().join("result.json");
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", couch.url),
+        "--database_name=followed",
+        "--quiet",
+        "--scenario",
+        &file,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(1_500));
+    let signalled = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = finish(child);
+    let ended = signalled.elapsed();
+    assert_eq!(run.code, 130, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        couch.replications().is_empty(),
+        "{:?}",
+        couch.replications()
+    );
+    let (result, text) = result(&json);
+    let note = action(&result, "later")["note"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        note, "not started: the run was stopped before its moment (replicate_at = 30.0 s)",
+        "{text}"
+    );
+    assert!(
+        ended < Duration::from_millis(1_000),
+        "ended {ended:?} after Ctrl-C"
+    );
+}
+
 #[test]
 fn a_bad_replication_address_is_refused_before_anything_is_sent() {
     let run = sofabench(&[

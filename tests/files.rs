@@ -72,6 +72,59 @@ fn inputs_over_their_limit_are_refused_without_reading_them() {
 }
 
 #[test]
+fn merge_refuses_results_too_large_together_before_reading_any() {
+    let dir = scratch("files", "merge-total");
+    // Each under the 1 GiB of one result file, 3,000 MiB together; sparse, so they would
+    // read as zeros: refused quickly means refused before reading.
+    let names: Vec<String> = (0..3)
+        .map(|i| {
+            let path = dir.join(format!("node{i}.json"));
+            sparse(&path, 1000 * 1024 * 1024);
+            path.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["merge"];
+    args.extend(names.iter().map(String::as_str));
+    let run = sofabench(&args);
+    assert_refused(
+        &run,
+        &[
+            "the 3 results are 3000 MiB together: merge reads at most 2048 MiB",
+            "merge fewer",
+        ],
+    );
+    assert!(run.took < Duration::from_secs(2), "took {:?}", run.took);
+}
+
+/// A process killed while writing a result file leaves its temporary file; the next write
+/// of that file on this machine removes it, since its process no longer runs.
+#[test]
+fn a_killed_writers_temporary_file_goes_at_the_next_write() {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let plain = host
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'));
+    assert!(
+        plain,
+        "a host name the test spells as sofabench does: {host:?}"
+    );
+    let dir = scratch("files", "leftover");
+    let mut ended = Command::new("true").spawn().unwrap();
+    let pid = ended.id();
+    ended.wait().unwrap();
+    let leftover = dir.join(format!(".result.csv.sofabench-{host}-{pid}-0.tmp"));
+    std::fs::write(&leftover, "half a CSV").unwrap();
+    let unrelated = dir.join("notes.tmp");
+    std::fs::write(&unrelated, "mine").unwrap();
+    let fixture = repository().join("tests/fixtures/result-v2.json");
+    let csv = format!("--csv={}", dir.join("result.csv").display());
+    let run = sofabench(&["report", &fixture.display().to_string(), &csv]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(entries(&dir), ["notes.tmp", "result.csv"]);
+}
+
+#[test]
 fn a_template_can_come_from_a_pipe() {
     let started = Instant::now();
     let output = Command::new("bash")
@@ -86,6 +139,91 @@ fn a_template_can_come_from_a_pipe() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 2);
+}
+
+/// What `sofabench generate -n 0` needs of address space with a tiny template (it
+/// needs 9–12 MiB here: the binary, its libraries, a thread's stack).
+const BASELINE_KIB: u64 = 16 * 1024;
+
+/// One record of a large template, as JSON: every kind of value, nesting, a timestamp.
+const RECORD_JSON: &str = r#"{"array1":[[0.0,0.0],{},true,null],"boolean1":true,"integer1":0,"obj1":{"array2":[],"obj2":{"boolean2":true}},"string1":"","when":"2013-07-01T12:00:00Z","counts":[0,1,2,3,4,5,6,7,8,9]}"#;
+
+/// The same record in XML.
+fn record_xml() -> String {
+    let entry = |name: &str, value: &str| {
+        format!("<entry><name>{name}</name><value>{value}</value></entry>")
+    };
+    let element = |value: &str| format!("<element>{value}</element>");
+    let array = |values: &[&str]| {
+        let elements: Vec<String> = values.iter().map(|v| element(v)).collect();
+        format!("<array>{}</array>", elements.concat())
+    };
+    let floats = array(&["<float/>", "<float/>"]);
+    let obj2 = format!("<object>{}</object>", entry("boolean2", "<boolean/>"));
+    let obj1 = format!(
+        "<object>{}{}</object>",
+        entry("array2", "<array/>"),
+        entry("obj2", &obj2)
+    );
+    [
+        entry(
+            "array1",
+            &array(&[&floats, "<object/>", "<boolean/>", "<null/>"]),
+        ),
+        entry("boolean1", "<boolean/>"),
+        entry("integer1", "<integer/>"),
+        entry("obj1", &obj1),
+        entry("string1", "<string/>"),
+        entry("when", "<timestamp/>"),
+        entry("counts", &array(&["<integer/>"; 10])),
+    ]
+    .concat()
+}
+
+/// A large template compiles within a small multiple of its size (issue 13): under an
+/// address space of what sofabench needs anyway plus four times the file, a 12 MB template
+/// of either format loads. Compiling one took 10 (XML) to 14 (JSON) times its size before
+/// it was compiled as it is read (docs/PERFORMANCE.md, section 8), and this failed.
+#[test]
+fn a_large_template_compiles_within_four_times_its_size() {
+    let dir = scratch("files", "large-template");
+    // Named records, enough of them for 12.5 MB.
+    let records = |record: &dyn Fn(usize) -> String| {
+        let count = 12_500_000 / record(0).len() + 1;
+        ((0..count).map(record).collect::<String>(), count)
+    };
+    let (members, _) = records(&|i| format!(",\"record{i:06}\":{RECORD_JSON}"));
+    let json = format!("{{{}}}", &members[1..]);
+    let xml_record = record_xml();
+    let (entries, xml_records) = records(&|i| {
+        format!(
+            "<entry><name>record{i:06}</name><value><object>{xml_record}</object></value></entry>"
+        )
+    });
+    let xml = format!("<object>{entries}</object>");
+    for (name, text) in [("large.json", json), ("large.xml", xml)] {
+        assert!(text.len() >= 12_500_000, "{name}: {} bytes", text.len());
+        let path = dir.join(name);
+        std::fs::write(&path, &text).unwrap();
+        let schema = format!("--schema={}", path.display());
+        let kib = BASELINE_KIB + 4 * text.len() as u64 / 1024;
+        let run = bad_server::sofabench_within(kib, &["generate", &schema, "--count=0"]);
+        assert_eq!(run.code, 0, "{name} under {kib} KiB: {}", run.stderr);
+        assert!(run.stderr.is_empty(), "{}", run.stderr);
+    }
+    // The same templates generate documents (outside the limit: a document of a 12 MB
+    // template is itself about that large).
+    let schema = format!("--schema={}", dir.join("large.xml").display());
+    let run = sofabench(&["generate", &schema, "--count=1"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(document.as_object().map(|o| o.len()), Some(xml_records));
+    assert_eq!(
+        document["record000009"]["counts"]
+            .as_array()
+            .map(|a| a.len()),
+        Some(10)
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Property tests with generated and mutated input for every parser of untrusted text:
-//! templates (JSON and XML), scenario files, threshold expressions, result files and the
+//! templates (JSON and XML), scenario files, `--config` files (TOML and JSON, through
+//! everything `run` checks before it sends), threshold expressions, result files and the
 //! histograms inside them, HTTP/1.1 responses, a 429's `Retry-After`, and CouchDB's
 //! answers. None may panic, whatever it is given.
 //!
@@ -40,6 +41,57 @@ keys = { zipfian = 0.9 }
 sweep = { connections = [1, 10] }
 compact_at = "1s"
 "#;
+
+/// A `--config` file that sets most kinds of flag: numbers, durations, sizes, a rate,
+/// switches, repeated thresholds, an address with credentials.
+const CONFIG_TOML: &str = r#"
+database_address = "http://user:pw@127.0.0.1:1"
+database_name = "fuzz"
+num_connections = 4
+num_documents_per_bulk_insert = 100
+num_bulk_insert_operations = 2
+num_crud_operations = 50
+create_weight = 2
+read_weight = 3
+update_weight = 2
+delete_weight = 1
+timeout = "2s"
+rate = 100.5
+late-threshold = "5ms"
+max-response-size = "8MB"
+interval = "1s"
+threshold = ["read.p99 < 20ms", "error_rate < 1%"]
+seed = 7
+quiet = true
+id-prefix = "fz"
+node-count = 2
+node-index = 1
+"#;
+
+/// The same as JSON, with a scenario and its flags instead of Iron Cushion's.
+const CONFIG_JSON: &str = r#"{"database_address": "http://127.0.0.1:1", "database_name": "fuzz",
+ "scenario": "scaling", "writes": 10, "reads": 20, "batch-sizes": [1, 10], "duration": "3s",
+ "num_connections": 2, "reconnect-for": "1s", "action-timeout": "1m", "failover": true,
+ "total-operations": 1000, "threshold": "create.p50 < 1s", "recreate": true}"#;
+
+/// Everything `run` checks before it sends, for a config file of `text` named `name`.
+fn check_config(name: &str, text: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    let args = ["sofabench", "run", "--config"].map(std::ffi::OsString::from);
+    let mut args = args.to_vec();
+    args.push(path.into_os_string());
+    sofabench::cli::check_run(args).map_err(|e| e.to_string())
+}
+
+/// The configs the mutations start from pass, so that mutated ones get past the first
+/// check.
+#[test]
+fn the_config_files_to_mutate_are_valid() {
+    assert_eq!(check_config("base.toml", CONFIG_TOML), Ok(()));
+    assert_eq!(check_config("base.json", CONFIG_JSON), Ok(()));
+}
 
 /// `text` with a few bytes replaced, inserted or removed: close enough to valid to get
 /// deep into a parser, wrong enough to find its corners.
@@ -94,6 +146,16 @@ proptest! {
     #[test]
     fn scenario_files_parse_or_say_why(text in mutated(SCENARIO)) {
         let _ = file::parse(&text, "fuzz.toml", &Layers::default());
+    }
+
+    #[test]
+    fn toml_config_files_check_or_say_why(text in mutated(CONFIG_TOML)) {
+        let _ = check_config("fuzz.toml", &text);
+    }
+
+    #[test]
+    fn json_config_files_check_or_say_why(text in mutated(CONFIG_JSON)) {
+        let _ = check_config("fuzz.json", &text);
     }
 
     #[test]

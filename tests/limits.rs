@@ -44,6 +44,9 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
     let connections = format!("--num_connections={huge}");
     let batch = format!("--num_documents_per_bulk_insert={huge}");
     let nodes = format!("--node-count={huge}");
+    let prefix = format!("--id-prefix={}", "x".repeat(101));
+    let sizes: Vec<String> = (1..=1_001).map(|n| n.to_string()).collect();
+    let sizes = format!("--batch-sizes={}", sizes.join(","));
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--duration=2562047788015215h"], "longer than 10 years"),
         (vec!["--timeout=2562047788015215h"], "longer than 10 years"),
@@ -96,6 +99,23 @@ fn flags_out_of_range_are_refused_before_anything_is_sent() {
             vec!["--delete_weight=0", "--threshold=delete.p99 < 1"],
             "no phase performs delete",
         ),
+        (
+            vec!["--scenario=scaling", "--writes=0"],
+            "--writes 0: scaling reads only the documents its writes created",
+        ),
+        (
+            vec!["--scenario=scaling", "--writes=0", "--reads=5"],
+            "give --writes 1 or more (--reads 0 for writes alone)",
+        ),
+        (
+            vec!["--scenario=scaling", "--reads=5"],
+            "--reads without --writes",
+        ),
+        (vec![&prefix], "--id-prefix of 101 characters: at most 100"),
+        (
+            vec!["--scenario=couchdb-report", &sizes],
+            "--batch-sizes: 1001 sizes, at most 1000",
+        ),
     ];
     for (extra, says) in cases {
         refused(&server, dir.path(), &extra, says);
@@ -116,6 +136,10 @@ fn scenario_files_out_of_range_are_refused_before_anything_is_sent() {
         (
             format!("{phase}connections = 1000000000000\n"),
             "phase \"a\": connections 1000000000000",
+        ),
+        (
+            format!("num_connections = 1000000000000\n{phase}"),
+            "toml: num_connections 1000000000000: more connections than",
         ),
         (
             format!("{phase}keys = {{ zipfian = 1.0 }}\n"),

@@ -190,6 +190,33 @@ fn ctrl_c_prints_the_interrupted_summary() {
     assert!(run.took < Duration::from_secs(5), "{:?}", run.took);
 }
 
+/// The grace after Ctrl-C is for requests still in flight: once every connection has
+/// stopped, the run ends, without waiting the grace out.
+#[test]
+fn ctrl_c_ends_as_soon_as_the_requests_in_flight_are_answered() {
+    let server = DelayServer::start(Duration::from_millis(1));
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=prompt",
+        "--quiet",
+        "--num_connections=4",
+        "--duration=60s",
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = finish(child);
+    let ended = signalled.elapsed();
+    assert_eq!(run.code, 130, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("INTERRUPTED"), "{}", run.stdout);
+    // Answers take 1 ms: the work stops at once, and the report follows. The grace is 2 s.
+    assert!(
+        ended < Duration::from_millis(1000),
+        "ended {ended:?} after Ctrl-C"
+    );
+}
+
 #[test]
 fn live_lines_come_once_per_interval() {
     let server = DelayServer::start(Duration::from_millis(1));

@@ -318,6 +318,53 @@ connections = 1
     );
 }
 
+/// A scenario given as a pipe is read once, though both its top-level settings (flags of
+/// `run`, and settings of its phases) and its phases are taken from it.
+#[test]
+fn a_scenario_from_a_pipe_or_standard_input_keeps_its_top_level_settings() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let server = PouchServer::start();
+    let scenario = |db: &str| {
+        format!(
+            "database_address = \"{}\"\ndatabase_name = \"{db}\"\n\
+             num_documents_per_bulk_insert = 7\n\
+             [[phase]]\nname = \"load\"\nmix = {{ bulk_insert = 1 }}\ntotal = 3\nconnections = 1\n",
+            server.url
+        )
+    };
+    let piped = Command::new("bash")
+        .args([
+            "-c",
+            r#"exec "$0" run --quiet --scenario <(printf '%s' "$SCENARIO")"#,
+            env!("CARGO_BIN_EXE_sofabench"),
+        ])
+        .env("SCENARIO", scenario("frompipe"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped.status.success(), "{stderr}");
+    assert_eq!(doc_count(&server.db("frompipe")), 21, "{stderr}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sofabench"))
+        .args(["run", "--quiet", "--scenario", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = scenario("fromstdin");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(doc_count(&server.db("fromstdin")), 21, "{stderr}");
+}
+
 #[test]
 fn a_rate_flag_paces_the_file_phases_that_set_none() {
     let server = PouchServer::start();

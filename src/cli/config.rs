@@ -12,6 +12,10 @@ use super::Cli;
 use crate::exit::Failed;
 use crate::files::{self, Kind};
 
+/// The most values one key takes (thresholds, batch sizes): a run has at most 1,000
+/// phases, and a longer array would only fill memory while the command line is parsed.
+const MOST_VALUES: usize = 1_000;
+
 /// Where `--config` is, if anywhere: its value, and the range of arguments it takes.
 fn find_config(args: &[OsString]) -> Option<(OsString, std::ops::Range<usize>)> {
     for (i, arg) in args.iter().enumerate() {
@@ -159,6 +163,14 @@ fn flags_from_table(table: &toml::Table, file: &str) -> Result<Vec<OsString>, Fa
                 "{file}: unknown key {key:?}{hint}"
             )));
         };
+        if let toml::Value::Array(items) = value
+            && items.len() > MOST_VALUES
+        {
+            return Err(Failed::bad_input(format!(
+                "{file}: key {key:?} has {} values: at most {MOST_VALUES}; give fewer",
+                items.len()
+            )));
+        }
         // A flag given several times takes an array of values, one flag each.
         let values = match value {
             toml::Value::Array(items) if *repeatable => items.iter().collect(),
@@ -191,7 +203,8 @@ pub fn expand_scenario(mut args: Vec<OsString>) -> Result<Vec<OsString>, Failed>
     let Some(path) = named.map(std::path::PathBuf::from) else {
         return Ok(args);
     };
-    if !path.is_file() {
+    // A pipe (`-`, `<(…)`) is read here too: the loader gets the same text again.
+    if crate::scenario::builtin(&path.to_string_lossy()).is_some() {
         return Ok(args);
     }
     let file = path.display().to_string();
@@ -317,5 +330,23 @@ mod tests {
         assert!(err.contains("not valid TOML"), "{err}");
         let err = expand_with("f.json", "[1]", &[]).unwrap_err();
         assert!(err.contains("one JSON object"), "{err}");
+    }
+
+    #[test]
+    fn a_long_array_is_refused_before_it_becomes_flags() {
+        // 100,000 thresholds took 126 MB to parse; a 64 MiB file of them, gigabytes.
+        let many = |n: usize, key: &str| {
+            let values: Vec<String> = (0..n).map(|i| format!("'read.p99 < {i}ms'")).collect();
+            format!("{key} = [{}]\n", values.join(","))
+        };
+        let err = expand_with("h.toml", &many(1_001, "threshold"), &[]).unwrap_err();
+        assert!(
+            err.contains("h.toml: key \"threshold\" has 1001 values: at most 1000; give fewer"),
+            "{err}"
+        );
+        let err = expand_with("i.toml", &many(5_000, "batch-sizes"), &[]).unwrap_err();
+        assert!(err.contains("has 5000 values"), "{err}");
+        let args = expand_with("j.toml", &many(1_000, "threshold"), &[]).unwrap();
+        assert_eq!(args.len(), 2 + 1_000);
     }
 }

@@ -21,7 +21,7 @@ use crate::time::duration;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::exit::Failed;
 
@@ -544,15 +544,33 @@ fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
-/// Parses the command line and does what it says.
-pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
+/// The command line with its files (`--config`, a scenario's settings) read in, parsed.
+/// The matches are kept beside the typed flags: they tell a flag the user gave from one
+/// left at its default.
+fn parse(args: Vec<OsString>) -> Result<(Cli, ArgMatches), Failed> {
     let args = config::expand(config::expand_scenario(with_default_subcommand(args))?)?;
-    // The matches are kept beside the typed flags: they tell a flag the user gave from
-    // one left at its default.
     let matches = Cli::command()
         .try_get_matches_from(args)
         .map_err(Failed::from_clap)?;
     let cli = Cli::from_arg_matches(&matches).map_err(Failed::from_clap)?;
+    Ok((cli, matches))
+}
+
+/// Everything `run` checks and plans before it sends anything, for a `run` command line:
+/// its flags, `--config` file, scenario and template. Sends nothing and writes nothing;
+/// the fuzz tests feed it mutated config files.
+pub fn check_run(args: Vec<OsString>) -> Result<(), Failed> {
+    let (cli, matches) = parse(args)?;
+    let run_matches = matches.subcommand_matches("run").unwrap_or(&matches);
+    match cli.command {
+        Command::Run(args) => setup::build(&args, &setup::Given(run_matches)).map(|_| ()),
+        _ => Err(Failed::bad_input("not a run command line".to_string())),
+    }
+}
+
+/// Parses the command line and does what it says.
+pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
+    let (cli, matches) = parse(args)?;
     match cli.command {
         Command::Run(args) => {
             let run_matches = matches.subcommand_matches("run").unwrap_or(&matches);

@@ -286,7 +286,7 @@ fn builtin_options(
         full: args.full,
         writes_reads: match (args.writes, args.reads) {
             (None, None) => None,
-            (w, r) => Some((w.unwrap_or(0), r.unwrap_or(0))),
+            (w, r) => Some((w, r.unwrap_or(0))),
         },
         batch_sizes: args.batch_sizes.clone(),
         replica: replica_name(&target.database, prefix),
@@ -308,7 +308,7 @@ fn choose_scenario(
         return Ok(built);
     }
     let path = std::path::Path::new(name);
-    if !path.exists() {
+    if name != "-" && !path.exists() {
         let names: Vec<&str> = scenario::BUILTINS.iter().map(|b| b.name).collect();
         return Err(Failed::bad_input(format!(
             "--scenario {name:?} is neither a built-in scenario ({}) nor a file; `sofabench scenarios` lists the built-in ones",

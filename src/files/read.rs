@@ -8,7 +8,8 @@
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -49,12 +50,26 @@ impl Kind {
             Kind::Pem => "PEM file",
         }
     }
+}
 
-    /// Whether `-` means standard input. A scenario is read twice (its top-level
-    /// settings, then its phases), which standard input cannot give.
-    fn takes_stdin(self) -> bool {
-        self != Kind::Scenario
-    }
+/// What pipes gave, by kind and the name they were read under. A pipe (`-`, `<(…)`, a
+/// FIFO) gives its bytes once, yet a scenario is read twice: for its top-level settings,
+/// which become flags before the command line is parsed, and for its phases, when the
+/// run is planned. A regular file is read again instead.
+static FROM_PIPES: Mutex<Vec<(Kind, PathBuf, Vec<u8>)>> = Mutex::new(Vec::new());
+
+/// The bytes a pipe gave before under this kind and name.
+fn read_before(path: &Path, kind: Kind) -> Option<Vec<u8>> {
+    let kept = FROM_PIPES.lock().unwrap_or_else(|e| e.into_inner());
+    kept.iter()
+        .find(|(k, p, _)| *k == kind && p == path)
+        .map(|(_, _, bytes)| bytes.clone())
+}
+
+/// Keeps what a pipe gave, for a second reader.
+fn keep(path: &Path, kind: Kind, bytes: &[u8]) {
+    let mut kept = FROM_PIPES.lock().unwrap_or_else(|e| e.into_inner());
+    kept.push((kind, path.to_path_buf(), bytes.to_vec()));
 }
 
 /// Why a file was not read: displays as one line, `<file>: <problem>; <remedy>`.
@@ -77,7 +92,8 @@ impl From<Unreadable> for String {
     }
 }
 
-/// The file's bytes; `-` is standard input where the kind allows it.
+/// The file's bytes; `-` is standard input. A pipe read before under the same kind and
+/// name gives the same bytes again.
 pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Unreadable> {
     let unreadable = |problem: String, remedy: &str| Unreadable {
         file: path.display().to_string(),
@@ -105,16 +121,26 @@ pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Unreadable> {
             "give a regular file or a pipe",
         ),
     };
-    if kind.takes_stdin() && path.as_os_str() == "-" {
-        return read_at_most(std::io::stdin().lock(), kind).map_err(refused);
+    if let Some(bytes) = read_before(path, kind) {
+        return Ok(bytes);
+    }
+    if path.as_os_str() == "-" {
+        let bytes = read_at_most(std::io::stdin().lock(), kind).map_err(refused)?;
+        keep(path, kind, &bytes);
+        return Ok(bytes);
     }
     // Looked at before opening: opening some devices (a tape, a terminal) does something.
     let metadata = std::fs::metadata(path).map_err(cannot)?;
     refuse_kind(&metadata, kind).map_err(refused)?;
     let file = File::open(path).map_err(cannot)?;
     // Looked at again on the file opened, in case the name now points elsewhere.
-    refuse_kind(&file.metadata().map_err(cannot)?, kind).map_err(refused)?;
-    read_at_most(file, kind).map_err(refused)
+    let opened = file.metadata().map_err(cannot)?;
+    refuse_kind(&opened, kind).map_err(refused)?;
+    let bytes = read_at_most(file, kind).map_err(refused)?;
+    if opened.file_type().is_fifo() {
+        keep(path, kind, &bytes);
+    }
+    Ok(bytes)
 }
 
 /// [`read`], as UTF-8 text.
@@ -265,5 +291,10 @@ mod tests {
         });
         assert_eq!(read_text(&path, Kind::Scenario).unwrap(), "phase = []\n");
         writer.join().unwrap();
+        // The pipe is empty now, and nobody writes to it again: the second reader (a
+        // scenario's phases, after its settings) gets what the first one got.
+        assert_eq!(read_text(&path, Kind::Scenario).unwrap(), "phase = []\n");
+        // Another kind read under the same name is not given a scenario's text.
+        assert!(read_before(&path, Kind::Config).is_none());
     }
 }

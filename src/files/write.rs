@@ -4,14 +4,22 @@
 //! final name, which a later `check` or `compare` reads as a broken result. Here the bytes
 //! go to a new file beside the final one, and only a complete, flushed file is renamed
 //! into place; a failure removes it and leaves the old file, or none.
+//!
+//! A process killed while it writes (SIGKILL, the out-of-memory killer) cannot remove its
+//! temporary file. Its name says whose it is, `.result.json.sofabench-HOST-PID-N.tmp`, and
+//! the next write of the same file removes those of processes of this machine that no
+//! longer run. Nothing else is ever removed.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Puts `bytes` at `path`, replacing what is there (a file, or a symlink itself: the
 /// file it points to is never written).
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    remove_stale(path);
     let (temporary, file) = create_beside(path)?;
     let written = write_all_synced(file, bytes).and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
@@ -31,17 +39,89 @@ pub fn ignore_file_size_signal() {
     }
 }
 
+/// The start of the temporary names of `name` written on this machine:
+/// `.NAME.sofabench-HOST-`, then `PID-N.tmp`.
+fn temporary_prefix(name: &OsStr) -> OsString {
+    // The host as a name can hold it: no `/`, nothing that needs quoting in a listing.
+    let host: String = crate::host::name()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(format!(".sofabench-{host}-"));
+    prefix
+}
+
+/// The process id in a temporary name made with `prefix` (`PID-N.tmp` after it, digits
+/// only); `None` for any other name.
+fn writer_of(file_name: &OsStr, prefix: &OsStr) -> Option<u32> {
+    let rest = file_name.as_bytes().strip_prefix(prefix.as_bytes())?;
+    let rest = std::str::from_utf8(rest).ok()?.strip_suffix(".tmp")?;
+    let (pid, attempt) = rest.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(attempt) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether process `pid` runs on this machine; in doubt (no permission to ask, a number
+/// that is no process id), it does.
+fn runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: signal 0 delivers nothing; it only asks whether the process exists.
+    let asked = unsafe { libc::kill(pid, 0) };
+    asked == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Removes the temporary files of `path` that processes of this machine which no longer
+/// run left behind: regular files named exactly as [`create_beside`] names them.
+fn remove_stale(path: &Path) {
+    let Some(name) = path.file_name() else {
+        return;
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let prefix = temporary_prefix(name);
+    for entry in entries.flatten() {
+        let Some(pid) = writer_of(&entry.file_name(), &prefix) else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && pid != std::process::id() && !runs(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// A new, empty file in the same folder as `path` (a rename only moves a file within one
 /// file system), under a name no one else uses.
 fn create_beside(path: &Path) -> io::Result<(PathBuf, File)> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    let prefix = temporary_prefix(name);
     let mut attempt = 0u32;
     loop {
-        let mut temporary_name = std::ffi::OsString::from(".");
-        temporary_name.push(name);
-        temporary_name.push(format!(".{}-{attempt}.tmp", std::process::id()));
+        let mut temporary_name = prefix.clone();
+        temporary_name.push(format!("{}-{attempt}.tmp", std::process::id()));
         let temporary = path.with_file_name(temporary_name);
         // create_new: never opens what is there already, a symlink included.
         match OpenOptions::new()
@@ -104,5 +184,82 @@ mod tests {
         assert!(replace(&path, b"new").is_err());
         assert_eq!(count(dir.path()), 1);
         assert!(path.is_dir());
+    }
+
+    /// The id of a process that has ended.
+    fn ended_process() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn leftovers_of_ended_processes_go_and_nothing_else_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.json");
+        let prefix = temporary_prefix(OsStr::new("result.json"));
+        let named = |rest: &str| {
+            let mut name = prefix.clone();
+            name.push(rest);
+            dir.path().join(name)
+        };
+        let dead = ended_process();
+        let stale = named(&format!("{dead}-0.tmp"));
+        std::fs::write(&stale, "half a result").unwrap();
+        let kept = [
+            // A process that runs: this one's parent, and this one.
+            named(&format!("{}-0.tmp", std::os::unix::process::parent_id())),
+            named(&format!("{}-3.tmp", std::process::id())),
+            // Not exactly the pattern.
+            named(&format!("{dead}-0.tmp.bak")),
+            named(&format!("{dead}-x.tmp")),
+            named(&format!("{dead}.tmp")),
+            // Another file's, another machine's, or an older name without our mark.
+            dir.path().join(format!(
+                ".result.csv.sofabench-{}-{dead}-0.tmp",
+                crate::host::name()
+            )),
+            dir.path()
+                .join(format!(".result.json.sofabench-elsewhere-{dead}-0.tmp")),
+            dir.path().join(format!(".result.json.{dead}-0.tmp")),
+        ];
+        for path in &kept {
+            std::fs::write(path, "not ours to remove").unwrap();
+        }
+        // A folder with the name of a leftover is not a file we wrote.
+        let folder = named(&format!("{dead}-1.tmp"));
+        std::fs::create_dir(&folder).unwrap();
+        replace(&path, b"{}").unwrap();
+        assert!(
+            !stale.exists(),
+            "the leftover of an ended process is removed"
+        );
+        for path in kept.iter().chain([&folder]) {
+            assert!(path.exists(), "{} was removed", path.display());
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        assert_eq!(count(dir.path()), 1 + kept.len() + 1);
+    }
+
+    #[test]
+    fn the_writer_is_read_from_exact_names_only() {
+        let prefix = OsString::from(".r.json.sofabench-h-");
+        let of = |name: &str| writer_of(OsStr::new(name), &prefix);
+        assert_eq!(of(".r.json.sofabench-h-123-0.tmp"), Some(123));
+        assert_eq!(of(".r.json.sofabench-h-123-45.tmp"), Some(123));
+        for other in [
+            ".r.json.sofabench-h-123-.tmp",
+            ".r.json.sofabench-h--0.tmp",
+            ".r.json.sofabench-h-1 2-0.tmp",
+            ".r.json.sofabench-h-99999999999-0.tmp",
+            ".r.json.sofabench-hh-1-0.tmp",
+            "r.json.sofabench-h-1-0.tmp",
+        ] {
+            assert_eq!(of(other), None, "{other}");
+        }
+        assert!(runs(std::process::id()));
+        assert!(!runs(ended_process()));
+        assert!(runs(0) && runs(u32::MAX));
     }
 }

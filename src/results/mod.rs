@@ -341,9 +341,13 @@ pub struct IntervalOperation {
 impl RunResult {
     /// Reads a result file, checking its schema.
     pub fn read(path: &std::path::Path) -> Result<RunResult, String> {
-        let file = path.display();
         let text = crate::files::read_text(path, crate::files::Kind::Result)?;
-        let result: RunResult = serde_json::from_str(&text).map_err(|e| {
+        RunResult::parse(&text, &path.display().to_string())
+    }
+
+    /// A result from the text of a result file; `file` names it in messages.
+    pub fn parse(text: &str, file: &str) -> Result<RunResult, String> {
+        let result: RunResult = serde_json::from_str(text).map_err(|e| {
             format!(
                 "{file}:{}:{}: not a sofabench result ({e}); give a file written by --json or --out",
                 e.line(),

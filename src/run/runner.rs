@@ -81,7 +81,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
     let node = NodeInfo {
         index: node.index,
         count: node.count,
-        host: hostname(),
+        host: crate::host::name(),
     };
     let config = config.to_map();
     // A run killed before its end keeps the phases it finished: the result files are
@@ -294,12 +294,6 @@ fn listen_for_interrupts(stop: Stop) {
         }
         stop.abandon.raise();
     });
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Deletes the replicas this run's actions created, and only those.

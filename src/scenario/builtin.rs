@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
 use super::{BuiltinOptions, Form, Scenario};
-use crate::workload::{Action, Operation, Phase, Weights};
+use crate::workload::{Action, Operation, Phase, Weights, limits};
 
 /// Phases with where their settings came from, or what is wrong with the flags.
 type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
@@ -175,7 +175,19 @@ fn read_ratio_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
 
 fn scaling(layers: &Layers, options: &BuiltinOptions) -> Built {
     let counts: Vec<(u64, u64)> = match options.writes_reads {
-        Some(pair) => vec![pair],
+        Some((Some(writes), reads)) if writes > 0 => vec![(writes, reads)],
+        // Its reads read the documents its writes created: no writes, nothing to read,
+        // and a run of nothing would pass for a success.
+        Some((Some(_), _)) => {
+            return Err(vec![
+                "--writes 0: scaling reads only the documents its writes created, so it needs at least one write; give --writes 1 or more (--reads 0 for writes alone)".to_string(),
+            ]);
+        }
+        Some((None, _)) => {
+            return Err(vec![
+                "--reads without --writes: scaling reads only the documents its writes created; give --writes N as well, e.g. --writes 1000 --reads 1000".to_string(),
+            ]);
+        }
         None => {
             let mut counts = vec![10, 100, 1_000, 10_000, 25_000, 50_000, 100_000];
             if options.full {
@@ -213,6 +225,14 @@ fn report_phase(name: impl Into<String>, mix: Weights, connections: u64, batch: 
 /// become `--total-operations` (default 1,000) and 50 bulk requests per size. The replica
 /// is a database name on the run's own server (see `Action::Replicate`).
 fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
+    // Refused before a phase is built for each: a long list would fill memory first.
+    if options.batch_sizes.len() > limits::MOST_PHASES {
+        return Err(vec![format!(
+            "--batch-sizes: {} sizes, at most {} (each is a phase with its own report lines and histograms); give fewer",
+            options.batch_sizes.len(),
+            limits::MOST_PHASES
+        )]);
+    }
     let mut put = report_phase("put_single_1conn", creates(), 1, 1);
     put.scenario.total = Some(1_000);
     let mut specs = vec![put];

@@ -80,6 +80,23 @@ impl ScenarioFile {
         if let Some(problem) = rate_problem(self.rate) {
             return Err(vec![problem]);
         }
+        // Checked here under their own names: the phases that take them would otherwise be
+        // blamed for a value none of them gave.
+        let open_files = limits::open_files();
+        let checks = [
+            self.num_connections
+                .map(|n| limits::connections("num_connections", n, open_files)),
+            self.num_documents_per_bulk_insert
+                .map(|n| limits::batch_size("num_documents_per_bulk_insert", n)),
+        ];
+        let problems: Vec<String> = checks
+            .into_iter()
+            .flatten()
+            .filter_map(Result::err)
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         Ok(Keys {
             connections: self.num_connections,
             batch_size: self.num_documents_per_bulk_insert,
@@ -569,6 +586,30 @@ mod tests {
             &defaults(),
         );
         assert!(bad.unwrap_err()[0].starts_with("b.toml: rate:"));
+    }
+
+    #[test]
+    fn an_out_of_range_top_level_setting_is_blamed_on_its_own_key() {
+        let phase = "[[phase]]\nname = 'x'\nmix = { bulk_insert = 1 }\ntotal = 1\n";
+        for (top, says) in [
+            (
+                "num_connections = 1000000000000",
+                "r.toml: num_connections 1000000000000: ",
+            ),
+            (
+                "num-connections = 1000000000000",
+                "r.toml: num_connections 1000000000000: ",
+            ),
+            (
+                "num_documents_per_bulk_insert = 2000000",
+                "r.toml: num_documents_per_bulk_insert 2000000: at most 1000000",
+            ),
+        ] {
+            let problems = parse(&format!("{top}\n{phase}"), "r.toml", &defaults()).unwrap_err();
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(problems[0].starts_with(says), "{problems:?}");
+            assert!(!problems[0].contains("phase"), "{problems:?}");
+        }
     }
 
     fn problems_of(extra: &str) -> Vec<String> {

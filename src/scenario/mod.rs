@@ -62,7 +62,8 @@ pub struct BuiltinOptions {
     /// Whether `--num_bulk_insert_operations` was given, for the header.
     pub bulk_operations_given: bool,
     pub full: bool,
-    pub writes_reads: Option<(u64, u64)>,
+    /// scaling's `--writes` (if given) and `--reads` (0 if not), when either is given.
+    pub writes_reads: Option<(Option<u64>, u64)>,
     pub batch_sizes: Vec<u64>,
     /// couchdb-report: the replica's database name, on the run's own server.
     pub replica: String,

@@ -1,36 +1,47 @@
 //! Reading a JSON template.
 //!
-//! The JSON is deserialized straight into [`Node`]s (no intermediate
-//! `serde_json::Value`): `true`/`false` become generated booleans, numbers
-//! without fraction or exponent generated integers, other numbers (`0.0`,
-//! `1e5`) generated floats, strings generated strings, except RFC 3339
-//! timestamps, which become generated timestamps. `null`, arrays, objects,
-//! key names and key order are kept. Duplicate keys in one object are an
-//! error (serde_json would silently keep the last).
+//! The JSON is compiled as serde_json reads it, with no tree in between (not even
+//! `serde_json::Value`, whose maps cost many times the text): `true`/`false` become
+//! generated booleans, numbers without fraction or exponent generated integers, other
+//! numbers (`0.0`, `1e5`) generated floats, strings generated strings, except RFC 3339
+//! timestamps, which become generated timestamps. `null`, arrays, objects, key names and
+//! key order are kept. Duplicate keys in one object are an error (serde_json would
+//! silently keep the last).
 
-use std::collections::HashSet;
 use std::fmt;
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::error::{TemplateError, excerpt, line_column};
-use super::schema::{Member, Node, without_reserved};
+use super::schema::{Compiler, Generated, Key, Keys, Program, Refused};
 use super::timestamp;
 
-/// The top-level members of the JSON template `text` (`_id`, `_rev` removed).
-pub(crate) fn parse(text: &str, source: &str) -> Result<Vec<Member>, TemplateError> {
+/// The compiled JSON template `text` (top-level `_id`, `_rev` removed).
+pub(crate) fn parse(text: &str, source: &str) -> Result<Program, TemplateError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match serde_json::from_str::<Node>(text) {
-        Ok(Node::Object(members)) => Ok(without_reserved(members)),
-        Ok(other) => {
+    let mut compiler = Compiler::new();
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let top = TopLevel {
+        compiler: &mut compiler,
+    }
+    .deserialize(&mut reader)
+    .and_then(|top| reader.end().map(|()| top));
+    match top {
+        Ok(Shape::Object) => compiler.finish().map_err(|_| {
+            TemplateError::whole(
+                source,
+                format!("invalid JSON: {TOO_LARGE}"),
+                TOO_LARGE_REMEDY,
+            )
+        }),
+        Ok(Shape::Not(kind)) => {
             let start = text.len() - text.trim_start().len();
             let (line, column) = line_column(text, start);
             Err(TemplateError::at(
                 source,
                 line,
                 column,
-                format!("the top level is {}, not an object", other.kind()),
+                format!("the top level is {kind}, not an object"),
                 "a JSON template must be one object, like {\"name\": \"\", \"count\": 0}",
             ))
         }
@@ -46,6 +57,8 @@ fn from_serde(e: &serde_json::Error, source: &str) -> TemplateError {
     };
     let remedy = if problem.starts_with(DUPLICATE) {
         "keys in one object must be unique; remove or rename one of them"
+    } else if problem.starts_with(TOO_LARGE) {
+        TOO_LARGE_REMEDY
     } else if problem.contains("recursion limit") {
         "nest objects and arrays at most 127 levels deep"
     } else if e.is_eof() {
@@ -64,72 +77,244 @@ fn from_serde(e: &serde_json::Error, source: &str) -> TemplateError {
 }
 
 const DUPLICATE: &str = "duplicate key";
+const TOO_LARGE: &str = "the template compiles to more than 4 GiB";
+const TOO_LARGE_REMEDY: &str = "make the template smaller";
 
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Node, D::Error> {
-        deserializer.deserialize_any(NodeVisitor)
+fn refused<E: de::Error>(refusal: Refused, name: &str) -> E {
+    match refusal {
+        Refused::Duplicate => E::custom(format_args!("{DUPLICATE} \"{}\"", excerpt(name))),
+        Refused::TooLarge => E::custom(TOO_LARGE),
     }
 }
 
-struct NodeVisitor;
+/// What the top level turned out to be.
+enum Shape {
+    /// An object, compiled.
+    Object,
+    /// Something else, skipped: what it is, for the message.
+    Not(&'static str),
+}
 
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node;
+/// The top level, whose members are the top-level values.
+struct TopLevel<'c> {
+    compiler: &'c mut Compiler,
+}
+
+impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
+    type Value = Shape;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Shape, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopLevel<'_> {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape::Not("null"))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Not("a boolean"))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Not("an integer"))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Not("an integer"))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Not("a float"))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Shape, E> {
+        Ok(Shape::Not(if timestamp::parse(s).is_some() {
+            "a timestamp string"
+        } else {
+            "a string"
+        }))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Shape::Not("an array"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let compiler = self.compiler;
+        let mut keys = Keys::top_level();
+        loop {
+            let mark = compiler.mark();
+            let key = map.next_key_seed(KeyOf {
+                compiler: &mut *compiler,
+                keys: &mut keys,
+                comma: false,
+            })?;
+            let Some(key) = key else { break };
+            map.next_value_seed(ValueOf {
+                compiler: &mut *compiler,
+            })?;
+            match key {
+                Key::Kept => compiler
+                    .end_field(mark)
+                    .map_err(|r| refused::<A::Error>(r, ""))?,
+                Key::Reserved => compiler.rewind(mark),
+            }
+        }
+        Ok(Shape::Object)
+    }
+}
+
+/// A key, written with the comma before it when it is not its object's first.
+struct KeyOf<'c, 'k> {
+    compiler: &'c mut Compiler,
+    keys: &'k mut Keys,
+    comma: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for KeyOf<'_, '_> {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyOf<'_, '_> {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Key, E> {
+        if self.comma {
+            self.compiler.fixed(b",");
+        }
+        self.compiler
+            .key(self.keys, name, None)
+            .map_err(|r| refused(r, name))
+    }
+}
+
+/// Any value below the top level.
+struct ValueOf<'c> {
+    compiler: &'c mut Compiler,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueOf<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueOf<'_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_unit<E>(self) -> Result<Node, E> {
-        Ok(Node::Null)
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.compiler.fixed(b"null");
+        Ok(())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
-        Ok(Node::Bool)
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        self.compiler.value(Generated::Bool);
+        Ok(())
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
-        Ok(Node::default_int())
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        self.compiler.value(Generated::default_int());
+        Ok(())
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
-        Ok(Node::default_int())
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        self.compiler.value(Generated::default_int());
+        Ok(())
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
-        Ok(Node::default_float())
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        self.compiler.value(Generated::default_float());
+        Ok(())
     }
 
-    fn visit_str<E>(self, s: &str) -> Result<Node, E> {
-        Ok(if timestamp::parse(s).is_some() {
-            Node::Timestamp
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        self.compiler.value(if timestamp::parse(s).is_some() {
+            Generated::Timestamp
         } else {
-            Node::Str
+            Generated::Str
+        });
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let compiler = self.compiler;
+        compiler.fixed(b"[");
+        let mut first = true;
+        while seq
+            .next_element_seed(ElementOf {
+                compiler: &mut *compiler,
+                comma: !first,
+            })?
+            .is_some()
+        {
+            first = false;
+        }
+        compiler.fixed(b"]");
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let compiler = self.compiler;
+        compiler.fixed(b"{");
+        let mut keys = Keys::default();
+        let mut first = true;
+        while map
+            .next_key_seed(KeyOf {
+                compiler: &mut *compiler,
+                keys: &mut keys,
+                comma: !first,
+            })?
+            .is_some()
+        {
+            map.next_value_seed(ValueOf {
+                compiler: &mut *compiler,
+            })?;
+            first = false;
+        }
+        compiler.fixed(b"}");
+        Ok(())
+    }
+}
+
+/// An array element, written with the comma before it when it is not the first.
+struct ElementOf<'c> {
+    compiler: &'c mut Compiler,
+    comma: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for ElementOf<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        if self.comma {
+            self.compiler.fixed(b",");
+        }
+        deserializer.deserialize_any(ValueOf {
+            compiler: self.compiler,
         })
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
-        let mut elements = Vec::new();
-        while let Some(element) = seq.next_element::<Node>()? {
-            elements.push(element);
-        }
-        Ok(Node::Array(elements))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut members = Vec::new();
-        let mut seen = HashSet::new();
-        while let Some(name) = map.next_key::<String>()? {
-            if !seen.insert(name.clone()) {
-                return Err(de::Error::custom(format_args!(
-                    "{DUPLICATE} \"{}\"",
-                    excerpt(&name)
-                )));
-            }
-            let value = map.next_value::<Node>()?;
-            members.push(Member::new(name, value));
-        }
-        Ok(Node::Object(members))
     }
 }
 
@@ -137,8 +322,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
 mod tests {
     use super::*;
 
-    fn members(text: &str) -> Vec<Member> {
-        parse(text, "t.json").unwrap()
+    fn members(text: &str) -> Vec<String> {
+        parse(text, "t.json").unwrap().shape()
     }
 
     fn error(text: &str) -> String {
@@ -151,34 +336,45 @@ mod tests {
             r#"{"b": false, "i": -5, "u": 18446744073709551615, "f": 0.0, "e": 1e3,
                 "s": "", "t": "2013-07-01T12:00:00Z", "n": null, "a": [1, "x"], "o": {}}"#,
         );
-        let kinds: Vec<(&str, Node)> = m
-            .iter()
-            .map(|m| (m.name.as_str(), m.value.clone()))
-            .collect();
         assert_eq!(
-            kinds,
+            m,
             [
-                ("b", Node::Bool),
-                ("i", Node::default_int()),
-                ("u", Node::default_int()),
-                ("f", Node::default_float()),
-                ("e", Node::default_float()),
-                ("s", Node::Str),
-                ("t", Node::Timestamp),
-                ("n", Node::Null),
-                ("a", Node::Array(vec![Node::default_int(), Node::Str])),
-                ("o", Node::Object(vec![])),
+                "\"b\":<bool>",
+                "\"i\":<int>",
+                "\"u\":<int>",
+                "\"f\":<float>",
+                "\"e\":<float>",
+                "\"s\":<str>",
+                "\"t\":<time>",
+                "\"n\":null",
+                "\"a\":[<int>,<str>]",
+                "\"o\":{}",
             ]
         );
     }
 
     #[test]
-    fn key_order_is_kept() {
-        let names: Vec<String> = members(r#"{"z": 1, "a": 2, "m": {"y": 1, "b": 2}}"#)
-            .into_iter()
-            .map(|m| m.name)
-            .collect();
-        assert_eq!(names, ["z", "a", "m"]);
+    fn key_order_and_nesting_are_kept() {
+        assert_eq!(
+            members(r#"{"z": 1, "a": [[], {}, [null, true]], "m": {"y": 1, "b": {"c": ""}}}"#),
+            [
+                "\"z\":<int>",
+                "\"a\":[[],{},[null,<bool>]]",
+                "\"m\":{\"y\":<int>,\"b\":{\"c\":<str>}}"
+            ]
+        );
+    }
+
+    #[test]
+    fn reserved_members_go_only_at_the_top_level() {
+        assert_eq!(
+            members(r#"{"_id": {"x": [1]}, "a": {"_id": 1, "_rev": 2}, "_rev": "1-x", "b": 0}"#),
+            ["\"a\":{\"_id\":<int>,\"_rev\":<int>}", "\"b\":<int>"]
+        );
+        let e = error(r#"{"_id": 1, "a": 2, "_id": 3}"#);
+        assert!(e.contains("invalid JSON: duplicate key \"_id\""), "{e}");
+        let e = error(r#"{"_id": {"x": 1, "x": 2}}"#);
+        assert!(e.contains("duplicate key \"x\""), "{e}");
     }
 
     #[test]

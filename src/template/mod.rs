@@ -42,14 +42,11 @@ pub use dictionary::Dictionary;
 pub use error::TemplateError;
 pub use writer::DocumentWriter;
 
-use schema::{Member, Program};
+use schema::Program;
 
 /// A compiled document template.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Template {
-    /// The top-level members, as read.
-    members: Vec<Member>,
-    /// The same, flattened for writing.
     program: Program,
 }
 
@@ -68,28 +65,23 @@ impl Template {
 
     /// Reads a JSON template from `text`; `source` names it in errors.
     pub fn from_json_str(text: &str, source: &str) -> Result<Template, TemplateError> {
-        json::parse(text, source).map(Template::new)
+        json::parse(text, source).map(|program| Template { program })
     }
 
     /// Reads an XML template from `text`; `source` names it in errors.
     pub fn from_xml_str(text: &str, source: &str) -> Result<Template, TemplateError> {
-        xml::parse(text, source).map(Template::new)
-    }
-
-    fn new(members: Vec<Member>) -> Template {
-        let program = Program::compile(&members);
-        Template { members, program }
+        xml::parse(text, source).map(|program| Template { program })
     }
 
     /// Number of top-level values (the ones updates choose from).
     pub fn top_level_len(&self) -> usize {
-        self.members.len()
+        self.program.fields()
     }
 
     /// Key of top-level value `i`, e.g. to report
     /// [`DocumentWriter::updated_field`].
-    pub fn top_level_name(&self, i: usize) -> Option<&str> {
-        self.members.get(i).map(|m| m.name.as_str())
+    pub fn top_level_name(&self, i: usize) -> Option<String> {
+        self.program.name(i)
     }
 }
 
@@ -246,7 +238,7 @@ mod tests {
         let nested = d["a"][3].as_object().unwrap();
         assert_eq!(nested.keys().collect::<Vec<_>>(), ["_id", "_rev"]);
         assert_eq!(writer.template().top_level_len(), 8);
-        assert_eq!(writer.template().top_level_name(0), Some("b"));
+        assert_eq!(writer.template().top_level_name(0).as_deref(), Some("b"));
         assert_eq!(writer.template().top_level_name(8), None);
     }
 

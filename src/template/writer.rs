@@ -76,8 +76,7 @@ impl DocumentWriter {
         rev: Option<&str>,
     ) {
         let doc = seed::derive(self.documents, number);
-        let program = &self.template.program;
-        let fields = program.fields.len();
+        let fields = self.template.top_level_len();
         out.push(b'{');
         let mut first = true;
         for (key, value) in [(&b"\"_id\":"[..], id), (&b"\"_rev\":"[..], rev)] {
@@ -91,13 +90,13 @@ impl DocumentWriter {
             }
         }
         if version < 2 {
-            for (i, field) in program.fields.iter().enumerate() {
+            for i in 0..fields {
                 if !first {
                     out.push(b',');
                 }
                 first = false;
                 let mut rng = seed::rng(seed::derive(doc, field_label(i, 1)));
-                self.run(out, &program.ops[field.start..field.end], &mut rng);
+                self.run(out, i, &mut rng);
             }
             out.push(b'}');
             return;
@@ -113,33 +112,47 @@ impl DocumentWriter {
                     generations[chosen - chunk_start] = k;
                 }
             }
-            for (i, field) in program.fields[chunk_start..chunk_end].iter().enumerate() {
+            for (i, generation) in (chunk_start..chunk_end).zip(generations) {
                 if !first {
                     out.push(b',');
                 }
                 first = false;
-                let label = field_label(chunk_start + i, generations[i]);
-                let mut rng = seed::rng(seed::derive(doc, label));
-                self.run(out, &program.ops[field.start..field.end], &mut rng);
+                let mut rng = seed::rng(seed::derive(doc, field_label(i, generation)));
+                self.run(out, i, &mut rng);
             }
             chunk_start = chunk_end;
         }
         out.push(b'}');
     }
 
+    /// Writes top-level value `field`, its key included.
     #[inline]
-    fn run(&self, out: &mut Vec<u8>, ops: &[Op], rng: &mut Rng) {
-        let bytes = &self.template.program.bytes;
-        for op in ops {
-            match *op {
-                Op::Bytes { start, end } => copy_run(out, bytes, start, end - start),
-                Op::Bool => write_bool(out, rng),
-                Op::Int32 => write_i32(out, rng),
-                Op::IntRange { min, span } => write_int_range(out, rng, min, span),
-                Op::UnitFloat => write_unit_float(out, rng),
-                Op::FloatRange { min, max } => write_float_range(out, rng, min, max),
-                Op::Str => write_words(out, rng, &self.dictionary),
-                Op::Timestamp => write_timestamp(out, rng),
+    fn run(&self, out: &mut Vec<u8>, field: usize, rng: &mut Rng) {
+        let program = &self.template.program;
+        let (start, end) = (program.starts[field], program.starts[field + 1]);
+        let bytes = &program.bytes;
+        let mut at = start.byte as usize;
+        let mut ranges = program.ranges[start.range as usize..].iter();
+        for &op in &program.ops[start.op as usize..end.op as usize] {
+            copy_run(out, bytes, at, op.run());
+            at += op.run();
+            match op.kind() {
+                Op::BOOL => write_bool(out, rng),
+                Op::INT32 => write_i32(out, rng),
+                Op::INT_RANGE => {
+                    if let Some(&[min, span]) = ranges.next() {
+                        write_int_range(out, rng, min as i64, span);
+                    }
+                }
+                Op::UNIT_FLOAT => write_unit_float(out, rng),
+                Op::FLOAT_RANGE => {
+                    if let Some(&[min, max]) = ranges.next() {
+                        write_float_range(out, rng, f64::from_bits(min), f64::from_bits(max));
+                    }
+                }
+                Op::STR => write_words(out, rng, &self.dictionary),
+                Op::TIMESTAMP => write_timestamp(out, rng),
+                _ => {}
             }
         }
     }

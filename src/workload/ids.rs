@@ -54,8 +54,19 @@ impl DocumentIds {
     }
 }
 
-/// Checks a user-given prefix: ids must not start with `_` and must stay URL-safe.
+/// The longest `--id-prefix`: ids are sent and kept per document, and CouchDB's own ids
+/// are 32 characters.
+const MOST_PREFIX: usize = 100;
+
+/// Checks a user-given prefix: ids must not start with `_` and must stay URL-safe and
+/// short.
 pub fn validate_prefix(prefix: &str) -> Result<(), String> {
+    if prefix.len() > MOST_PREFIX {
+        return Err(format!(
+            "--id-prefix of {} characters: at most {MOST_PREFIX} (every document id starts with it); give a shorter one",
+            prefix.len()
+        ));
+    }
     let ok = !prefix.is_empty()
         && !prefix.starts_with('_')
         && prefix

@@ -87,6 +87,7 @@ pub fn spawn(
         phase_start,
     };
     let abandon = context.stop.abandon.raised();
+    let stopped = context.stop.stop.raised();
     let kind = kind(&action);
     tokio::spawn(async move {
         let mut context = context;
@@ -94,7 +95,11 @@ pub fn spawn(
             let at = match &action {
                 Action::Compact { at } | Action::Replicate { at, .. } => *at,
             };
+            // A run stopped before the action's moment does not start it: Ctrl-C ends the
+            // phase's operations too, which would otherwise start it early.
             let early = tokio::select! {
+                biased;
+                () = stopped => return not_started(kind, at),
                 () = tokio::time::sleep_until(crate::time::duration::after(phase_start, at).into()) => None,
                 () = operations_ended.raised() => Some(early_note(kind, at, phase_start)),
             };
@@ -128,14 +133,31 @@ pub fn spawn(
     })
 }
 
-/// What the report says of an action started when its phase's operations ended, before
-/// its moment: it ran with no load beside it.
-fn early_note(kind: &str, at: Duration, phase_start: Instant) -> String {
-    let key = if kind == "compact" {
+/// The report of an action the run was stopped before.
+fn not_started(kind: &str, at: Duration) -> ActionReport {
+    ActionReport {
+        kind: kind.to_string(),
+        note: Some(format!(
+            "not started: the run was stopped before its moment ({} = {:.1} s)",
+            moment_key(kind),
+            at.as_secs_f64()
+        )),
+        ..ActionReport::default()
+    }
+}
+
+fn moment_key(kind: &str) -> &'static str {
+    if kind == "compact" {
         "compact_at"
     } else {
         "replicate_at"
-    };
+    }
+}
+
+/// What the report says of an action started when its phase's operations ended, before
+/// its moment: it ran with no load beside it.
+fn early_note(kind: &str, at: Duration, phase_start: Instant) -> String {
+    let key = moment_key(kind);
     format!(
         "started when the phase's operations ended ({:.1} s), before {key} = {:.1} s: it ran without load; give the phase more operations or a duration past {key} to measure it under load",
         phase_start.elapsed().as_secs_f64(),
