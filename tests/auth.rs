@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::auth_server::{AuthServer, Check, Sessions, TokenAnswer, TokenEndpoint, jwt, unix_now};
+use common::tls::{Pki, ServerCert, TlsFront};
 use common::*;
 use serde_json::{Value, json};
 
@@ -553,6 +554,60 @@ fn flags_a_mode_does_not_use_are_warned_of_and_a_missing_secret_named() {
     assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("SOFABENCH_IAM_API_KEY"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn logins_go_over_tls_as_the_requests_do() {
+    let dir = scratch("auth", "tls");
+    let pki = Pki::make(&dir);
+    let cacert = format!("--cacert={}", pki.ca());
+    // A session cookie from a PouchDB Server behind TLS.
+    let server = PouchServer::secured(Storage::Disk);
+    let front = TlsFront::start(&pki, ServerCert::Good, server.port, false);
+    let (user, password) = ADMIN;
+    let address = format!("https://{user}:{password}@localhost:{}", front.port);
+    let json = dir.join("cookie.json");
+    let mut run_args = crud_args(&address, "secured", &json, 200, 2);
+    run_args.extend(args(&["--auth", "cookie", &cacert]));
+    let run = run_with(&run_args, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (result, _) = read_result(&json);
+    assert_eq!(logins(&result), 1);
+    let created = field(&result, "crud", "create", "succeeded");
+    assert_eq!(doc_count(&server.admin_db("secured")), created);
+
+    // IAM tokens from an https:// endpoint for a plain http:// node: the endpoint alone
+    // makes the run speak TLS.
+    let endpoint = TokenEndpoint::start("k3y", TokenAnswer::Token(Duration::from_secs(600)));
+    let token_front = TlsFront::start(&pki, ServerCert::Good, endpoint.port, false);
+    let couch = AuthServer::start(Check::Iam(endpoint.tokens.clone()));
+    let token_url = format!("https://localhost:{}/identity/token", token_front.port);
+    let json = dir.join("iam.json");
+    let mut run_args = crud_args(&couch.url, "cloudant", &json, 200, 2);
+    run_args.extend(args(&[
+        "--auth",
+        "iam",
+        "--iam-token-url",
+        &token_url,
+        &cacert,
+    ]));
+    let run = run_with(&run_args, &[("SOFABENCH_IAM_API_KEY", "k3y")]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!((endpoint.requests(), couch.refused()), (1, 0));
+    assert_eq!(
+        couch.documents("cloudant") as u64,
+        field(&read_result(&json).0, "crud", "create", "succeeded")
+    );
+    // Without the private CA, the endpoint's certificate is not trusted: one message.
+    let mut untrusted = crud_args(&couch.url, "cloudant2", &dir.join("no.json"), 10, 1);
+    untrusted.extend(args(&["--auth", "iam", "--iam-token-url", &token_url]));
+    let run = run_with(&untrusted, &[("SOFABENCH_IAM_API_KEY", "k3y")]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("cannot get an IAM token") && run.stderr.contains("certificate"),
         "{}",
         run.stderr
     );

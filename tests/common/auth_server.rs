@@ -421,6 +421,7 @@ pub enum TokenAnswer {
 /// &apikey=…` as a form.
 pub struct TokenEndpoint {
     pub url: String,
+    pub port: u16,
     pub tokens: Arc<Tokens>,
     requests: Arc<AtomicU64>,
 }
@@ -428,7 +429,8 @@ pub struct TokenEndpoint {
 impl TokenEndpoint {
     pub fn start(api_key: &str, answer: TokenAnswer) -> TokenEndpoint {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/identity/token", listener.local_addr().unwrap());
+        let port = listener.local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/identity/token");
         let tokens = Arc::new(Tokens::default());
         let requests = Arc::new(AtomicU64::new(0));
         let (issuer, counter, key) = (tokens.clone(), requests.clone(), api_key.to_string());
@@ -442,6 +444,7 @@ impl TokenEndpoint {
         });
         TokenEndpoint {
             url,
+            port,
             tokens,
             requests,
         }

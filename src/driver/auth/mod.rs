@@ -33,8 +33,9 @@ use crate::metrics::LoginTally;
 use crate::target::{Credentials, Node, Scheme, Target};
 use credential::Source;
 
-/// What the user gave for authenticating, before it is checked.
-#[derive(Clone, Debug, Default)]
+/// What the user gave for authenticating, before it is checked. No `Debug`: it holds the
+/// secrets.
+#[derive(Clone, Default)]
 pub struct Given {
     /// `--auth`, if given.
     pub mode: Option<Mode>,
@@ -419,7 +420,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        let shown = format!("{auth:?}");
+        let shown = format!("{auth:?} {:?}", auth.replication());
         assert!(
             !shown.contains("tok.en.sig") && !shown.contains("pw"),
             "{shown}"

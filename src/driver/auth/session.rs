@@ -109,10 +109,19 @@ impl SessionLogin {
 }
 
 /// A session cookie as `Set-Cookie` gives it.
-#[derive(Debug, PartialEq)]
+#[derive(PartialEq)]
 pub struct SessionCookie {
     pub value: String,
     pub lifetime: Duration,
+}
+
+impl std::fmt::Debug for SessionCookie {
+    /// The lifetime, not the cookie: it is as good as the password while it lasts.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionCookie")
+            .field("lifetime", &self.lifetime)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The value and lifetime of `AuthSession=VALUE; Max-Age=N; …`; `Err` says what is wrong.
