@@ -179,7 +179,7 @@ impl Target {
     }
 }
 
-fn parse_node(address: &str) -> Result<(Node, Option<Credentials>), String> {
+pub(crate) fn parse_node(address: &str) -> Result<(Node, Option<Credentials>), String> {
     let url = Url::parse(address).map_err(|e| {
         format!(
             "--database_address: {:?} is not an address ({e}); write it as http://HOST:PORT, e.g. http://127.0.0.1:5984",

@@ -299,11 +299,11 @@ two_way = true
         &["--replication-address=http://couchdb-0.couchdb:5984/"],
     );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    // base64 of admin:Pa55-w0rd
+    // Where CouchDB 3's replicator takes a user and password: auth.basic.
     let side = |db: &str| {
         serde_json::json!({
             "url": format!("http://couchdb-0.couchdb:5984/{db}"),
-            "headers": {"Authorization": "Basic YWRtaW46UGE1NS13MHJk"},
+            "auth": {"basic": {"username": "admin", "password": "Pa55-w0rd"}},
         })
     };
     let bodies = couch.replications();

@@ -18,6 +18,11 @@
 //! When neither side has repetitions, the noise is unknown and the output says so: no
 //! change is marked, however large.
 //!
+//! The settings in which the two runs differ are named first (e.g. the auth mode: `auth:
+//! A basic, B cookie`), so that two runs of the same workload in two modes read side by
+//! side; the seed and the id prefix, drawn anew by every run, are left out. Phases that
+//! logged in (session cookies, IAM tokens) show their logins' count and mean time.
+//!
 //! Latencies are those of [`super::primary_latency`] (response time under `--rate`,
 //! service time otherwise), in milliseconds; the throughput is successful operations per
 //! second. A bulk insert also shows its documents per second (`docs/s`), the figure users
@@ -224,6 +229,81 @@ fn find<'r>(groups: &[(&str, Vec<&'r PhaseResult>)], name: &str) -> Option<Vec<&
         .map(|(_, p)| p.clone())
 }
 
+/// Settings every run draws anew, which say nothing about what was compared.
+const DRAWN: [&str; 2] = ["seed", "id_prefix"];
+
+/// `key: A value, B value` for each setting the two results' configs differ in.
+fn differing_settings(a: &RunResult, b: &RunResult) -> Vec<String> {
+    let keys: std::collections::BTreeSet<&String> =
+        a.config.keys().chain(b.config.keys()).collect();
+    let show = |v: Option<&serde_json::Value>| match v {
+        None => "missing".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    keys.into_iter()
+        .filter(|key| !DRAWN.contains(&key.as_str()))
+        .filter(|key| a.config.get(*key) != b.config.get(*key))
+        .map(|key| {
+            format!(
+                "{key}: A {}, B {}",
+                show(a.config.get(key)),
+                show(b.config.get(key))
+            )
+        })
+        .collect()
+}
+
+/// Rows for the logins of a phase's repetitions (medians), when either side logged in.
+fn login_rows(a: &[&PhaseResult], b: &[&PhaseResult]) -> Vec<Vec<String>> {
+    let logins = |phases: &[&PhaseResult]| -> (Vec<f64>, Vec<f64>) {
+        let counts = phases
+            .iter()
+            .map(|p| p.logins.as_ref().map_or(0.0, |l| l.count as f64));
+        let means = phases
+            .iter()
+            .filter_map(|p| p.logins.as_ref())
+            .map(|l| l.latency.mean_ms);
+        (counts.collect(), means.collect())
+    };
+    let ((a_counts, a_means), (b_counts, b_means)) = (logins(a), logins(b));
+    if a_means.is_empty() && b_means.is_empty() {
+        return Vec::new();
+    }
+    let cell = |values: &[f64], decimals: usize| {
+        if values.is_empty() {
+            "-".to_string()
+        } else {
+            grouped_decimal(median(values), decimals)
+        }
+    };
+    let delta = |a: &[f64], b: &[f64]| {
+        if a.is_empty() || b.is_empty() {
+            "-".to_string()
+        } else {
+            change(median(a), median(b))
+        }
+    };
+    vec![
+        vec![
+            "logins".to_string(),
+            "count".to_string(),
+            cell(&a_counts, 0),
+            cell(&b_counts, 0),
+            delta(&a_counts, &b_counts),
+            String::new(),
+        ],
+        vec![
+            String::new(),
+            "mean ms".to_string(),
+            cell(&a_means, 3),
+            cell(&b_means, 3),
+            delta(&a_means, &b_means),
+            String::new(),
+        ],
+    ]
+}
+
 /// The comparison of `b` against `a` (the baseline), each with a name (its file).
 pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
     let (a_groups, b_groups) = (groups(a.1), groups(b.1));
@@ -231,6 +311,10 @@ pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "A: {}", describe(a.0, a.1));
     let _ = writeln!(out, "B: {}", describe(b.0, b.1));
+    let differences = differing_settings(a.1, b.1);
+    if !differences.is_empty() {
+        let _ = writeln!(out, "settings that differ: {}", differences.join("; "));
+    }
     if noise_known {
         let _ = writeln!(
             out,
@@ -323,6 +407,7 @@ pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
                 ]);
             }
         }
+        rows.extend(login_rows(&pa, &pb));
         out.push_str(&table(&rows));
     }
     out
@@ -504,6 +589,39 @@ PHASE query: only in B
                 .any(|l| l.contains("throughput/s") && l.ends_with("* better")),
             "a single run outside A's range is marked:\n{text}"
         );
+    }
+
+    #[test]
+    fn runs_in_two_auth_modes_name_the_mode_and_show_the_logins() {
+        let run = |mode: &str, seed: u64| {
+            let mut r = result(vec![phase("crud", vec![op("read", 100.0, &[1_000])])]);
+            r.config.insert("auth".into(), serde_json::json!(mode));
+            r.config.insert("seed".into(), serde_json::json!(seed));
+            r.config
+                .insert("num_connections".into(), serde_json::json!(10));
+            r
+        };
+        let basic = run("basic", 1);
+        let mut cookie = run("cookie", 2);
+        let mut logins = crate::metrics::LoginTally::default();
+        logins.record(std::time::Duration::from_millis(12), true);
+        cookie.phases[0].logins = Some(build::logins(&logins));
+        let text = compare(("basic.json", &basic), ("cookie.json", &cookie));
+        assert!(
+            text.contains("\nsettings that differ: auth: A basic, B cookie\n"),
+            "{text}"
+        );
+        let row = |label: &str| {
+            text.lines()
+                .find(|l| l.contains(label))
+                .unwrap_or_else(|| panic!("{label}: {text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(row("logins"), "logins count 0 1 n/a");
+        assert!(row("mean ms").starts_with("mean ms - 12."), "{text}");
+        assert!(!compare(("a", &basic), ("b", &basic)).contains("settings that differ"));
     }
 
     #[test]

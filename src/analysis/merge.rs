@@ -24,10 +24,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::metrics::PhaseTally;
 use crate::metrics::{IntervalMetrics, interval};
+use crate::metrics::{LoginTally, PhaseTally};
 use crate::results::build::{self, PhaseFacts};
-use crate::results::{IntervalResult, OperationResult, PhaseResult, RunResult, histogram, tally};
+use crate::results::{
+    IntervalResult, LoginsResult, OperationResult, PhaseResult, RunResult, histogram, tally,
+};
 use crate::workload::Operation;
 
 /// Settings that may differ between the nodes of one run.
@@ -305,8 +307,18 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         aborted: aborted(parts),
         // Every node starts the phase's action; the first node's report stands for it.
         action: phases.iter().find_map(|p| p.action.clone()),
+        logins: merge_logins(&phases)?,
     };
     Ok(build::from_tally(facts, &tally))
+}
+
+/// Every node's logins of the phase, added up; `None` when none logged in.
+fn merge_logins(phases: &[&PhaseResult]) -> Result<Option<LoginsResult>, String> {
+    let mut total = LoginTally::default();
+    for logins in phases.iter().filter_map(|p| p.logins.as_ref()) {
+        total.merge(&tally::of_logins(logins)?);
+    }
+    Ok((!total.is_empty()).then(|| build::logins(&total)))
 }
 
 /// The operations of the phase's mix, as the nodes' connection times name them.
@@ -518,6 +530,16 @@ mod tests {
         metrics.row(end, 1.0, 0.1 * connections.len() as f64)
     }
 
+    /// One login per connection (as if each had a node of its own), connection `c`'s
+    /// taking 10 + c ms; connection 0's failed.
+    fn logins(connections: &[u64]) -> LoginTally {
+        let mut tally = LoginTally::default();
+        for &c in connections {
+            tally.record(Duration::from_millis(10 + c), c != 0);
+        }
+        tally
+    }
+
     /// The result one node reports when it runs the connections `connections`.
     fn node_result(connections: &[u64], node: NodeInfo, seed: u64) -> RunResult {
         let mut latencies = StepLatencies::default();
@@ -540,6 +562,7 @@ mod tests {
             target_rate: None,
             interrupted: false,
             action: None,
+            logins: logins(connections),
         };
         let mut config = BTreeMap::new();
         config.insert("num_connections".to_string(), json!(connections.len()));
@@ -570,6 +593,9 @@ mod tests {
             for op in &mut phase.operations {
                 op.latency.histogram = canonical(&op.latency.histogram);
                 op.response.histogram = canonical(&op.response.histogram);
+            }
+            if let Some(logins) = &mut phase.logins {
+                logins.latency.histogram = canonical(&logins.latency.histogram);
             }
             for row in &mut phase.intervals {
                 for op in &mut row.operations {
@@ -632,6 +658,11 @@ mod tests {
         // Iron Cushion's spreads and rates come from all connections' times: exact.
         assert_eq!(m.iron_cushion, o.iron_cushion);
         assert_eq!(m.connection_times, o.connection_times);
+        // Logins add up, their times too.
+        let (ml, ol) = (m.logins.as_ref().unwrap(), o.logins.as_ref().unwrap());
+        assert_eq!((ml.count, ml.failed), (4, 1));
+        assert_eq!((ml.count, ml.failed), (ol.count, ol.failed));
+        assert_eq!(ml.latency, ol.latency);
         // Intervals at the same wall-clock times add up.
         assert_eq!(m.intervals.len(), 2);
         for (mi, oi) in m.intervals.iter().zip(&o.intervals) {

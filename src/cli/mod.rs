@@ -397,6 +397,41 @@ pub struct RunArgs {
         value_name = "PASSWORD"
     )]
     password: Option<String>,
+
+    /// How requests authenticate: basic (the user and password on every request), cookie
+    /// (one POST /_session login per node, its session cookie renewed), jwt (a token from
+    /// SOFABENCH_TOKEN), proxy (CouchDB's X-Auth-CouchDB-* headers for --user), iam (an
+    /// IBM Cloud API key from SOFABENCH_IAM_API_KEY, for Cloudant), none. Default: basic
+    /// with credentials, none without.
+    #[arg(long, value_name = "MODE", value_parser = crate::driver::auth::Mode::parse)]
+    auth: Option<crate::driver::auth::Mode>,
+
+    /// --auth iam: the token endpoint the API key is exchanged at [default:
+    /// https://iam.cloud.ibm.com/identity/token].
+    #[arg(
+        long = "iam-token-url",
+        visible_alias = "iam_token_url",
+        value_name = "URL"
+    )]
+    iam_token_url: Option<String>,
+
+    /// --auth proxy: the roles claimed for --user, separated by commas (e.g. _admin).
+    #[arg(
+        long = "proxy-roles",
+        visible_alias = "proxy_roles",
+        value_name = "ROLE,ROLE"
+    )]
+    proxy_roles: Option<String>,
+
+    /// --auth proxy: a file holding the secret shared with CouchDB ([chttpd_auth] secret)
+    /// that X-Auth-CouchDB-Token is made from; or the SOFABENCH_PROXY_SECRET variable.
+    /// The secret itself never goes on the command line.
+    #[arg(
+        long = "proxy-secret-file",
+        visible_alias = "proxy_secret_file",
+        value_name = "FILE"
+    )]
+    proxy_secret_file: Option<PathBuf>,
 }
 
 /// `--retry-429` without a number: [`Retry429::DEFAULT_MOST`](crate::engine::Retry429).

@@ -12,9 +12,11 @@ use super::RunArgs;
 use super::templates;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
+use crate::driver::auth::{self, Auth};
 use crate::driver::tls::{self, TlsSettings};
 use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, Retry429, RunSettings};
 use crate::exit::Failed;
+use crate::files::{self, Kind};
 use crate::run::output::OutputFiles;
 use crate::run::{ConfigRecord, DatabasePolicy, Setup, TlsRecord};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
@@ -41,10 +43,14 @@ impl Given<'_> {
 /// Makes the run's setup, checking everything in the order a user fixes it.
 pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     check_ranges(args).map_err(Failed::bad_input)?;
-    let target = target(args)?;
+    let mut target = target(args)?;
+    let auth = auth(args, &target, &|name| std::env::var(name).ok())?;
+    if auth.needs_tls() && target.tls.is_none() {
+        target.tls = Some(tls::client_config(&tls_settings(args)).map_err(Failed::bad_input)?);
+    }
     let replication = match &args.replication_address {
-        Some(text) => ReplicationAddress::parse(text, &target).map_err(Failed::bad_input)?,
-        None => ReplicationAddress::from_target(&target),
+        Some(text) => ReplicationAddress::parse(text, &auth).map_err(Failed::bad_input)?,
+        None => ReplicationAddress::from_target(&target, &auth),
     };
     let layers = layers(args, given);
     let plan = plan(args, &layers.value());
@@ -82,6 +88,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let engine = RunSettings {
         target,
+        auth,
         writer: Arc::new(DocumentWriter::new(template, seed)),
         seed,
         ids: DocumentIds::new(&prefix),
@@ -214,6 +221,36 @@ fn target(args: &RunArgs) -> Result<Target, Failed> {
     }
     target.keep_alive = !args.disable_keepalive;
     Ok(target)
+}
+
+/// The run's auth mode from the flags, with its secrets from the environment (`env`
+/// looks a variable up) or a file: never from the command line, where process lists and
+/// shell history would show them.
+fn auth(
+    args: &RunArgs,
+    target: &Target,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Auth, Failed> {
+    let proxy_secret = match &args.proxy_secret_file {
+        Some(path) => Some(
+            files::read_text(path, Kind::Secret).map_err(|e| Failed::bad_input(e.to_string()))?,
+        ),
+        None => env("SOFABENCH_PROXY_SECRET"),
+    };
+    let given = auth::Given {
+        mode: args.auth,
+        credentials: target.credentials.clone(),
+        token: env("SOFABENCH_TOKEN"),
+        api_key: env("SOFABENCH_IAM_API_KEY"),
+        iam_token_url: args.iam_token_url.clone(),
+        proxy_roles: args.proxy_roles.clone(),
+        proxy_secret,
+    };
+    let (auth, warnings) = Auth::choose(given).map_err(Failed::bad_input)?;
+    for warning in warnings {
+        eprintln!("sofabench: warning: {warning}");
+    }
+    Ok(auth)
 }
 
 fn tls_settings(args: &RunArgs) -> TlsSettings {
@@ -456,7 +493,10 @@ fn config_record(
     ConfigRecord {
         database_address: nodes.join(","),
         database_name: target.database.clone(),
-        user: target.credentials.as_ref().map(|c| c.user.clone()),
+        user: engine.auth.user().map(str::to_string),
+        auth: engine.auth.mode.name().to_string(),
+        iam_token_url: engine.auth.iam_token_url(),
+        proxy_roles: engine.auth.proxy_roles().map(str::to_string),
         num_connections: plan.connections,
         template: template_name.to_string(),
         seed: engine.seed,

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::auth::Mode;
 use super::connection::{Call, Client, Endpoint, Exchange};
 use super::http1::Method;
-use crate::target::{Credentials, Target};
+use crate::target::Target;
 
 /// Administrative requests are few; a generous limit still ends a hung server quickly.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -60,8 +61,6 @@ pub struct Admin {
     client: Client,
     database_path: String,
     target_text: String,
-    /// To hide the password when an answer is quoted in a message.
-    credentials: Option<Credentials>,
 }
 
 impl Admin {
@@ -70,7 +69,6 @@ impl Admin {
             client: Client::new(endpoint, Some(ADMIN_TIMEOUT)),
             database_path: target.database_path(),
             target_text: format!("database {:?}", target.database),
-            credentials: target.credentials.clone(),
         }
     }
 
@@ -100,7 +98,7 @@ impl Admin {
     pub async fn check_server(&mut self) -> Result<(), SetupError> {
         let node = self.client.endpoint().node.to_string();
         let answer = self.call(Method::Get, "/").await?;
-        credentials_problem(answer.status, "GET /")?;
+        self.credentials_problem(answer.status, "GET /")?;
         let welcome: Option<serde_json::Map<String, serde_json::Value>> =
             serde_json::from_slice(&answer.body).ok();
         let looks_right = answer.status == 200
@@ -123,7 +121,7 @@ impl Admin {
     pub async fn document_count(&mut self) -> Result<Option<u64>, SetupError> {
         let path = self.database_path.clone();
         let answer = self.call(Method::Get, &path).await?;
-        credentials_problem(answer.status, "GET on the database")?;
+        self.credentials_problem(answer.status, "GET on the database")?;
         match answer.status {
             200 => serde_json::from_slice::<DatabaseInfo>(&answer.body)
                 .map(|info| Some(info.doc_count))
@@ -157,7 +155,7 @@ impl Admin {
     async fn try_create(&mut self) -> Result<bool, SetupError> {
         let path = self.database_path.clone();
         let answer = self.call(Method::Put, &path).await?;
-        credentials_problem(answer.status, "creating the database")?;
+        self.credentials_problem(answer.status, "creating the database")?;
         match answer.status {
             201 | 202 => Ok(true),
             412 => Ok(false),
@@ -172,7 +170,7 @@ impl Admin {
     pub async fn delete(&mut self) -> Result<(), SetupError> {
         let path = self.database_path.clone();
         let answer = self.call(Method::Delete, &path).await?;
-        credentials_problem(answer.status, "deleting the database")?;
+        self.credentials_problem(answer.status, "deleting the database")?;
         match answer.status {
             200 | 202 | 404 => Ok(()),
             status => Err(SetupError::server(format!(
@@ -231,10 +229,7 @@ impl Admin {
     fn quote(&self, body: &[u8]) -> String {
         const MOST: usize = 300;
         let start = String::from_utf8_lossy(&body[..body.len().min(MOST * 4)]);
-        let hidden = match &self.credentials {
-            Some(credentials) => credentials.hide_in(&start),
-            None => start.into_owned(),
-        };
+        let hidden = self.client.endpoint().credential.hide_in(&start);
         crate::metrics::errors::cut(hidden.trim(), MOST)
     }
 
@@ -249,11 +244,18 @@ impl Admin {
     }
 }
 
-fn credentials_problem(status: u16, what: &str) -> Result<(), SetupError> {
+impl Admin {
+    fn credentials_problem(&self, status: u16, what: &str) -> Result<(), SetupError> {
+        credentials_problem(self.client.endpoint().credential.mode(), status, what)
+    }
+}
+
+fn credentials_problem(mode: Mode, status: u16, what: &str) -> Result<(), SetupError> {
     match status {
         401 => Err(SetupError {
             message: format!(
-                "the server refused the credentials ({what} gave 401 Unauthorized); check the user and password, e.g. --database_address=http://USER:PASSWORD@HOST:PORT"
+                "the server refused the credentials ({what} gave 401 Unauthorized with --auth {mode}); {}",
+                mode.refused_hint()
             ),
             bad_input: true,
         }),

@@ -19,10 +19,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
+use super::auth::{Auth, Credential, HeaderCopy};
 use super::http1::{self, Method, Response, ResponseReader};
 use super::stream::Stream;
 use super::tls::NodeTls;
-use crate::target::{Credentials, Node, Scheme, Target};
+use crate::target::{Node, Scheme, Target};
 
 /// How long establishing a TCP connection, and then a TLS handshake, may each take before
 /// the node counts as unreachable.
@@ -60,25 +61,34 @@ pub const DEFAULT_MAX_RESPONSE: u64 = 64 * 1024 * 1024;
 /// What every request to one node carries; built once, shared by its connections.
 pub struct Endpoint {
     pub node: Node,
-    /// The Host, Accept and Authorization header lines, rendered once.
+    /// The Host and Accept header lines, rendered once.
     headers: Vec<u8>,
+    /// The auth mode's header lines, shared by the node's connections (and renewed, in
+    /// the modes whose credential a server issues).
+    pub credential: Arc<Credential>,
     /// The largest response body read from this node; a longer one fails its request.
     max_response: u64,
     /// For an `https://` node, what its handshake takes.
     tls: Option<NodeTls>,
     /// False with --disable-keepalive: each connection carries one request.
     keep_alive: bool,
+    /// The type of request bodies: JSON, but a form for an IAM token endpoint.
+    body_type: &'static str,
+    /// Whether answers' session cookies are kept (a login's endpoint).
+    keep_session_cookie: bool,
 }
 
 impl Endpoint {
-    /// One endpoint per node of the target, with its credentials, reading bodies of at
-    /// most `max_response` bytes.
-    pub fn all(target: &Target, max_response: u64) -> Vec<Arc<Endpoint>> {
+    /// One endpoint per node of the target, authenticating as `auth` says, reading bodies
+    /// of at most `max_response` bytes.
+    pub fn all(target: &Target, auth: &Auth, max_response: u64) -> Vec<Arc<Endpoint>> {
+        let credentials = auth.credentials_for(target);
         target
             .nodes
             .iter()
-            .map(|node| {
-                let endpoint = Endpoint::new(node.clone(), target.credentials.as_ref())
+            .zip(credentials)
+            .map(|(node, credential)| {
+                let endpoint = Endpoint::new(node.clone(), credential)
                     .with_max_response(max_response)
                     .with_tls(target.tls.as_ref())
                     .with_keep_alive(target.keep_alive);
@@ -87,15 +97,35 @@ impl Endpoint {
             .collect()
     }
 
-    pub fn new(node: Node, credentials: Option<&Credentials>) -> Endpoint {
-        let authorization = credentials.map(Credentials::basic_header);
-        let headers = http1::common_headers(&node.host_header, authorization.as_deref());
+    pub fn new(node: Node, credential: Arc<Credential>) -> Endpoint {
+        let headers = http1::common_headers(&node.host_header, None);
         Endpoint {
             node,
             headers,
+            credential,
             max_response: DEFAULT_MAX_RESPONSE,
             tls: None,
             keep_alive: true,
+            body_type: http1::JSON,
+            keep_session_cookie: false,
+        }
+    }
+
+    /// An endpoint whose requests carry no credentials.
+    pub fn plain(node: Node) -> Endpoint {
+        Endpoint::new(node, Credential::none())
+    }
+
+    /// The same endpoint, sending bodies of type `body_type`.
+    pub fn with_body_type(self, body_type: &'static str) -> Endpoint {
+        Endpoint { body_type, ..self }
+    }
+
+    /// The same endpoint, keeping the session cookie of its answers (for logins).
+    pub fn keeping_session_cookie(self) -> Endpoint {
+        Endpoint {
+            keep_session_cookie: true,
+            ..self
         }
     }
 
@@ -227,11 +257,14 @@ pub struct Exchange {
     pub started: Instant,
     pub finished: Instant,
     /// True when the request was sent a second time (a GET whose first attempt met a
-    /// closed connection before any byte of an answer); the first attempt's time is in
+    /// closed connection before any byte of an answer, or any request whose first attempt
+    /// met a 401 that a new session or token answered); the first attempt's time is in
     /// `timing.wait`.
     pub resent: bool,
     /// A 429's `Retry-After`, as the server wrote it.
     pub retry_after: Option<Box<str>>,
+    /// The answer's `Set-Cookie: AuthSession=…`, for an endpoint that keeps it.
+    pub session_cookie: Option<String>,
 }
 
 /// Why a request got no answer, and what that means for the operation.
@@ -403,7 +436,7 @@ impl Connection {
     /// Sends `call` and reads its whole response; `start` is when the call was made.
     async fn exchange(
         &mut self,
-        endpoint: &Endpoint,
+        (endpoint, headers): (&Endpoint, &[u8]),
         call: &Call<'_>,
         start: Instant,
     ) -> Result<Exchange, Failed> {
@@ -413,10 +446,11 @@ impl Connection {
             &mut self.request,
             call.method,
             (&endpoint.node.base_path, call.path),
-            &endpoint.headers,
-            call.body,
+            headers,
+            (endpoint.body_type, call.body),
         );
-        let mut reader = ResponseReader::new(call.method, endpoint.max_response);
+        let mut reader = ResponseReader::new(call.method, endpoint.max_response)
+            .keeping_session_cookie(endpoint.keep_session_cookie);
         let sent = self.send_request(&mut reader).await?;
         let written = Instant::now();
         let whole = matches!(sent, Sent::Whole);
@@ -452,6 +486,7 @@ impl Connection {
             finished: done,
             resent: false,
             retry_after: response.retry_after,
+            session_cookie: response.session_cookie,
         })
     }
 
@@ -601,6 +636,8 @@ fn nanos(from: Instant, to: Instant) -> u64 {
 /// Keeps one connection to one node open, reopening it when the server closes it.
 pub struct Client {
     endpoint: Arc<Endpoint>,
+    /// The node's header lines as this client sends them, copied again when they change.
+    headers: HeaderCopy,
     connection: Option<Connection>,
     timeout: Option<Duration>,
     /// The per-request timer, made once and moved on for each request: moving a pending
@@ -614,6 +651,7 @@ impl Client {
     pub fn new(endpoint: Arc<Endpoint>, timeout: Option<Duration>) -> Client {
         Client {
             endpoint,
+            headers: HeaderCopy::default(),
             connection: None,
             timeout,
             timer: None,
@@ -650,10 +688,17 @@ impl Client {
     /// outcome as unknown. Closes the client can see coming (an idle connection past
     /// [`IDLE_RETIRE`], or one the server has closed already) are met by opening a new
     /// connection before sending.
+    ///
+    /// A 401 in a mode whose credential a server issues (cookie, iam) means the session or
+    /// token is no longer taken and the request was not applied: once a new one is there
+    /// (one login for all the node's connections), the request is sent once more, as a
+    /// resend. The time waiting for the login is left out of the exchange's times (logins
+    /// are counted and timed apart) and added to its timeout.
     pub async fn send(&mut self, call: &Call<'_>) -> Result<Exchange, Unanswered> {
         let first_start = Instant::now();
-        let deadline = self.timeout.map(|limit| first_start + limit);
+        let mut deadline = self.timeout.map(|limit| first_start + limit);
         let mut resent = false;
+        let mut waited_for_login: Option<Duration> = None;
         loop {
             let opened = ensure_open(
                 &mut self.connection,
@@ -672,15 +717,27 @@ impl Client {
             })?;
             let reused = connection.completed > 0;
             let start = Instant::now();
-            let exchange = connection.exchange(&self.endpoint, call, start);
+            let headers = (self.headers).current(&self.endpoint.headers, &self.endpoint.credential);
+            let exchange = connection.exchange((&self.endpoint, headers), call, start);
             let result = match deadline {
                 None => exchange.await,
                 Some(at) => within(&mut self.timer, at, exchange).await,
             };
             let failed = match result {
                 Ok(mut done) => {
-                    // A resent GET's first attempt is time the operation waited.
-                    done.timing.wait += nanos(first_start, start);
+                    if done.status == 401
+                        && waited_for_login.is_none()
+                        && let Some(waited) = self.renew_credential().await
+                    {
+                        waited_for_login = Some(waited);
+                        deadline = deadline.map(|at| at + waited);
+                        resent = true;
+                        continue;
+                    }
+                    // A resent request's first attempt is time the operation waited; a
+                    // login it waited for is not.
+                    let login = waited_for_login.map_or(0, |w| w.as_nanos() as u64);
+                    done.timing.wait += nanos(first_start, start).saturating_sub(login);
                     done.started = first_start;
                     done.resent = resent;
                     return Ok(done);
@@ -708,6 +765,18 @@ impl Client {
         }
     }
 
+    /// After a 401: a new session or token for the node, if its mode has them, and how
+    /// long this request waited for it; `None` when none came.
+    async fn renew_credential(&mut self) -> Option<Duration> {
+        if !self.endpoint.credential.renews() {
+            return None;
+        }
+        let asked = Instant::now();
+        let credential = self.endpoint.credential.clone();
+        credential.renew(self.headers.generation()).await.ok()?;
+        Some(asked.elapsed())
+    }
+
     /// Forgets the open connection, so the next request opens a new one (on another node
     /// after [`Client::move_to`]).
     pub fn disconnect(&mut self) {
@@ -718,6 +787,7 @@ impl Client {
     pub fn move_to(&mut self, endpoint: Arc<Endpoint>) {
         self.connection = None;
         self.endpoint = endpoint;
+        self.headers.forget();
     }
 
     /// Hands each connection opened since the last call to `take`, oldest first.
@@ -820,7 +890,7 @@ mod tests {
             host_header: format!("127.0.0.1:{port}"),
             base_path: String::new(),
         };
-        (Arc::new(Endpoint::new(node, None)), accepted)
+        (Arc::new(Endpoint::plain(node)), accepted)
     }
 
     /// Reads one request (head and Content-Length body); `None` when the client closed.
@@ -1480,7 +1550,7 @@ mod tests {
             .unwrap()
             .nodes[0]
             .clone();
-        let mut client = client(Arc::new(Endpoint::new(node, None)));
+        let mut client = client(Arc::new(Endpoint::plain(node)));
         let lost = client.send(&get("/")).await.unwrap_err();
         assert!(lost.is_unreachable() && !lost.may_have_reached, "{lost}");
     }

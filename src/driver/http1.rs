@@ -72,14 +72,18 @@ pub fn common_headers(host: &str, authorization: Option<&str>) -> Vec<u8> {
     out
 }
 
+/// The type of every request body sofabench sends to a CouchDB node.
+pub const JSON: &str = "application/json";
+
 /// Appends one whole request to `out`: the request line for `base_path` + `path`, the
-/// `headers` from [`common_headers`], the body's type and length, and the body.
+/// `headers` from [`common_headers`], the body's type (`body_type`, e.g. [`JSON`]) and
+/// length, and the body.
 pub fn write_request(
     out: &mut Vec<u8>,
     method: Method,
     (base_path, path): (&str, &str),
     headers: &[u8],
-    body: Option<&[u8]>,
+    (body_type, body): (&str, Option<&[u8]>),
 ) {
     debug_assert!(
         !(base_path.bytes().chain(path.bytes())).any(|b| b <= b' '),
@@ -92,7 +96,9 @@ pub fn write_request(
     out.extend_from_slice(b" HTTP/1.1\r\n");
     out.extend_from_slice(headers);
     if body.is_some() {
-        out.extend_from_slice(b"Content-Type: application/json\r\n");
+        out.extend_from_slice(b"Content-Type: ");
+        out.extend_from_slice(body_type.as_bytes());
+        out.extend_from_slice(b"\r\n");
     }
     if body.is_some() || method.has_request_body() {
         let length = body.map_or(0, <[u8]>::len);
@@ -172,6 +178,9 @@ pub struct Response {
     /// A 429's `Retry-After` value as the server wrote it (cut to 64 bytes); read for no
     /// other status, so that other answers cost nothing more.
     pub retry_after: Option<Box<str>>,
+    /// The value of the answer's `Set-Cookie: AuthSession=…`, when the reader was asked
+    /// to keep it (a login's answer; see [`ResponseReader::keeping_session_cookie`]).
+    pub session_cookie: Option<String>,
 }
 
 /// Takes one response out of the front of a read buffer, over as many reads as it takes.
@@ -181,6 +190,8 @@ pub struct ResponseReader {
     /// length is known (before it is read) or, without one, as soon as it is past.
     limit: u64,
     state: State,
+    /// Whether the final answer's session cookie is kept.
+    keep_session_cookie: bool,
 }
 
 enum State {
@@ -190,6 +201,7 @@ enum State {
         keep_alive: bool,
         framing: Framing,
         retry_after: Option<Box<str>>,
+        session_cookie: Option<String>,
     },
 }
 
@@ -209,6 +221,16 @@ impl ResponseReader {
             head_request: method == Method::Head,
             limit,
             state: State::Head,
+            keep_session_cookie: false,
+        }
+    }
+
+    /// The same reader, keeping the answer's `Set-Cookie: AuthSession=…` value in the
+    /// response when `keep` (only logins ask: no other answer pays for looking).
+    pub fn keeping_session_cookie(self, keep: bool) -> ResponseReader {
+        ResponseReader {
+            keep_session_cookie: keep,
+            ..self
         }
     }
 
@@ -223,8 +245,8 @@ impl ResponseReader {
         loop {
             match &mut self.state {
                 State::Head => {
-                    let Some((length, head)) = parse_head(buf, self.head_request, self.limit)?
-                    else {
+                    let reading = (self.head_request, self.keep_session_cookie);
+                    let Some((length, head)) = parse_head(buf, reading, self.limit)? else {
                         return Ok(None);
                     };
                     buf.advance(length);
@@ -235,6 +257,7 @@ impl ResponseReader {
                             keep_alive: head.keep_alive,
                             framing: head.framing,
                             retry_after: head.retry_after,
+                            session_cookie: head.session_cookie,
                         };
                     }
                 }
@@ -243,6 +266,7 @@ impl ResponseReader {
                     keep_alive,
                     framing,
                     retry_after,
+                    session_cookie,
                 } => {
                     let body = match framing {
                         Framing::Length(length) => split_length(buf, *length),
@@ -263,6 +287,7 @@ impl ResponseReader {
                         body,
                         keep_alive: *keep_alive,
                         retry_after: retry_after.take(),
+                        session_cookie: session_cookie.take(),
                     }));
                 }
             }
@@ -277,12 +302,14 @@ impl ResponseReader {
                 status,
                 framing: Framing::UntilClose,
                 retry_after,
+                session_cookie,
                 ..
             } => Some(Response {
                 status: *status,
                 body: buf.split().freeze(),
                 keep_alive: false,
                 retry_after: retry_after.take(),
+                session_cookie: session_cookie.take(),
             }),
             _ => None,
         }
@@ -321,13 +348,15 @@ struct Head {
     keep_alive: bool,
     framing: Framing,
     retry_after: Option<Box<str>>,
+    session_cookie: Option<String>,
 }
 
 /// The head at the front of `buf` and its length, `None` while it is incomplete.
-/// A body announced longer than `limit` is refused.
+/// A body announced longer than `limit` is refused. `head_request` when the request was a
+/// HEAD (no body follows), `keep_session_cookie` to keep `Set-Cookie: AuthSession=…`.
 fn parse_head(
     buf: &[u8],
-    head_request: bool,
+    (head_request, keep_session_cookie): (bool, bool),
     limit: u64,
 ) -> Result<Option<(usize, Head)>, BadResponse> {
     let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
@@ -356,7 +385,7 @@ fn parse_head(
     if status == 101 {
         return Err(bad("101 Switching Protocols, but no upgrade was asked for"));
     }
-    let fields = Fields::of(response.headers, status == 429)?;
+    let fields = Fields::of(response.headers, (status == 429, keep_session_cookie))?;
     let keep_alive = if version == 0 {
         fields.keep_alive && !fields.close
     } else {
@@ -384,6 +413,7 @@ fn parse_head(
             keep_alive,
             framing,
             retry_after: fields.retry_after,
+            session_cookie: fields.session_cookie,
         },
     )))
 }
@@ -398,15 +428,29 @@ struct Fields {
     keep_alive: bool,
     /// The first `Retry-After` value, when asked for.
     retry_after: Option<Box<str>>,
+    /// The value of `Set-Cookie: AuthSession=…` (its attributes included), when asked for.
+    session_cookie: Option<String>,
 }
 
+/// How a session cookie's `Set-Cookie` value starts (CouchDB and PouchDB Server).
+const SESSION_COOKIE: &[u8] = b"AuthSession=";
+
 impl Fields {
-    /// The fields of `headers`; `Retry-After` too when `want_retry_after`.
-    fn of(headers: &[httparse::Header], want_retry_after: bool) -> Result<Fields, BadResponse> {
+    /// The fields of `headers`; `Retry-After` too when `want_retry_after`, and the session
+    /// cookie when `keep_session_cookie`.
+    fn of(
+        headers: &[httparse::Header],
+        (want_retry_after, keep_session_cookie): (bool, bool),
+    ) -> Result<Fields, BadResponse> {
         let mut fields = Fields::default();
         for header in headers {
             let name = header.name;
-            if name.eq_ignore_ascii_case("content-length") {
+            if keep_session_cookie
+                && name.eq_ignore_ascii_case("set-cookie")
+                && header.value.starts_with(SESSION_COOKIE)
+            {
+                fields.session_cookie = Some(String::from_utf8_lossy(header.value).into_owned());
+            } else if name.eq_ignore_ascii_case("content-length") {
                 let length = parse_length(header.value)?;
                 if fields.content_length.is_some_and(|l| l != length) {
                     return Err(bad("two different Content-Length values"));
@@ -605,8 +649,55 @@ mod tests {
     fn request(method: Method, path: &str, body: Option<&[u8]>) -> String {
         let mut out = Vec::new();
         let headers = common_headers("db:5984", Some("Basic dTpw"));
-        write_request(&mut out, method, ("/couch", path), &headers, body);
+        write_request(&mut out, method, ("/couch", path), &headers, (JSON, body));
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_body_carries_the_type_it_is_given() {
+        let mut out = Vec::new();
+        let form = "application/x-www-form-urlencoded";
+        write_request(
+            &mut out,
+            Method::Post,
+            ("", "/token"),
+            b"",
+            (form, Some(b"a=1")),
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("\r\nContent-Type: application/x-www-form-urlencoded\r\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_session_cookie_is_kept_only_when_asked_for() {
+        let wire = "HTTP/1.1 200 OK\r\nSet-Cookie: other=1\r\nSet-Cookie: AuthSession=YWJj; Version=1; Path=/; Max-Age=600; HttpOnly\r\nContent-Length: 2\r\n\r\n{}";
+        let read = |keep: bool| {
+            let mut reader = ResponseReader::new(Method::Post, 100).keeping_session_cookie(keep);
+            let mut buf = BytesMut::from(wire.as_bytes());
+            reader.read(&mut buf).unwrap().unwrap()
+        };
+        assert_eq!(
+            read(true).session_cookie.as_deref(),
+            Some("AuthSession=YWJj; Version=1; Path=/; Max-Age=600; HttpOnly")
+        );
+        assert_eq!(read(false).session_cookie, None);
+        // An interim answer's cookie is not the final answer's.
+        let interim = format!(
+            "HTTP/1.1 100 Continue\r\nSet-Cookie: AuthSession=old\r\n\r\n{}",
+            wire.replace("AuthSession=YWJj", "AuthSession=new")
+        );
+        let mut reader = ResponseReader::new(Method::Post, 100).keeping_session_cookie(true);
+        let mut buf = BytesMut::from(interim.as_bytes());
+        let response = reader.read(&mut buf).unwrap().unwrap();
+        assert!(
+            response
+                .session_cookie
+                .unwrap()
+                .starts_with("AuthSession=new;")
+        );
     }
 
     #[test]

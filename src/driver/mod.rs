@@ -1,7 +1,9 @@
 //! Talking to a CouchDB-API server: HTTP/1.1 on the wire, connections that time their
-//! exchanges, the shape of CouchDB's answers, and setting up the database a run uses.
+//! exchanges, how requests authenticate, the shape of CouchDB's answers, and setting up
+//! the database a run uses.
 
 pub mod admin;
+pub mod auth;
 pub mod connection;
 pub mod http1;
 pub mod responses;

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::driver::auth::{self, Auth};
 use crate::driver::{Client, Endpoint};
 use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
@@ -43,6 +44,8 @@ use worker::{Numbering, Pacing, PhaseWork, Shared, Worker};
 /// Everything the engine needs for a run.
 pub struct RunSettings {
     pub target: Target,
+    /// How requests authenticate (`--auth`), with its secrets.
+    pub auth: Auth,
     pub writer: Arc<DocumentWriter>,
     pub seed: u64,
     pub ids: DocumentIds,
@@ -146,9 +149,15 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An engine that reports to `observer` and stops when `stop` is raised.
-    pub fn new(settings: RunSettings, observer: Arc<dyn Observer>, stop: Stop) -> Engine {
-        let endpoints = Endpoint::all(&settings.target, settings.max_response_size);
+    /// An engine that sends to `endpoints` (one per node, with their credentials, shared
+    /// with the setup so that a node logs in once), reports to `observer` and stops when
+    /// `stop` is raised.
+    pub fn new(
+        settings: RunSettings,
+        endpoints: Vec<Arc<Endpoint>>,
+        observer: Arc<dyn Observer>,
+        stop: Stop,
+    ) -> Engine {
         let progress = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
             writer: settings.writer.clone(),
@@ -162,7 +171,6 @@ impl Engine {
             reconnect_for: settings.reconnect_for,
             failover: settings.failover,
             endpoints: endpoints.clone(),
-            credentials: settings.target.credentials.clone(),
             retry_429: settings.retry_429,
         });
         Engine {
@@ -381,6 +389,8 @@ impl Engine {
             target_rate: share.rate,
             interrupted: self.stop.stop.is_raised(),
             action,
+            // Since the last phase ended: the first phase's include the setup's.
+            logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
         })
     }
 }

@@ -17,7 +17,6 @@ use crate::driver::responses;
 use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
 use crate::metrics::{ConnectionMetrics, Failure, FailureSamples, Recorder};
 use crate::seed::Rng;
-use crate::target::Credentials;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
 
@@ -41,22 +40,19 @@ pub struct Shared {
     pub reconnect_for: Duration,
     /// With several nodes: a connection that cannot reach its node moves on to the next.
     pub failover: bool,
-    /// Every node's endpoint, in `--database_address` order, for failing over.
+    /// Every node's endpoint, in `--database_address` order, for failing over; their
+    /// credentials know the secrets to hide from the answers kept as examples.
     pub endpoints: Vec<Arc<Endpoint>>,
-    /// The run's credentials, to hide from the answers kept as examples.
-    pub credentials: Option<Credentials>,
     /// Whether, and how often, an operation turned away with a 429 is sent again.
     pub retry_429: Option<Retry429>,
 }
 
 impl Shared {
-    /// Keeps `text` as an example of `failure`, with the password hidden.
+    /// Keeps `text` as an example of `failure`, with every secret hidden.
     fn note(&self, samples: &mut FailureSamples, failure: &Failure, text: &str) {
         if samples.wants(failure) {
-            match &self.credentials {
-                Some(credentials) => samples.add(failure, &credentials.hide_in(text)),
-                None => samples.add(failure, text),
-            }
+            let credentials = self.endpoints.iter().map(|e| &e.credential);
+            samples.add(failure, &crate::driver::auth::hide_in(credentials, text));
         }
     }
 

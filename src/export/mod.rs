@@ -152,6 +152,7 @@ pub(crate) mod sample {
             send_lag: None,
             connection_times: None,
             connection_setup: None,
+            logins: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

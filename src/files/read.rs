@@ -28,6 +28,8 @@ pub enum Kind {
     /// A PEM certificate or key (`--cacert`, `--cert`, `--key`): a CA bundle is a few
     /// hundred KB.
     Pem,
+    /// A secret (`--proxy-secret-file`): one line.
+    Secret,
 }
 
 impl Kind {
@@ -37,6 +39,7 @@ impl Kind {
             Kind::Template | Kind::Config | Kind::Scenario => 64 * MIB,
             Kind::Result => 1024 * MIB,
             Kind::Pem => 16 * MIB,
+            Kind::Secret => 64 * 1024,
         }
     }
 
@@ -48,6 +51,7 @@ impl Kind {
             Kind::Scenario => "scenario (--scenario)",
             Kind::Result => "result file",
             Kind::Pem => "PEM file",
+            Kind::Secret => "secret file (--proxy-secret-file)",
         }
     }
 }

@@ -29,6 +29,9 @@ pub struct PhaseOutcome {
     pub interrupted: bool,
     /// What the phase's background action did, if it had one.
     pub action: Option<ActionReport>,
+    /// Logins (session cookies, IAM tokens) since the previous phase ended, or for the
+    /// first phase since the run started: outside every operation's times.
+    pub logins: super::LoginTally,
 }
 
 /// What an action did, with times in seconds from the phase's start.

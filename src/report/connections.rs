@@ -34,7 +34,7 @@ fn reconnects(setup: &ConnectionSetupResult, connections: u64) -> String {
     }
 }
 
-fn times(what: &str, latency: &Latency) -> String {
+pub(super) fn times(what: &str, latency: &Latency) -> String {
     format!(
         "{what}: mean {:.3} ms, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         latency.mean_ms, latency.p50_ms, latency.p99_ms, latency.max_ms

@@ -7,6 +7,7 @@ pub mod ironcushion;
 pub mod late_cause;
 pub mod latency;
 pub mod live;
+pub mod logins;
 pub mod numbers;
 pub mod summary;
 
@@ -46,6 +47,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase));
     out.push_str(&connections::lines(phase));
+    out.push_str(&logins::line(phase));
     out.push_str(&summary::action(phase));
     let mut reasons = phase.aborted.clone();
     reasons.sort();

@@ -7,11 +7,12 @@ use hdrhistogram::Histogram;
 
 use super::{
     ActionResult, ConnectionTimesResult, IntervalOperation, IntervalResult, IronCushion, Latency,
-    OperationResult, PhaseResult, Spread, histogram, per_second,
+    LoginsResult, OperationResult, PhaseResult, Spread, histogram, per_second,
 };
 use crate::metrics::setup::SetupTally;
 use crate::metrics::{
-    ActionReport, ConnectionTimes, IntervalRow, OperationTally, PhaseOutcome, PhaseTally,
+    ActionReport, ConnectionTimes, IntervalRow, LoginTally, OperationTally, PhaseOutcome,
+    PhaseTally,
 };
 use crate::workload::Operation;
 
@@ -142,6 +143,15 @@ pub fn latency(h: &Histogram<u64>) -> Latency {
     }
 }
 
+/// Logins as the result keeps them.
+pub fn logins(tally: &LoginTally) -> LoginsResult {
+    LoginsResult {
+        count: tally.count,
+        failed: tally.failed,
+        latency: latency(&tally.times),
+    }
+}
+
 fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> OperationResult {
     let (m, latencies) = (&tally.counts, &tally.latencies);
     let failed = m.failures.of_operations();
@@ -238,6 +248,7 @@ pub struct PhaseFacts {
     pub intervals: Vec<IntervalResult>,
     pub aborted: Vec<String>,
     pub action: Option<ActionResult>,
+    pub logins: Option<LoginsResult>,
 }
 
 /// The result of one phase the engine ran.
@@ -255,6 +266,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
             .collect(),
         aborted: outcome.aborted.clone(),
         action: outcome.action.as_ref().map(action),
+        logins: (!outcome.logins.is_empty()).then(|| logins(&outcome.logins)),
     };
     from_tally(facts, &outcome.tally)
 }
@@ -289,6 +301,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
             })
             .collect(),
         action: facts.action,
+        logins: facts.logins,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),
     }

@@ -92,6 +92,22 @@ pub struct PhaseResult {
     /// written before sofabench counted them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_setup: Option<ConnectionSetupResult>,
+    /// Logins since the previous phase (the first phase: since the run started), with
+    /// `--auth cookie` or `iam`; absent when there were none. Outside every operation's
+    /// times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logins: Option<LoginsResult>,
+}
+
+/// Logins for session cookies or IAM tokens: how many, how many failed, and how long each
+/// took. An operation that met a 401 and was sent again after a login counts the second
+/// sending among its `resends`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LoginsResult {
+    pub count: u64,
+    pub failed: u64,
+    /// Each login's time, failed ones included.
+    pub latency: Latency,
 }
 
 /// Connections opened in a phase: how many, how many replaced a lost or retired one, and
@@ -150,6 +166,7 @@ impl PhaseResult {
             target_nodes: Vec::new(),
             connection_times: None,
             connection_setup: None,
+            logins: None,
         }
     }
 }

@@ -4,10 +4,12 @@
 
 use hdrhistogram::Histogram;
 
-use super::{Latency, OperationResult, PhaseResult, histogram};
+use super::{Latency, LoginsResult, OperationResult, PhaseResult, histogram};
 use crate::metrics::recorder::{NodeLatencies, OperationLatencies};
 use crate::metrics::setup::SetupTally;
-use crate::metrics::{ConnectionTimes, Failure, OperationCounts, OperationTally, PhaseTally};
+use crate::metrics::{
+    ConnectionTimes, Failure, LoginTally, OperationCounts, OperationTally, PhaseTally,
+};
 use crate::workload::{Operation, PerOperation};
 
 /// Refuses a result's phases that do not read back into tallies (an unknown operation or
@@ -133,6 +135,15 @@ pub fn of_operation(
     Ok(OperationTally { counts, latencies })
 }
 
+/// A phase's logins as a tally again, for adding up.
+pub fn of_logins(logins: &LoginsResult) -> Result<LoginTally, String> {
+    Ok(LoginTally {
+        count: logins.count,
+        failed: logins.failed,
+        times: decoded(&logins.latency)?,
+    })
+}
+
 fn failure(name: &str) -> Result<Failure, String> {
     Failure::named(name).ok_or_else(|| format!("unknown failure kind {name:?}"))
 }
@@ -198,6 +209,7 @@ mod tests {
             intervals: Vec::new(),
             aborted: Vec::new(),
             action: None,
+            logins: None,
         }
     }
 

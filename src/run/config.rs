@@ -12,6 +12,12 @@ pub struct ConfigRecord {
     pub database_address: String,
     pub database_name: String,
     pub user: Option<String>,
+    /// `--auth`: none, basic, cookie, jwt, proxy or iam.
+    pub auth: String,
+    /// `--iam-token-url`, with `--auth iam`.
+    pub iam_token_url: Option<String>,
+    /// `--proxy-roles`, with `--auth proxy`.
+    pub proxy_roles: Option<String>,
     pub num_connections: u64,
     pub template: String,
     pub seed: u64,
@@ -81,6 +87,9 @@ mod tests {
             database_address: "http://127.0.0.1:5984/".to_string(),
             database_name: "db".to_string(),
             user: None,
+            auth: "none".to_string(),
+            iam_token_url: None,
+            proxy_roles: None,
             num_connections: 10,
             template: "t".to_string(),
             seed: 1,
@@ -112,7 +121,7 @@ mod tests {
             retry_429: None,
         };
         let map = record.to_map();
-        assert_eq!(map.len(), 32);
+        assert_eq!(map.len(), 35);
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));

@@ -3,6 +3,7 @@
 
 use super::Setup;
 use crate::driver::admin::PreparedDatabase;
+use crate::driver::auth::{Auth, Mode};
 use crate::report::numbers::grouped;
 use crate::scenario::settings;
 use crate::target::Target;
@@ -19,6 +20,7 @@ pub fn describe(setup: &Setup) -> String {
         scenario.description
     );
     text.push_str(&connection_line(setup));
+    text.push_str(&auth_line(&engine.auth));
     let node = setup.node;
     if node.count > 1 {
         text.push_str(&format!(
@@ -61,6 +63,28 @@ fn connection_line(setup: &Setup) -> String {
         text.push_str("  WARNING: --insecure: the servers' TLS certificates are not checked\n");
     }
     text
+}
+
+/// How requests authenticate, when they do: the mode, and for the modes that log in,
+/// where and how often.
+fn auth_line(auth: &Auth) -> String {
+    let how = match auth.mode {
+        Mode::None => return String::new(),
+        Mode::Basic => "the user and password on every request".to_string(),
+        Mode::Cookie => {
+            "a session cookie per node from POST /_session, renewed ahead of its expiry and after a 401".to_string()
+        }
+        Mode::Jwt => "the token in SOFABENCH_TOKEN as a bearer token".to_string(),
+        Mode::Proxy => format!(
+            "proxy authentication headers for user {:?}",
+            auth.user().unwrap_or_default()
+        ),
+        Mode::Iam => format!(
+            "bearer tokens from {} for the API key in SOFABENCH_IAM_API_KEY, renewed ahead of their expiry and after a 401",
+            auth.iam_token_url().unwrap_or_default()
+        ),
+    };
+    format!("  auth: {} ({how})\n", auth.mode)
 }
 
 /// Whether the run created the database, or how many documents it found.

@@ -13,6 +13,7 @@ use super::verdict::verdict;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, PreparedDatabase, SetupError};
+use crate::driver::auth;
 use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
@@ -54,7 +55,8 @@ struct Measured {
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
     let started = SystemTime::now();
     let target = setup.engine.target.clone();
-    let endpoints = Endpoint::all(&target, setup.engine.max_response_size);
+    let endpoints = Endpoint::all(&target, &setup.engine.auth, setup.engine.max_response_size);
+    log_in(&endpoints).await?;
     let setup_node = live_nodes(&target, setup.engine.failover, &endpoints)
         .await
         .map_err(setup_failed)?;
@@ -102,7 +104,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
             let _ = outputs.write(&so_far);
         }
     };
-    let mut engine = Engine::new(engine, observer, stop.clone());
+    let mut engine = Engine::new(engine, endpoints.clone(), observer, stop.clone());
     let measured = run_phases(&mut engine, &scenario, &shares, &checkpoint).await?;
     drop(engine);
     print_form(&scenario, &measured.phases);
@@ -234,6 +236,22 @@ fn finish(
     }
     verdict(outcomes)?;
     writing
+}
+
+/// The first login of every node, for the modes that log in (cookie, iam), before
+/// anything else is sent: a refused password or API key stops the run here. A node that
+/// cannot be reached is left to [`live_nodes`], which says so (or fails over); it logs in
+/// when it answers.
+async fn log_in(endpoints: &[Arc<Endpoint>]) -> Result<(), Failed> {
+    for (node, outcome) in auth::start(endpoints).await {
+        match outcome {
+            Ok(()) => {}
+            Err(e) if e.unreachable => {}
+            Err(e) if e.bad_input => return Err(Failed::bad_input(e.message)),
+            Err(e) => return Err(Failed::run(format!("{node}: {}", e.message))),
+        }
+    }
+    Ok(())
 }
 
 /// Checks that every node answers like CouchDB, and returns the node that sets the

@@ -2,6 +2,7 @@
 //! a small HTTP client to look at the database afterwards.
 #![allow(dead_code)]
 
+pub mod auth_server;
 pub mod bad_server;
 pub mod couch_like;
 pub mod counting_proxy;
@@ -109,8 +110,19 @@ impl PouchServer {
     /// With [`ADMIN`] configured, as users run a server: anonymous requests that change
     /// anything are refused, and tests must send the credentials.
     pub fn secured(storage: Storage) -> PouchServer {
+        Self::secured_with(storage, "")
+    }
+
+    /// With [`ADMIN`] and more configuration: `extra` is JSON members added to the
+    /// config file, e.g. `"couch_httpd_auth":{"timeout":2}`.
+    pub fn secured_with(storage: Storage, extra: &str) -> PouchServer {
         let (user, password) = ADMIN;
-        let config = format!(r#"{{{QUIET},"admins":{{"{user}":"{password}"}}}}"#);
+        let extra = if extra.is_empty() {
+            String::new()
+        } else {
+            format!(",{extra}")
+        };
+        let config = format!(r#"{{{QUIET},"admins":{{"{user}":"{password}"}}{extra}}}"#);
         Self::launch(storage, &config, Some(ADMIN))
     }
 

@@ -1,10 +1,12 @@
 //! Where the server itself finds the databases of a replication. CouchDB's replicator is
 //! a client of both the source and the target URL, so both must be addresses the *server*
 //! can reach (behind a proxy or in a cluster that is not the client's address) and both
-//! must carry credentials. Passwords are kept apart from every URL that is shown.
+//! must carry credentials, in the run's auth mode. Passwords are kept apart from every URL
+//! that is shown.
 
 use url::Url;
 
+use crate::driver::auth::{Auth, ReplicationAuth};
 use crate::target::{Credentials, Target, encode_path_segment, percent_decode, redact};
 
 /// The base address the server uses to reach the run's database's node, and the
@@ -13,20 +15,21 @@ use crate::target::{Credentials, Target, encode_path_segment, percent_decode, re
 pub struct ReplicationAddress {
     /// `scheme://host[:port][/base]`, without credentials or a trailing slash.
     base: String,
-    credentials: Option<Credentials>,
+    auth: Option<ReplicationAuth>,
 }
 
 impl ReplicationAddress {
-    /// The default: the first `--database_address` node, with the run's credentials.
-    pub fn from_target(target: &Target) -> ReplicationAddress {
+    /// The default: the first `--database_address` node, with the run's credentials in
+    /// the run's mode.
+    pub fn from_target(target: &Target, auth: &Auth) -> ReplicationAddress {
         ReplicationAddress {
             base: target.nodes[0].to_string(),
-            credentials: target.credentials.clone(),
+            auth: auth.replication(),
         }
     }
 
-    /// `--replication-address URL`; credentials in it win over the run's.
-    pub fn parse(text: &str, target: &Target) -> Result<ReplicationAddress, String> {
+    /// `--replication-address URL`; a user and password in it win over the run's mode.
+    pub fn parse(text: &str, auth: &Auth) -> Result<ReplicationAddress, String> {
         let fail = |why: String| {
             format!(
                 "--replication-address {:?}: {why}; give the base address the server uses to reach its database, e.g. --replication-address http://couchdb-0.couchdb:5984",
@@ -36,7 +39,9 @@ impl ReplicationAddress {
         let (base, credentials) = split_url(text).map_err(fail)?;
         Ok(ReplicationAddress {
             base,
-            credentials: credentials.or_else(|| target.credentials.clone()),
+            auth: credentials
+                .map(ReplicationAuth::Basic)
+                .or_else(|| auth.replication()),
         })
     }
 
@@ -45,8 +50,9 @@ impl ReplicationAddress {
         &self.base
     }
 
-    pub fn credentials(&self) -> Option<&Credentials> {
-        self.credentials.as_ref()
+    /// What the server's replicator presents at this address.
+    pub fn auth(&self) -> Option<&ReplicationAuth> {
+        self.auth.as_ref()
     }
 
     /// The URL of database `name` under this address, without credentials.
@@ -107,10 +113,10 @@ pub fn with_userinfo(url: &str, credentials: &Credentials) -> String {
     }
 }
 
-/// `text` with every password of `secrets` hidden (see [`Credentials::hide_in`]).
-pub fn scrub(text: &str, secrets: &[&Credentials]) -> String {
+/// `text` with the secrets of every one of `secrets` hidden.
+pub fn scrub<'a>(text: &str, secrets: impl IntoIterator<Item = &'a ReplicationAuth>) -> String {
     secrets
-        .iter()
+        .into_iter()
         .fold(text.to_string(), |text, secret| secret.hide_in(&text))
 }
 
@@ -122,41 +128,53 @@ mod tests {
         Target::parse(address, "db").unwrap()
     }
 
+    fn basic(target: &Target) -> Auth {
+        Auth::basic(target.credentials.clone())
+    }
+
+    fn credentials(address: &ReplicationAddress) -> &Credentials {
+        match address.auth() {
+            Some(ReplicationAuth::Basic(c)) => c,
+            other => panic!("basic credentials expected, not {other:?}"),
+        }
+    }
+
     #[test]
     fn the_default_is_the_first_node_with_the_run_credentials() {
-        let a = ReplicationAddress::from_target(&target("http://u:pw@a:5984/couch,http://b:5984"));
+        let t = target("http://u:pw@a:5984/couch,http://b:5984");
+        let a = ReplicationAddress::from_target(&t, &basic(&t));
         assert_eq!(a.describe(), "http://a:5984/couch");
-        assert_eq!(a.credentials().unwrap().password, "pw");
+        assert_eq!(credentials(&a).password, "pw");
         assert_eq!(a.database_url("x/y"), "http://a:5984/couch/x%2Fy");
     }
 
     #[test]
     fn a_given_address_keeps_its_own_credentials_and_never_shows_them() {
         let t = target("http://u:pw@127.0.0.1:5984");
-        let a = ReplicationAddress::parse("https://r:s%40cret@couch-0.svc:6984/", &t).unwrap();
+        let a =
+            ReplicationAddress::parse("https://r:s%40cret@couch-0.svc:6984/", &basic(&t)).unwrap();
         assert_eq!(a.describe(), "https://couch-0.svc:6984");
-        assert_eq!(a.credentials().unwrap().user, "r");
-        assert_eq!(a.credentials().unwrap().password, "s@cret");
-        let b = ReplicationAddress::parse("http://couch-0.svc:5984", &t).unwrap();
-        assert_eq!(b.credentials().unwrap().user, "u");
+        assert_eq!(credentials(&a).user, "r");
+        assert_eq!(credentials(&a).password, "s@cret");
+        let b = ReplicationAddress::parse("http://couch-0.svc:5984", &basic(&t)).unwrap();
+        assert_eq!(credentials(&b).user, "u");
     }
 
     #[test]
     fn bad_addresses_name_the_flag_without_the_password() {
-        let t = target("http://127.0.0.1:5984");
-        let e = ReplicationAddress::parse("ftp://u:topsecret@h", &t).unwrap_err();
+        let e = ReplicationAddress::parse("ftp://u:topsecret@h", &Auth::none()).unwrap_err();
         assert!(
             e.contains("--replication-address") && e.contains("ftp"),
             "{e}"
         );
         assert!(!e.contains("topsecret"), "{e}");
-        let e = ReplicationAddress::parse("couch:5984", &t).unwrap_err();
+        let e = ReplicationAddress::parse("couch:5984", &Auth::none()).unwrap_err();
         assert!(e.contains("--replication-address"), "{e}");
     }
 
     #[test]
     fn same_server_compares_scheme_host_and_port() {
-        let a = ReplicationAddress::from_target(&target("http://a:5984"));
+        let a = ReplicationAddress::from_target(&target("http://a:5984"), &Auth::none());
         assert!(a.same_server("http://a:5984/other"));
         assert!(!a.same_server("http://a:5985/other"));
         assert!(!a.same_server("http://evil:5984/other"));
@@ -185,7 +203,7 @@ mod tests {
         let text = format!(
             "could not open http://admin:p%40ss%20word@h/db with {basic}, p@ss word, p%40ss+word"
         );
-        let clean = scrub(&text, &[&c]);
+        let clean = scrub(&text, [&ReplicationAuth::Basic(c.clone())]);
         assert!(
             !clean.contains("p@ss") && !clean.contains("p%40ss"),
             "{clean}"

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::follow::{Follow, SETTLE, compactions_of};
-use super::{ActionReport, Context, Method, address, request};
+use super::{ActionReport, Context, Method, request};
 
 /// How often the server is asked while a compaction runs.
 const POLL: Duration = Duration::from_millis(200);
@@ -73,7 +73,7 @@ pub async fn run(context: &mut Context) -> ActionReport {
     let answered = match request(&mut context.client, Method::Post, &path, Some(&json!({}))).await {
         Ok(answer) if (200..=202).contains(&answer.status) => Instant::now(),
         Ok(answer) => {
-            let reason = address::scrub(&answer.reason(), &context.secrets());
+            let reason = context.hide(&answer.reason());
             report.error = Some(format!("_compact answered {}: {reason}", answer.status));
             return report;
         }

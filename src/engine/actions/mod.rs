@@ -18,7 +18,7 @@ pub use crate::metrics::ActionReport;
 pub use address::ReplicationAddress;
 
 use crate::driver::{Call, Client, Endpoint, Method};
-use crate::target::{Credentials, Target};
+use crate::target::Target;
 use crate::workload::Action;
 
 use super::Stop;
@@ -55,13 +55,11 @@ impl Context {
             .map(|w| crate::time::duration::after(started, w))
     }
 
-    /// The credentials any answer could echo, for [`address::scrub`].
-    fn secrets(&self) -> Vec<&Credentials> {
-        self.target
-            .credentials
-            .iter()
-            .chain(self.settings.replication.credentials())
-            .collect()
+    /// `text` with every secret an answer could echo hidden: the run's, and those the
+    /// replication address carries.
+    fn hide(&self, text: &str) -> String {
+        let text = self.client.endpoint().credential.hide_in(text);
+        address::scrub(&text, self.settings.replication.auth())
     }
 }
 

@@ -1,19 +1,22 @@
 //! `POST /_replicate`: one-shot replications from the run's database to a replica, and
 //! back when two-way. CouchDB's replicator is a client of both URLs, so both carry
-//! credentials, in the form the server understands:
+//! credentials in the run's auth mode, in the form the server understands:
 //!
-//! - CouchDB 2.x and 3.x: the documented endpoint object `{"url": …, "headers":
-//!   {"Authorization": "Basic …"}}`, which takes any character in a password;
+//! - CouchDB 3 (and Cloudant): the endpoint object `{"url": …, "auth": {"basic":
+//!   {"username", "password"}}}` for basic and cookie (its replicator then keeps a
+//!   session of its own), Cloudant's `"auth": {"iam": {"api_key"}}` for iam, and
+//!   `"headers"` for a JWT or proxy authentication; any character in a password works;
 //! - PouchDB Server (its welcome names `express-pouchdb`): the URL with percent-encoded
-//!   userinfo, the only form its `_replicate` takes (an object gives a 500).
+//!   userinfo, the only form its `_replicate` takes (an object gives a 500), and so only
+//!   a user and password.
 
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::address::{self, split_url, with_userinfo};
 use super::{ActionReport, Context, Method, request};
-use crate::target::Credentials;
+use crate::driver::auth::ReplicationAuth;
 
 /// How the server wants credentials in a replication's source and target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,18 +31,31 @@ enum Form {
 #[derive(Clone, Debug)]
 struct Side {
     url: String,
-    credentials: Option<Credentials>,
+    auth: Option<ReplicationAuth>,
 }
 
 impl Side {
     fn json(&self, form: Form) -> Value {
-        match (&self.credentials, form) {
-            (None, _) => json!(self.url),
-            (Some(c), Form::Userinfo) => json!(with_userinfo(&self.url, c)),
-            (Some(c), Form::Object) => json!({
-                "url": self.url,
-                "headers": {"Authorization": c.basic_header()},
+        let url = &self.url;
+        match (&self.auth, form) {
+            (None, _) => json!(url),
+            (Some(ReplicationAuth::Basic(c)), Form::Userinfo) => json!(with_userinfo(url, c)),
+            // PouchDB Server takes no other credentials than a URL's: it implements none
+            // of the other modes either.
+            (Some(_), Form::Userinfo) => json!(url),
+            (Some(ReplicationAuth::Basic(c)), Form::Object) => json!({
+                "url": url,
+                "auth": {"basic": {"username": c.user, "password": c.password}},
             }),
+            (Some(ReplicationAuth::Iam { api_key }), Form::Object) => json!({
+                "url": url,
+                "auth": {"iam": {"api_key": api_key}},
+            }),
+            (Some(ReplicationAuth::Headers(headers)), Form::Object) => {
+                let headers: Map<String, Value> =
+                    headers.iter().map(|(n, v)| (n.clone(), json!(v))).collect();
+                json!({"url": url, "headers": headers})
+            }
         }
     }
 }
@@ -51,20 +67,20 @@ fn replica(context: &Context, given: &str) -> Result<(Side, Option<String>), Str
     if !given.starts_with("http://") && !given.starts_with("https://") {
         let side = Side {
             url: replication.database_url(given),
-            credentials: replication.credentials().cloned(),
+            auth: replication.auth().cloned(),
         };
         return Ok((side, Some(given.to_string())));
     }
     let (url, credentials) = split_url(given)
         .map_err(|e| format!("replicate_to {:?}: {e}", crate::target::redact(given)))?;
     // The run's credentials only go to the run's own server.
-    let credentials = credentials.or_else(|| {
+    let auth = credentials.map(ReplicationAuth::Basic).or_else(|| {
         replication
             .same_server(&url)
-            .then(|| replication.credentials().cloned())
+            .then(|| replication.auth().cloned())
             .flatten()
     });
-    Ok((Side { url, credentials }, None))
+    Ok((Side { url, auth }, None))
 }
 
 async fn form(context: &mut Context) -> Form {
@@ -84,7 +100,7 @@ async fn create(context: &mut Context, name: &str) -> Result<bool, String> {
         412 => Ok(false),
         status => Err(format!(
             "creating the replica {name:?} was answered {status}: {}",
-            address::scrub(&answer.reason(), &context.secrets())
+            context.hide(&answer.reason())
         )),
     }
 }
@@ -114,7 +130,7 @@ pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionRep
     let replication = &context.settings.replication;
     let source = Side {
         url: replication.database_url(&context.target.database),
-        credentials: replication.credentials().cloned(),
+        auth: replication.auth().cloned(),
     };
     let mut directions = vec![(source.clone(), replica.clone())];
     if two_way {
@@ -139,7 +155,8 @@ pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionRep
         )
         .await;
         if let Some(problem) = problem(outcome) {
-            let problem = address::scrub(&problem, &context.secrets());
+            let sides = from.auth.iter().chain(&to.auth);
+            let problem = address::scrub(&context.hide(&problem), sides);
             errors.push(format!("{} → {}: {problem}", from.url, to.url));
         }
     }
@@ -180,23 +197,46 @@ fn problem(outcome: Result<super::Answer, String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::Credentials;
 
     fn side() -> Side {
         Side {
             url: "http://h:5984/db".to_string(),
-            credentials: Some(Credentials {
+            auth: Some(ReplicationAuth::Basic(Credentials {
                 user: "admin".to_string(),
                 password: "pw".to_string(),
-            }),
+            })),
         }
     }
 
     #[test]
-    fn couchdb_gets_the_documented_object_with_an_authorization_header() {
+    fn couchdb_gets_the_documented_object_in_every_mode() {
         assert_eq!(
             side().json(Form::Object),
-            json!({"url": "http://h:5984/db", "headers": {"Authorization": "Basic YWRtaW46cHc="}})
+            json!({"url": "http://h:5984/db", "auth": {"basic": {"username": "admin", "password": "pw"}}})
         );
+        let iam = Side {
+            auth: Some(ReplicationAuth::Iam {
+                api_key: "k3y".to_string(),
+            }),
+            ..side()
+        };
+        assert_eq!(
+            iam.json(Form::Object),
+            json!({"url": "http://h:5984/db", "auth": {"iam": {"api_key": "k3y"}}})
+        );
+        let jwt = Side {
+            auth: Some(ReplicationAuth::Headers(vec![(
+                "Authorization".to_string(),
+                "Bearer t".to_string(),
+            )])),
+            ..side()
+        };
+        assert_eq!(
+            jwt.json(Form::Object),
+            json!({"url": "http://h:5984/db", "headers": {"Authorization": "Bearer t"}})
+        );
+        assert_eq!(jwt.json(Form::Userinfo), json!("http://h:5984/db"));
     }
 
     #[test]
@@ -206,7 +246,7 @@ mod tests {
             json!("http://admin:pw@h:5984/db")
         );
         let plain = Side {
-            credentials: None,
+            auth: None,
             ..side()
         };
         assert_eq!(plain.json(Form::Object), json!("http://h:5984/db"));

@@ -177,7 +177,7 @@ impl ScriptedServer {
         };
         ScriptedServer {
             clock: clock.clone(),
-            endpoint: Arc::new(Endpoint::new(node, None)),
+            endpoint: Arc::new(Endpoint::plain(node)),
             script: VecDeque::new(),
             down_until: None,
             default_wait_ms: 1,
@@ -246,6 +246,7 @@ impl ScriptedServer {
                     finished,
                     resent,
                     retry_after: retry_after.map(Into::into),
+                    session_cookie: None,
                 }))
             }
             Reply::Lost {

@@ -54,7 +54,6 @@ fn shared(settings: Settings) -> Arc<Shared> {
         reconnect_for: settings.reconnect_for,
         failover: false,
         endpoints: Vec::new(),
-        credentials: None,
         retry_429: settings.retry_429,
     })
 }
