@@ -468,6 +468,16 @@ mod tests {
         r
     }
 
+    /// The first line of `text` holding `label`, its words joined by single spaces.
+    fn line_with(text: &str, label: &str) -> String {
+        text.lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("{label}: {text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     #[test]
     fn single_runs_compare_side_by_side_with_noise_unknown() {
         let a = result(vec![
@@ -572,16 +582,14 @@ PHASE query: only in B
         let text = compare(("a.json", &a), ("b.json", &b));
         assert!(text.contains("A: a.json (3 repetitions,"), "{text}");
         assert!(text.contains("noise: values are medians"), "{text}");
-        let line = |label: &str| {
-            text.lines()
-                .find(|l| l.contains(label))
-                .unwrap_or_else(|| panic!("{label}: {text}"))
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        assert_eq!(line("throughput/s"), "read throughput/s 100.0 105.0 +5.0%");
-        assert_eq!(line("p50 ms"), "p50 ms 1.100 2.000 +81.8% * worse");
+        assert_eq!(
+            line_with(&text, "throughput/s"),
+            "read throughput/s 100.0 105.0 +5.0%"
+        );
+        assert_eq!(
+            line_with(&text, "p50 ms"),
+            "p50 ms 1.100 2.000 +81.8% * worse"
+        );
         let faster = reps("crud", &[200.0], &[500]);
         let text = compare(("a.json", &a), ("c.json", &faster));
         assert!(
@@ -611,16 +619,11 @@ PHASE query: only in B
             text.contains("\nsettings that differ: auth: A basic, B cookie\n"),
             "{text}"
         );
-        let row = |label: &str| {
-            text.lines()
-                .find(|l| l.contains(label))
-                .unwrap_or_else(|| panic!("{label}: {text}"))
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        assert_eq!(row("logins"), "logins count 0 1 n/a");
-        assert!(row("mean ms").starts_with("mean ms - 12."), "{text}");
+        assert_eq!(line_with(&text, "logins"), "logins count 0 1 n/a");
+        assert!(
+            line_with(&text, "mean ms").starts_with("mean ms - 12."),
+            "{text}"
+        );
         assert!(!compare(("a", &basic), ("b", &basic)).contains("settings that differ"));
     }
 
