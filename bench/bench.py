@@ -21,6 +21,10 @@ repetition; medians with min-max):
                thread, the default; a timerfd per connection; tokio's timer: SOFABENCH_ALARM=
                thread|timerfd|tokio): send lag, response p50 minus service p50, client CPU
 
+sofabench and couch-target are built with cargo (honouring CARGO_TARGET_DIR); SOFABENCH=PATH
+measures another sofabench binary instead. The reads section needs nginx (apt-get install
+-y nginx-light); wrk and oha are skipped with a note when missing.
+
 Client CPU is user+sys from the kernel's accounting of the client process (wait4's
 rusage), peak memory its maximum RSS as GNU time (/usr/bin/time, which launches every
 client) reports it. With two or more cores the
@@ -258,17 +262,22 @@ def start_couch_target(binary, cpus, out_dir, delay_ms=0):
     return Server(name, cmd, port, cpus, out_dir)
 
 
-def start_nginx(nginx, cpus, out_dir):
-    port = free_port()
-    prefix = out_dir / "nginx"
+def start_nginx_with(nginx, name, template, cpus, out_dir, **values):
+    """Starts nginx with bench/TEMPLATE, its @KEY@s filled in from `values` (PORT is the
+    port it is waited on) and @PREFIX@ a directory of its own in OUT."""
+    prefix = out_dir / name
     prefix.mkdir(exist_ok=True)
     os.chmod(prefix, 0o755)
-    conf = (BENCH / "nginx.conf").read_text()
-    conf = conf.replace("@PREFIX@", str(prefix)).replace("@PORT@", str(port))
-    conf = conf.replace("@ROOT@", str(BENCH))
+    conf = (BENCH / template).read_text().replace("@PREFIX@", str(prefix))
+    for key, value in values.items():
+        conf = conf.replace(f"@{key}@", str(value))
     (prefix / "nginx.conf").write_text(conf)
     cmd = [nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-e", str(prefix / "error.log")]
-    return Server("nginx", cmd, port, cpus, out_dir)
+    return Server(name, cmd, values["PORT"], cpus, out_dir)
+
+
+def start_nginx(nginx, cpus, out_dir):
+    return start_nginx_with(nginx, "nginx", "nginx.conf", cpus, out_dir, PORT=free_port(), ROOT=BENCH)
 
 
 def run_measured(label, cmd, out_dir, cpus, server, quiet, timeout, env=None):
@@ -333,8 +342,15 @@ def run_measured(label, cmd, out_dir, cpus, server, quiet, timeout, env=None):
 class Tools:
     def __init__(self, args):
         self.notes = []
-        self.sofabench = Path(os.environ.get("SOFABENCH", ROOT / "target/release/sofabench"))
-        self.couch_target = BENCH / "couch-target/target/release/couch-target"
+        # Where cargo puts the binaries: CARGO_TARGET_DIR (made absolute, so that the two
+        # builds, run from different folders, agree) or each crate's own target/.
+        target_dir = os.environ.get("CARGO_TARGET_DIR")
+        if target_dir:
+            os.environ["CARGO_TARGET_DIR"] = str(Path(target_dir).resolve())
+        built = Path(os.environ["CARGO_TARGET_DIR"]) if target_dir else None
+        self.sofabench = Path(os.environ.get(
+            "SOFABENCH", (built or ROOT / "target") / "release/sofabench"))
+        self.couch_target = (built or BENCH / "couch-target/target") / "release/couch-target"
         self.wrk = shutil.which("wrk")
         self.oha = shutil.which("oha") or (
             str(Path.home() / ".cargo/bin/oha") if (Path.home() / ".cargo/bin/oha").exists() else None
@@ -419,6 +435,31 @@ def parse_sofabench(text):
     return result
 
 
+def parse_reads(text):
+    """The reads of a sofabench run whose CRUD step only reads."""
+    r = parse_sofabench(text)
+    crud = r["phases"]["CRUD"]
+    count = crud["ops"].get("read", (0, 0))[0]
+    return dict(requests=count, seconds=crud["time"], rps=count / crud["time"], errors=r["errors"])
+
+
+def bulk_flags(w):
+    """sofabench's flags for the bulk step of Iron Cushion's workload, `w` its sizes."""
+    return [f"--num_connections={w['connections']}",
+            f"--num_documents_per_bulk_insert={w['bulk_size']}",
+            f"--num_bulk_insert_operations={w['bulk_ops']}"]
+
+
+def parse_workload(text):
+    """Errors, times and counts of a sofabench run of bulk inserts (and CRUD)."""
+    r = parse_sofabench(text)
+    ops = {op: c for p in r["phases"].values() for op, (c, _) in p["ops"].items()}
+    return dict(errors=r["errors"], bulk_seconds=r["phases"].get("BULK INSERT", {}).get("time", 0),
+                crud_seconds=r["phases"].get("CRUD", {}).get("time", 0),
+                crud_ops=sum(c for op, c in ops.items() if op != "bulk_insert"),
+                bulk_requests=ops.get("bulk_insert", 0))
+
+
 def parse_wrk(text):
     m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m),", text)
     if not m:
@@ -499,9 +540,9 @@ class Bench:
             self.failures.append(f"{label}: cannot read its output ({e})")
         self.record(section, tool, target, params, rep, run, parsed, must_be_clean)
 
-    def peer_runs(self, target, server, connections, seconds, rate=None):
-        """(tool, label suffix, cmd, parse) for wrk and oha against a target."""
-        url = server.url() + PEER_PATH
+    def peer_runs(self, url, connections, seconds, rate=None):
+        """(tool, cmd, parse) for wrk and oha reading PEER_PATH at `url`."""
+        url += PEER_PATH
         out = []
         if self.tools.wrk:
             # wrk has no rate limit: under --rate it runs as fast as it can (noted).
@@ -515,59 +556,46 @@ class Bench:
             out.append(("oha", cmd + [url], parse_oha))
         return out
 
-    def reads(self, rep):
+    def read_rounds(self, section, rep, connections, jobs_of):
+        """Reads at each connection count: every job (tool, target, server, cmd, parse) that
+        jobs_of(connections, seconds) gives, once each, their order rotated per repetition."""
         d = self.cfg["duration"]
-        for conns in self.cfg["read_connections"]:
-            jobs = []
-            cmd = sofabench_cmd(self.tools, self.couch.url(), *read_flags(conns, d))
-
-            def parse_reads(text):
-                r = parse_sofabench(text)
-                crud = r["phases"]["CRUD"]
-                count = crud["ops"].get("read", (0, 0))[0]
-                return dict(requests=count, seconds=crud["time"], rps=count / crud["time"],
-                            errors=r["errors"])
-
-            jobs.append(("sofabench", "couch-target", self.couch, cmd, parse_reads))
-            for tool, pcmd, parse in self.peer_runs("couch-target", self.couch, conns, d):
-                jobs.append((tool, "couch-target", self.couch, pcmd, parse))
-            if self.nginx:
-                for tool, pcmd, parse in self.peer_runs("nginx", self.nginx, conns, d):
-                    jobs.append((tool, "nginx", self.nginx, pcmd, parse))
+        for conns in connections:
+            jobs = jobs_of(conns, d)
             shift = rep % len(jobs)
             for tool, target, server, cmd, parse in jobs[shift:] + jobs[:shift]:
-                label = f"reads-{tool}-{target}-c{conns}-r{rep}"
-                self.measure("reads", tool, target, dict(connections=conns), rep, label, cmd, server,
+                label = f"{section}-{tool}-{target}-c{conns}-r{rep}"
+                self.measure(section, tool, target, dict(connections=conns), rep, label, cmd, server,
                              parse, timeout=d + 120)
+
+    def reads(self, rep):
+        def jobs(conns, seconds):
+            cmd = sofabench_cmd(self.tools, self.couch.url(), *read_flags(conns, seconds))
+            out = [("sofabench", "couch-target", self.couch, cmd, parse_reads)]
+            for target, server in [("couch-target", self.couch), ("nginx", self.nginx)]:
+                if server:
+                    out += [(tool, target, server, pcmd, parse)
+                            for tool, pcmd, parse in self.peer_runs(server.url(), conns, seconds)]
+            return out
+
+        self.read_rounds("reads", rep, self.cfg["read_connections"], jobs)
 
     def workload(self, rep):
         w = self.cfg["workload"]
-        base = [f"--num_connections={w['connections']}",
-                f"--num_documents_per_bulk_insert={w['bulk_size']}",
-                f"--num_bulk_insert_operations={w['bulk_ops']}"]
-        standard = base + [f"--num_crud_operations={w['crud_ops']}", "--create_weight=2",
-                           "--read_weight=2", "--update_weight=3", "--delete_weight=3", "--seed=1",
-                           "--recreate"]
-        bulk_only = base + ["--num_crud_operations=0", "--seed=1", "--recreate"]
+        standard = bulk_flags(w) + [f"--num_crud_operations={w['crud_ops']}", "--create_weight=2",
+                                    "--read_weight=2", "--update_weight=3", "--delete_weight=3",
+                                    "--seed=1", "--recreate"]
+        bulk_only = bulk_flags(w) + ["--num_crud_operations=0", "--seed=1", "--recreate"]
         jobs = [("standard", standard), ("bulk-only", bulk_only)]
         if rep % 2:
             jobs.reverse()
         docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
-        crud = 0
         for kind, flags in jobs:
-            def parse(text):
-                r = parse_sofabench(text)
-                ops = {op: c for p in r["phases"].values() for op, (c, _) in p["ops"].items()}
-                bulk = r["phases"].get("BULK INSERT", {}).get("time", 0)
-                crud_time = r["phases"].get("CRUD", {}).get("time", 0)
-                return dict(errors=r["errors"], bulk_seconds=bulk, crud_seconds=crud_time,
-                            crud_ops=sum(c for op, c in ops.items() if op != "bulk_insert"),
-                            bulk_requests=ops.get("bulk_insert", 0))
             crud = w["connections"] * w["crud_ops"] if kind == "standard" else 0
             self.measure("workload", "sofabench", "couch-target",
                          dict(kind=kind, documents=docs, crud=crud), rep,
                          f"workload-{kind}-r{rep}", sofabench_cmd(self.tools, self.couch.url(), *flags),
-                         self.couch, parse, timeout=600)
+                         self.couch, parse_workload, timeout=600)
 
     def generate(self, rep):
         cmd = ["cargo", "bench", "--quiet", "--bench", "generate"]
@@ -593,15 +621,8 @@ class Bench:
                      "--update_weight=0", "--delete_weight=0", f"--rate={rate}",
                      f"--duration={seconds}s", "--recreate"]
 
-            def parse(text):
-                r = parse_sofabench(text)
-                crud = r["phases"]["CRUD"]
-                count = crud["ops"].get("read", (0, 0))[0]
-                return dict(requests=count, seconds=crud["time"], rps=count / crud["time"],
-                            errors=r["errors"])
-
-            jobs = [("sofabench", sofabench_cmd(self.tools, self.couch.url(), *flags), parse)]
-            jobs += self.peer_runs("couch-target", self.couch, conns, seconds, rate=rate)
+            jobs = [("sofabench", sofabench_cmd(self.tools, self.couch.url(), *flags), parse_reads)]
+            jobs += self.peer_runs(self.couch.url(), conns, seconds, rate=rate)
             shift = rep % len(jobs)
             for tool, cmd, parse_fn in jobs[shift:] + jobs[:shift]:
                 self.measure("connections", tool, "couch-target", dict(connections=conns), rep,
@@ -669,11 +690,9 @@ class Bench:
                     log(f"== {section}, repetition {rep} of {self.cfg['reps']}")
                     getattr(self, section)(rep)
         finally:
-            self.couch.stop()
-            if self.slow:
-                self.slow.stop()
-            if self.nginx:
-                self.nginx.stop()
+            for server in (self.couch, self.slow, self.nginx):
+                if server:
+                    server.stop()
 
 
 # ----------------------------------------------------------------------------- report
@@ -694,6 +713,46 @@ def spread(values, fmt="{:,.0f}", scale=1.0):
 
 def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "—"
+
+
+def read_table(add, rows, section, connections, clients, reference, cpu_limits):
+    """The table of a section of reads (`clients`: (tool, target) rows in order), each tool
+    against sofabench at the `reference` target; returns the goals: at 8 and 64
+    connections, sofabench's requests/s at least each tool's in `cpu_limits`, and its CPU
+    per request at most that limit times the tool's."""
+    goals = []
+    name = "reads" if section == "reads" else f"{section} reads"
+    add("| conns | client @ target | requests/s | client CPU ms per 1,000 req | peak RSS MB | errors "
+        "| target CPU | sofabench ÷ this: req/s | CPU/req | RSS |")
+    add("|---|---|---|---|---|---|---|---|---|---|")
+    for conns in connections:
+        sofa = rows(section, tool="sofabench", target=reference, connections=conns)
+        s_rps = med([r["rps"] for r in sofa if "rps" in r])
+        s_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in sofa if r.get("requests")])
+        s_rss = med([r["rss_kb"] for r in sofa])
+        for tool, target in clients:
+            rs = rows(section, tool=tool, target=target, connections=conns)
+            if not rs:
+                continue
+            rps = [r["rps"] for r in rs if "rps" in r]
+            cpu = [r["cpu"] / r["requests"] * 1e6 for r in rs if r.get("requests")]
+            rss = [r["rss_kb"] / 1024 for r in rs]
+            errs = sum(r.get("errors", 0) for r in rs)
+            same_target = target == reference and tool != "sofabench"
+            busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
+            add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
+                f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
+                + (f"{ratio(s_rps, med(rps))} | {ratio(s_cpu, med(cpu))} | {ratio(s_rss, med(rss) * 1024)} |"
+                   if same_target else "| | |"))
+            limit = cpu_limits.get(tool)
+            if same_target and limit and conns in (8, 64) and s_rps is not None and rps and cpu:
+                goals.append((f"{name}, {conns} connections: sofabench requests/s ≥ {tool}'s",
+                              s_rps >= med(rps),
+                              f"{s_rps:,.0f} vs {med(rps):,.0f} req/s (×{s_rps / med(rps):.2f})"))
+                goals.append((f"{name}, {conns} connections: client CPU per request ≤ {limit}× {tool}'s",
+                              s_cpu <= limit * med(cpu),
+                              f"{s_cpu:.1f} vs {med(cpu):.1f} ms per 1,000 (×{s_cpu / med(cpu):.2f})"))
+    return goals
 
 
 def report(records, context, cfg, failures, notes):
@@ -734,37 +793,10 @@ def report(records, context, cfg, failures, notes):
     if reads:
         add("### Reads: GET of a 250-byte document by id")
         add("")
-        add("| conns | client @ target | requests/s | client CPU ms per 1,000 req | peak RSS MB | errors "
-            "| target CPU | sofabench ÷ this: req/s | CPU/req | RSS |")
-        add("|---|---|---|---|---|---|---|---|---|---|")
-        for conns in cfg["read_connections"]:
-            sofa = rows("reads", tool="sofabench", connections=conns)
-            s_rps = med([r["rps"] for r in sofa if "rps" in r])
-            s_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in sofa if r.get("requests")])
-            s_rss = med([r["rss_kb"] for r in sofa])
-            for tool, target in [("sofabench", "couch-target"), ("wrk", "couch-target"),
-                                 ("oha", "couch-target"), ("wrk", "nginx"), ("oha", "nginx")]:
-                rs = rows("reads", tool=tool, target=target, connections=conns)
-                if not rs:
-                    continue
-                rps = [r["rps"] for r in rs if "rps" in r]
-                cpu = [r["cpu"] / r["requests"] * 1e6 for r in rs if r.get("requests")]
-                rss = [r["rss_kb"] / 1024 for r in rs]
-                errs = sum(r.get("errors", 0) for r in rs)
-                same_target = target == "couch-target" and tool != "sofabench"
-                busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
-                add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
-                    f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
-                    + (f"{ratio(s_rps, med(rps))} | {ratio(s_cpu, med(cpu))} | {ratio(s_rss, med(rss) * 1024)} |"
-                       if same_target else "| | |"))
-                if same_target and conns in (8, 64) and s_rps is not None:
-                    goals.append((f"reads, {conns} connections: sofabench requests/s ≥ {tool}'s",
-                                  s_rps >= med(rps),
-                                  f"{s_rps:,.0f} vs {med(rps):,.0f} req/s (×{s_rps / med(rps):.2f})"))
-                    limit = 1.2 if tool == "wrk" else 1.0
-                    goals.append((f"reads, {conns} connections: client CPU per request ≤ {limit}× {tool}'s",
-                                  s_cpu <= limit * med(cpu),
-                                  f"{s_cpu:.1f} vs {med(cpu):.1f} ms per 1,000 (×{s_cpu / med(cpu):.2f})"))
+        goals += read_table(add, rows, "reads", cfg["read_connections"],
+                            [("sofabench", "couch-target"), ("wrk", "couch-target"),
+                             ("oha", "couch-target"), ("wrk", "nginx"), ("oha", "nginx")],
+                            "couch-target", {"wrk": 1.2, "oha": 1.0})
         add("")
         load_line("reads")
         add("CPU per request is the client's user+sys for the whole process divided by the requests "
