@@ -3,7 +3,7 @@
 in one run, the tools interleaved. `make bench` runs it; `make bench-smoke` checks in
 seconds that it still works. docs/PERFORMANCE.md ("Harness") explains the figures.
 
-    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory,pacing]
+    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory,pacing,tls]
                            [--reps N] [--duration S] [--out DIR] [--no-pin] [--quiet-wait S]
 
 Sections (each repeated --reps times, tools interleaved and their order rotated per
@@ -20,10 +20,21 @@ repetition; medians with min-max):
                couch-target --delay-ms 2, with each way of waiting for a slot (the timer
                thread, the default; a timerfd per connection; tokio's timer: SOFABENCH_ALARM=
                thread|timerfd|tokio): send lag, response p50 minus service p50, client CPU
+  tls          over https: nginx (bench/nginx-tls.conf; TLS 1.3, TLS_AES_128_GCM_SHA256,
+               X25519 only; a self-signed certificate made with openssl for the run)
+               answering reads of a document itself (bench/document.json) and passing the
+               rest (setup, bulk inserts) on to couch-target. Reads by id at 8 and 64
+               connections, --duration seconds: sofabench, wrk and oha; sofabench and wrk
+               also over plain http through the same nginx, for what TLS adds. The
+               workload's bulk step alone over https and http (bench/bulk-template.json:
+               about 250 bytes per document as sent). Before the runs each client is run
+               once against a port where nginx logs what was negotiated: anything but that
+               one suite is a failed run.
 
 sofabench and couch-target are built with cargo (honouring CARGO_TARGET_DIR); SOFABENCH=PATH
-measures another sofabench binary instead. The reads section needs nginx (apt-get install
--y nginx-light); wrk and oha are skipped with a note when missing.
+measures another sofabench binary instead. The reads and tls sections need nginx
+(apt-get install -y nginx-light), tls also the openssl command; wrk and oha are skipped
+with a note when missing.
 
 Client CPU is user+sys from the kernel's accounting of the client process (wait4's
 rusage), peak memory its maximum RSS as GNU time (/usr/bin/time, which launches every
@@ -63,12 +74,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PEER_PATH = "/bench/sb00000000-0000000001"
+# Iron Cushion's document with a second string: about 218 bytes generated, 248 as sent
+# with its _id, the "about 250 bytes" of the tls section's bulk insert.
+BULK_TEMPLATE = BENCH / "bulk-template.json"
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 FULL = dict(
     reps=3,
     duration=10,
     read_connections=[1, 8, 64],
+    tls_connections=[8, 64],
     scale_connections=[1000, 10000],
     scale_duration=30,
     scale_rate=1000,
@@ -84,6 +99,7 @@ SMOKE = dict(
     reps=1,
     duration=1,
     read_connections=[1, 8],
+    tls_connections=[8],
     scale_connections=[100],
     scale_duration=2,
     scale_rate=200,
@@ -95,7 +111,7 @@ SMOKE = dict(
     quiet_wait=0,
     retries=0,
 )
-SECTIONS = ["reads", "workload", "generate", "connections", "memory", "pacing"]
+SECTIONS = ["reads", "workload", "generate", "connections", "memory", "pacing", "tls"]
 # How sofabench waits for an operation's slot under --rate: SOFABENCH_ALARM's values.
 ALARMS = ["thread", "timerfd", "tokio"]
 
@@ -280,6 +296,53 @@ def start_nginx(nginx, cpus, out_dir):
     return start_nginx_with(nginx, "nginx", "nginx.conf", cpus, out_dir, PORT=free_port(), ROOT=BENCH)
 
 
+# What every client must negotiate with the TLS target (bench/nginx-tls.conf), as nginx
+# names it: $ssl_protocol $ssl_cipher $ssl_curve.
+TLS_NEGOTIATED = "TLSv1.3 TLS_AES_128_GCM_SHA256 X25519"
+
+
+class TlsTarget:
+    """nginx terminating TLS (bench/nginx-tls.conf) in front of couch-target: the target
+    of the tls section. Its CPU is both processes' (both run on the target's core). It
+    listens on three ports: https (measured), http (the same server without TLS, for what
+    TLS adds) and https again for the check of what each client negotiated."""
+
+    def __init__(self, nginx, openssl, couch, cpus, out_dir):
+        self.couch = couch
+        self.cert, self.key = make_certificate(openssl, out_dir / "tls")
+        self.https_port, self.http_port, self.check_port = free_port(), free_port(), free_port()
+        self.nginx = start_nginx_with(nginx, "nginx-tls", "nginx-tls.conf", cpus, out_dir,
+                                      PORT=self.https_port, PLAIN_PORT=self.http_port,
+                                      CHECK_PORT=self.check_port, UPSTREAM=couch.port,
+                                      CERT=self.cert, KEY=self.key, ROOT=BENCH)
+        self.log = out_dir / "nginx-tls" / "negotiated.log"
+
+    def cpu(self):
+        return self.nginx.cpu() + self.couch.cpu()
+
+    def url(self, scheme="https"):
+        port = self.https_port if scheme == "https" else self.http_port
+        return f"{scheme}://127.0.0.1:{port}"
+
+    def check_url(self):
+        return f"https://127.0.0.1:{self.check_port}"
+
+    def stop(self):
+        self.nginx.stop()
+
+
+def make_certificate(openssl, directory):
+    """A self-signed ECDSA P-256 certificate for 127.0.0.1, made for this run; (cert, key).
+    Not a CA certificate: it is the server's own, trusted directly with --cacert."""
+    directory.mkdir(exist_ok=True)
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:FALSE"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
 def run_measured(label, cmd, out_dir, cpus, server, quiet, timeout, env=None):
     """Runs one client to its end; returns its rusage, the target's CPU and the CPU the
     rest of the machine used meanwhile."""
@@ -351,6 +414,7 @@ class Tools:
         self.sofabench = Path(os.environ.get(
             "SOFABENCH", (built or ROOT / "target") / "release/sofabench"))
         self.couch_target = (built or BENCH / "couch-target/target") / "release/couch-target"
+        self.openssl = shutil.which("openssl")
         self.wrk = shutil.which("wrk")
         self.oha = shutil.which("oha") or (
             str(Path.home() / ".cargo/bin/oha") if (Path.home() / ".cargo/bin/oha").exists() else None
@@ -364,7 +428,10 @@ class Tools:
             self.notes.append("oha is not installed (cargo install oha --locked): its runs are skipped")
         if not self.nginx:
             self.notes.append("nginx is not installed (apt-get install -y nginx-light): "
-                              "reads against nginx are skipped")
+                              "reads against nginx and the tls section are skipped")
+        if not self.openssl:
+            self.notes.append("openssl is not installed (apt-get install -y openssl): the tls "
+                              "section, which makes its certificate with it, is skipped")
         if not GNU_TIME:
             self.notes.append("GNU time is not installed (apt-get install -y time): peak RSS figures "
                               "include the harness's own ~15 MB")
@@ -454,10 +521,13 @@ def parse_workload(text):
     """Errors, times and counts of a sofabench run of bulk inserts (and CRUD)."""
     r = parse_sofabench(text)
     ops = {op: c for p in r["phases"].values() for op, (c, _) in p["ops"].items()}
+    sent = re.search(r"^BULK INSERT BENCHMARK RESULTS:\n(?:  .*\n)*?  totalJsonBytesSent=([\d,]+) bytes",
+                     text, re.M)
     return dict(errors=r["errors"], bulk_seconds=r["phases"].get("BULK INSERT", {}).get("time", 0),
                 crud_seconds=r["phases"].get("CRUD", {}).get("time", 0),
                 crud_ops=sum(c for op, c in ops.items() if op != "bulk_insert"),
-                bulk_requests=ops.get("bulk_insert", 0))
+                bulk_requests=ops.get("bulk_insert", 0),
+                bulk_bytes_sent=int(sent.group(1).replace(",", "")) if sent else None)
 
 
 def parse_wrk(text):
@@ -502,6 +572,7 @@ class Bench:
         self.client_cpus = {0} if pin else None
         self.server_cpus = {1} if pin else None
         self.results = open(out_dir / "results.jsonl", "a")
+        self.negotiated = {}
 
     def record(self, section, tool, target, params, rep, run, parsed, must_be_clean=True):
         run = dict(run)
@@ -541,11 +612,12 @@ class Bench:
         self.record(section, tool, target, params, rep, run, parsed, must_be_clean)
 
     def peer_runs(self, url, connections, seconds, rate=None):
-        """(tool, cmd, parse) for wrk and oha reading PEER_PATH at `url`."""
+        """(tool, cmd, parse) for wrk and oha reading PEER_PATH at `url` (http or https)."""
         url += PEER_PATH
         out = []
         if self.tools.wrk:
-            # wrk has no rate limit: under --rate it runs as fast as it can (noted).
+            # wrk has no rate limit: under --rate it runs as fast as it can (noted). Over
+            # https it checks no certificate.
             cmd = [self.tools.wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", url]
             out.append(("wrk", cmd, parse_wrk))
         if self.tools.oha:
@@ -553,6 +625,9 @@ class Bench:
                    "-c", str(connections)]
             if rate:
                 cmd += ["-q", str(rate)]
+            if url.startswith("https:"):
+                # The run's self-signed certificate, taken as wrk takes it.
+                cmd.append("--insecure")
             out.append(("oha", cmd + [url], parse_oha))
         return out
 
@@ -596,6 +671,71 @@ class Bench:
                          dict(kind=kind, documents=docs, crud=crud), rep,
                          f"workload-{kind}-r{rep}", sofabench_cmd(self.tools, self.couch.url(), *flags),
                          self.couch, parse_workload, timeout=600)
+
+    def tls(self, rep):
+        """Reads by id and a bulk insert over https, through nginx to couch-target; the same
+        without TLS through the same nginx (sofabench and wrk) for what TLS adds."""
+        target = self.tls_target
+        verify = ["--cacert", str(target.cert)]
+
+        def jobs(conns, seconds):
+            out = []
+            for scheme in ("https", "http"):
+                url = target.url(scheme)
+                flags = read_flags(conns, seconds) + (verify if scheme == "https" else [])
+                out.append(("sofabench", scheme, target, sofabench_cmd(self.tools, url, *flags),
+                            parse_reads))
+                out += [(tool, scheme, target, cmd, parse)
+                        for tool, cmd, parse in self.peer_runs(url, conns, seconds)
+                        if scheme == "https" or tool == "wrk"]
+            return out
+
+        self.read_rounds("tls", rep, self.cfg["tls_connections"], jobs)
+        w = self.cfg["workload"]
+        docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
+        schemes = ["https", "http"][rep % 2:] + ["https", "http"][:rep % 2]
+        for scheme in schemes:
+            flags = bulk_flags(w) + ["--num_crud_operations=0", "--seed=1", "--recreate",
+                                     f"--json_document_schema_filename={BULK_TEMPLATE}"]
+            flags += verify if scheme == "https" else []
+            self.measure("tls", "sofabench", scheme, dict(kind="bulk-only", documents=docs), rep,
+                         f"tls-bulk-{scheme}-r{rep}",
+                         sofabench_cmd(self.tools, target.url(scheme), *flags), target,
+                         parse_workload, timeout=600)
+
+    def check_negotiation(self):
+        """Runs each client briefly against the TLS target's logging port and reads what
+        nginx logged: {tool: [protocol suite group, ...]}. Anything but TLS_NEGOTIATED, or
+        nothing, is a failure: the comparison is only fair when all encrypt the same way."""
+        target = self.tls_target
+        url = target.check_url()
+        clients = [("sofabench", sofabench_cmd(
+            self.tools, url, "--cacert", str(target.cert), "--num_connections=1",
+            "--num_bulk_insert_operations=1", "--num_documents_per_bulk_insert=1",
+            "--num_crud_operations=10", "--read_weight=1", "--create_weight=0",
+            "--update_weight=0", "--delete_weight=0", "--recreate"))]
+        clients += [(tool, cmd) for tool, cmd, _ in self.peer_runs(url, 1, 1)]
+        runs = self.out / "runs"
+        runs.mkdir(exist_ok=True)
+        negotiated = {}
+        for tool, cmd in clients:
+            logged = target.log.stat().st_size if target.log.exists() else 0
+            label = f"tls-negotiation-{tool}"
+            (runs / f"{label}.cmd").write_text(" ".join(cmd) + "\n")
+            try:
+                run = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                (runs / f"{label}.out").write_text(run.stdout + run.stderr)
+            except subprocess.TimeoutExpired:
+                pass
+            with open(target.log, "rb") as f:
+                f.seek(logged)
+                lines = f.read().decode(errors="replace").splitlines()
+            negotiated[tool] = sorted({line.split(' "', 1)[0] for line in lines})
+            if negotiated[tool] != [TLS_NEGOTIATED]:
+                self.failures.append(f"{label}: negotiated {negotiated[tool] or 'nothing'}, not "
+                                     f"{TLS_NEGOTIATED} (see {runs / label}.*)")
+            log(f"  {tool} negotiated {', '.join(negotiated[tool]) or 'nothing'}")
+        return negotiated
 
     def generate(self, rep):
         cmd = ["cargo", "bench", "--quiet", "--bench", "generate"]
@@ -679,18 +819,26 @@ class Bench:
         self.couch = start_couch_target(self.tools.couch_target, self.server_cpus, self.out)
         self.slow = None
         self.nginx = None
+        self.tls_target = None
         try:
             if "pacing" in sections:
                 self.slow = start_couch_target(self.tools.couch_target, self.server_cpus, self.out,
                                                delay_ms=2)
             if "reads" in sections and self.tools.nginx:
                 self.nginx = start_nginx(self.tools.nginx, self.server_cpus, self.out)
+            if "tls" in sections and self.tools.nginx and self.tools.openssl:
+                self.tls_target = TlsTarget(self.tools.nginx, self.tools.openssl, self.couch,
+                                            self.server_cpus, self.out)
+                log("== tls: what each client negotiates")
+                self.negotiated = self.check_negotiation()
+            elif "tls" in sections:
+                sections = [s for s in sections if s != "tls"]
             for rep in range(1, self.cfg["reps"] + 1):
                 for section in sections:
                     log(f"== {section}, repetition {rep} of {self.cfg['reps']}")
                     getattr(self, section)(rep)
         finally:
-            for server in (self.couch, self.slow, self.nginx):
+            for server in (self.couch, self.slow, self.nginx, self.tls_target):
                 if server:
                     server.stop()
 
@@ -752,6 +900,70 @@ def read_table(add, rows, section, connections, clients, reference, cpu_limits):
                 goals.append((f"{name}, {conns} connections: client CPU per request ≤ {limit}× {tool}'s",
                               s_cpu <= limit * med(cpu),
                               f"{s_cpu:.1f} vs {med(cpu):.1f} ms per 1,000 (×{s_cpu / med(cpu):.2f})"))
+    return goals
+
+
+def tls_report(add, rows, load_line, cfg, negotiated):
+    """The tls section's tables (reads, what TLS adds, bulk insert); returns its goals."""
+    add(f"### Over TLS: reads by id and bulk insert through nginx ({TLS_NEGOTIATED})")
+    add("")
+    if negotiated:
+        add("Negotiated, as nginx logged it for each client before the runs: "
+            + "; ".join(f"{tool} {', '.join(ways) or 'nothing'}" for tool, ways in negotiated.items())
+            + ".")
+        add("")
+    goals = read_table(add, rows, "tls", cfg["tls_connections"],
+                       [("sofabench", "https"), ("wrk", "https"), ("oha", "https"),
+                        ("sofabench", "http"), ("wrk", "http")],
+                       "https", {"wrk": 1.2})
+    add("")
+
+    def cpu_per_request(tool, scheme, conns):
+        return med([r["cpu"] / r["requests"] * 1e6
+                    for r in rows("tls", tool=tool, target=scheme, connections=conns) if r.get("requests")])
+
+    for conns in cfg["tls_connections"]:
+        added = []
+        for tool in ("sofabench", "wrk"):
+            https, http = cpu_per_request(tool, "https", conns), cpu_per_request(tool, "http", conns)
+            if https is not None and http is not None:
+                added.append(f"{tool} {https - http:+.1f} µs ({http:.1f} → {https:.1f})")
+        if added:
+            add(f"- what TLS adds to the client's CPU per request, {conns} connections (https − http "
+                f"through the same nginx, medians): {'; '.join(added)}")
+    bulk = {scheme: rows("tls", tool="sofabench", target=scheme, kind="bulk-only")
+            for scheme in ("https", "http")}
+    w = cfg["workload"]
+    docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
+    if bulk["https"] or bulk["http"]:
+        add("")
+        add(f"Bulk insert only ({w['connections']} connections × {w['bulk_ops']} × {w['bulk_size']:,} "
+            f"documents, {docs:,} in all):")
+        add("")
+        add("| scheme | client user+sys s | client CPU µs per document | bytes sent per document "
+            "| peak RSS MB | bulk timeTaken s | errors |")
+        add("|---|---|---|---|---|---|---|")
+        for scheme, rs in bulk.items():
+            sent = [r["bulk_bytes_sent"] / docs for r in rs if r.get("bulk_bytes_sent")]
+            add(f"| {scheme} | {spread([r['cpu'] for r in rs], '{:.3f}')} | "
+                f"{spread([r['cpu'] / docs * 1e6 for r in rs], '{:.2f}')} | {spread(sent, '{:.0f}')} | "
+                f"{spread([r['rss_kb'] / 1024 for r in rs], '{:.1f}')} | "
+                f"{spread([r.get('bulk_seconds', 0) for r in rs], '{:.3f}')} | "
+                f"{sum(r.get('errors', 0) for r in rs)} |")
+        per_doc = med([r["cpu"] / docs * 1e6 for r in bulk["https"]])
+        if per_doc is not None:
+            goals.append(("bulk insert over TLS ≤ 2 µs client CPU per inserted document", per_doc <= 2.0,
+                          f"{per_doc:.2f} µs (whole process incl. start-up and handshakes)"))
+    add("")
+    load_line("tls")
+    add("https: every client over TLS to nginx, which answers the reads itself (the 250 bytes of "
+        "bench/document.json) and passes the rest (sofabench's setup, the bulk inserts) on to "
+        "couch-target over kept-alive connections; http: the same nginx without TLS. sofabench checks the run's "
+        "self-signed certificate (--cacert); wrk and oha (--insecure) check none. Target CPU is nginx's "
+        "and couch-target's together, both on the target's core. CPU per request and per document: "
+        "the client's user+sys for the whole process, setup included (for sofabench's reads, its "
+        "100-document bulk insert per connection too).")
+    add("")
     return goals
 
 
@@ -953,6 +1165,8 @@ def report(records, context, cfg, failures, notes):
             "process over its wall time, setup and bulk step included. The timer thread is sofabench's "
             "default; timerfd and tokio are SOFABENCH_ALARM's alternatives, measured for the choice.")
         add("")
+    if rows("tls") or context.get("negotiated"):
+        goals += tls_report(add, rows, load_line, cfg, context.get("negotiated", {}))
     if goals:
         add("### Goals")
         add("")
@@ -1054,6 +1268,7 @@ def main():
         bench.run(sections)
     except KeyboardInterrupt:
         bench.failures.append("interrupted")
+    context["negotiated"] = bench.negotiated
     text = report(bench.records, context, cfg, bench.failures, tools.notes)
     (out / "report.md").write_text(text + "\n")
     (out / "context.json").write_text(json.dumps(context, indent=2) + "\n")
