@@ -611,13 +611,14 @@ class Bench:
             self.failures.append(f"{label}: cannot read its output ({e})")
         self.record(section, tool, target, params, rep, run, parsed, must_be_clean)
 
-    def peer_runs(self, url, connections, seconds, rate=None):
-        """(tool, cmd, parse) for wrk and oha reading PEER_PATH at `url` (http or https)."""
+    def peer_runs(self, url, connections, seconds, rate=None, cacert=None):
+        """(tool, cmd, parse) for wrk and oha reading PEER_PATH at `url` (http, or https with
+        the certificate `cacert`)."""
         url += PEER_PATH
         out = []
         if self.tools.wrk:
             # wrk has no rate limit: under --rate it runs as fast as it can (noted). Over
-            # https it checks no certificate.
+            # https it checks no certificate (it has no option to).
             cmd = [self.tools.wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", url]
             out.append(("wrk", cmd, parse_wrk))
         if self.tools.oha:
@@ -625,9 +626,8 @@ class Bench:
                    "-c", str(connections)]
             if rate:
                 cmd += ["-q", str(rate)]
-            if url.startswith("https:"):
-                # The run's self-signed certificate, taken as wrk takes it.
-                cmd.append("--insecure")
+            if cacert:
+                cmd += ["--cacert", str(cacert)]
             out.append(("oha", cmd + [url], parse_oha))
         return out
 
@@ -686,7 +686,8 @@ class Bench:
                 out.append(("sofabench", scheme, target, sofabench_cmd(self.tools, url, *flags),
                             parse_reads))
                 out += [(tool, scheme, target, cmd, parse)
-                        for tool, cmd, parse in self.peer_runs(url, conns, seconds)
+                        for tool, cmd, parse in self.peer_runs(
+                            url, conns, seconds, cacert=target.cert if scheme == "https" else None)
                         if scheme == "https" or tool == "wrk"]
             return out
 
@@ -714,7 +715,7 @@ class Bench:
             "--num_bulk_insert_operations=1", "--num_documents_per_bulk_insert=1",
             "--num_crud_operations=10", "--read_weight=1", "--create_weight=0",
             "--update_weight=0", "--delete_weight=0", "--recreate"))]
-        clients += [(tool, cmd) for tool, cmd, _ in self.peer_runs(url, 1, 1)]
+        clients += [(tool, cmd) for tool, cmd, _ in self.peer_runs(url, 1, 1, cacert=target.cert)]
         runs = self.out / "runs"
         runs.mkdir(exist_ok=True)
         negotiated = {}
@@ -959,7 +960,7 @@ def tls_report(add, rows, load_line, cfg, negotiated):
     add("https: every client over TLS to nginx, which answers the reads itself (the 250 bytes of "
         "bench/document.json) and passes the rest (sofabench's setup, the bulk inserts) on to "
         "couch-target over kept-alive connections; http: the same nginx without TLS. sofabench checks the run's "
-        "self-signed certificate (--cacert); wrk and oha (--insecure) check none. Target CPU is nginx's "
+        "self-signed certificate (--cacert), and so does oha; wrk checks none (it cannot). Target CPU is nginx's "
         "and couch-target's together, both on the target's core. CPU per request and per document: "
         "the client's user+sys for the whole process, setup included (for sofabench's reads, its "
         "100-document bulk insert per connection too).")
