@@ -11,7 +11,9 @@ test:        ## formatting, lints, unit and functional tests (starts its own Pou
 bench-generate:  ## documents generated per second on one core
 	cargo bench --bench generate
 
-bench:       ## sofabench against wrk and oha: reads, workload, generation, connections, memory (~30 min)
+# One section alone, e.g. reads and bulk insert over https (nginx, TLS 1.3 AES-128-GCM for
+# every client; docs/PERFORMANCE.md section 8): make bench BENCH_FLAGS="--sections tls".
+bench:       ## sofabench against wrk and oha: reads, workload, generation, connections, memory, pacing, TLS (~35 min)
 	python3 bench/bench.py $(BENCH_FLAGS)
 
 bench-smoke: ## the same harness in seconds: checks it still runs (1 repetition, tiny sizes)

@@ -3,7 +3,7 @@
 in one run, the tools interleaved. `make bench` runs it; `make bench-smoke` checks in
 seconds that it still works. docs/PERFORMANCE.md ("Harness") explains the figures.
 
-    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory,pacing]
+    python3 bench/bench.py [--smoke] [--sections reads,workload,generate,connections,memory,pacing,tls]
                            [--reps N] [--duration S] [--out DIR] [--no-pin] [--quiet-wait S]
 
 Sections (each repeated --reps times, tools interleaved and their order rotated per
@@ -20,6 +20,21 @@ repetition; medians with min-max):
                couch-target --delay-ms 2, with each way of waiting for a slot (the timer
                thread, the default; a timerfd per connection; tokio's timer: SOFABENCH_ALARM=
                thread|timerfd|tokio): send lag, response p50 minus service p50, client CPU
+  tls          over https: nginx (bench/nginx-tls.conf; TLS 1.3, TLS_AES_128_GCM_SHA256,
+               X25519 only; a self-signed certificate made with openssl for the run)
+               answering reads of a document itself (bench/document.json) and passing the
+               rest (setup, bulk inserts) on to couch-target. Reads by id at 8 and 64
+               connections, --duration seconds: sofabench, wrk and oha; sofabench and wrk
+               also over plain http through the same nginx, for what TLS adds. The
+               workload's bulk step alone over https and http (bench/bulk-template.json:
+               about 250 bytes per document as sent). Before the runs each client is run
+               once against a port where nginx logs what was negotiated: anything but that
+               one suite is a failed run.
+
+sofabench and couch-target are built with cargo (honouring CARGO_TARGET_DIR); SOFABENCH=PATH
+measures another sofabench binary instead. The reads and tls sections need nginx
+(apt-get install -y nginx-light), tls also the openssl command; wrk and oha are skipped
+with a note when missing.
 
 Client CPU is user+sys from the kernel's accounting of the client process (wait4's
 rusage), peak memory its maximum RSS as GNU time (/usr/bin/time, which launches every
@@ -59,12 +74,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PEER_PATH = "/bench/sb00000000-0000000001"
+# Iron Cushion's document with a second string: about 218 bytes generated, 248 as sent
+# with its _id, the "about 250 bytes" of the tls section's bulk insert.
+BULK_TEMPLATE = BENCH / "bulk-template.json"
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 FULL = dict(
     reps=3,
     duration=10,
     read_connections=[1, 8, 64],
+    tls_connections=[8, 64],
     scale_connections=[1000, 10000],
     scale_duration=30,
     scale_rate=1000,
@@ -80,6 +99,7 @@ SMOKE = dict(
     reps=1,
     duration=1,
     read_connections=[1, 8],
+    tls_connections=[8],
     scale_connections=[100],
     scale_duration=2,
     scale_rate=200,
@@ -91,7 +111,7 @@ SMOKE = dict(
     quiet_wait=0,
     retries=0,
 )
-SECTIONS = ["reads", "workload", "generate", "connections", "memory", "pacing"]
+SECTIONS = ["reads", "workload", "generate", "connections", "memory", "pacing", "tls"]
 # How sofabench waits for an operation's slot under --rate: SOFABENCH_ALARM's values.
 ALARMS = ["thread", "timerfd", "tokio"]
 
@@ -258,17 +278,69 @@ def start_couch_target(binary, cpus, out_dir, delay_ms=0):
     return Server(name, cmd, port, cpus, out_dir)
 
 
-def start_nginx(nginx, cpus, out_dir):
-    port = free_port()
-    prefix = out_dir / "nginx"
+def start_nginx_with(nginx, name, template, cpus, out_dir, **values):
+    """Starts nginx with bench/TEMPLATE, its @KEY@s filled in from `values` (PORT is the
+    port it is waited on) and @PREFIX@ a directory of its own in OUT."""
+    prefix = out_dir / name
     prefix.mkdir(exist_ok=True)
     os.chmod(prefix, 0o755)
-    conf = (BENCH / "nginx.conf").read_text()
-    conf = conf.replace("@PREFIX@", str(prefix)).replace("@PORT@", str(port))
-    conf = conf.replace("@ROOT@", str(BENCH))
+    conf = (BENCH / template).read_text().replace("@PREFIX@", str(prefix))
+    for key, value in values.items():
+        conf = conf.replace(f"@{key}@", str(value))
     (prefix / "nginx.conf").write_text(conf)
     cmd = [nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-e", str(prefix / "error.log")]
-    return Server("nginx", cmd, port, cpus, out_dir)
+    return Server(name, cmd, values["PORT"], cpus, out_dir)
+
+
+def start_nginx(nginx, cpus, out_dir):
+    return start_nginx_with(nginx, "nginx", "nginx.conf", cpus, out_dir, PORT=free_port(), ROOT=BENCH)
+
+
+# What every client must negotiate with the TLS target (bench/nginx-tls.conf), as nginx
+# names it: $ssl_protocol $ssl_cipher $ssl_curve.
+TLS_NEGOTIATED = "TLSv1.3 TLS_AES_128_GCM_SHA256 X25519"
+
+
+class TlsTarget:
+    """nginx terminating TLS (bench/nginx-tls.conf) in front of couch-target: the target
+    of the tls section. Its CPU is both processes' (both run on the target's core). It
+    listens on three ports: https (measured), http (the same server without TLS, for what
+    TLS adds) and https again for the check of what each client negotiated."""
+
+    def __init__(self, nginx, openssl, couch, cpus, out_dir):
+        self.couch = couch
+        self.cert, self.key = make_certificate(openssl, out_dir / "tls")
+        self.https_port, self.http_port, self.check_port = free_port(), free_port(), free_port()
+        self.nginx = start_nginx_with(nginx, "nginx-tls", "nginx-tls.conf", cpus, out_dir,
+                                      PORT=self.https_port, PLAIN_PORT=self.http_port,
+                                      CHECK_PORT=self.check_port, UPSTREAM=couch.port,
+                                      CERT=self.cert, KEY=self.key, ROOT=BENCH)
+        self.log = out_dir / "nginx-tls" / "negotiated.log"
+
+    def cpu(self):
+        return self.nginx.cpu() + self.couch.cpu()
+
+    def url(self, scheme="https"):
+        port = self.https_port if scheme == "https" else self.http_port
+        return f"{scheme}://127.0.0.1:{port}"
+
+    def check_url(self):
+        return f"https://127.0.0.1:{self.check_port}"
+
+    def stop(self):
+        self.nginx.stop()
+
+
+def make_certificate(openssl, directory):
+    """A self-signed ECDSA P-256 certificate for 127.0.0.1, made for this run; (cert, key).
+    Not a CA certificate: it is the server's own, trusted directly with --cacert."""
+    directory.mkdir(exist_ok=True)
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:FALSE"],
+                   check=True, capture_output=True)
+    return cert, key
 
 
 def run_measured(label, cmd, out_dir, cpus, server, quiet, timeout, env=None):
@@ -333,8 +405,16 @@ def run_measured(label, cmd, out_dir, cpus, server, quiet, timeout, env=None):
 class Tools:
     def __init__(self, args):
         self.notes = []
-        self.sofabench = Path(os.environ.get("SOFABENCH", ROOT / "target/release/sofabench"))
-        self.couch_target = BENCH / "couch-target/target/release/couch-target"
+        # Where cargo puts the binaries: CARGO_TARGET_DIR (made absolute, so that the two
+        # builds, run from different folders, agree) or each crate's own target/.
+        target_dir = os.environ.get("CARGO_TARGET_DIR")
+        if target_dir:
+            os.environ["CARGO_TARGET_DIR"] = str(Path(target_dir).resolve())
+        built = Path(os.environ["CARGO_TARGET_DIR"]) if target_dir else None
+        self.sofabench = Path(os.environ.get(
+            "SOFABENCH", (built or ROOT / "target") / "release/sofabench"))
+        self.couch_target = (built or BENCH / "couch-target/target") / "release/couch-target"
+        self.openssl = shutil.which("openssl")
         self.wrk = shutil.which("wrk")
         self.oha = shutil.which("oha") or (
             str(Path.home() / ".cargo/bin/oha") if (Path.home() / ".cargo/bin/oha").exists() else None
@@ -348,7 +428,10 @@ class Tools:
             self.notes.append("oha is not installed (cargo install oha --locked): its runs are skipped")
         if not self.nginx:
             self.notes.append("nginx is not installed (apt-get install -y nginx-light): "
-                              "reads against nginx are skipped")
+                              "reads against nginx and the tls section are skipped")
+        if not self.openssl:
+            self.notes.append("openssl is not installed (apt-get install -y openssl): the tls "
+                              "section, which makes its certificate with it, is skipped")
         if not GNU_TIME:
             self.notes.append("GNU time is not installed (apt-get install -y time): peak RSS figures "
                               "include the harness's own ~15 MB")
@@ -419,6 +502,34 @@ def parse_sofabench(text):
     return result
 
 
+def parse_reads(text):
+    """The reads of a sofabench run whose CRUD step only reads."""
+    r = parse_sofabench(text)
+    crud = r["phases"]["CRUD"]
+    count = crud["ops"].get("read", (0, 0))[0]
+    return dict(requests=count, seconds=crud["time"], rps=count / crud["time"], errors=r["errors"])
+
+
+def bulk_flags(w):
+    """sofabench's flags for the bulk step of Iron Cushion's workload, `w` its sizes."""
+    return [f"--num_connections={w['connections']}",
+            f"--num_documents_per_bulk_insert={w['bulk_size']}",
+            f"--num_bulk_insert_operations={w['bulk_ops']}"]
+
+
+def parse_workload(text):
+    """Errors, times and counts of a sofabench run of bulk inserts (and CRUD)."""
+    r = parse_sofabench(text)
+    ops = {op: c for p in r["phases"].values() for op, (c, _) in p["ops"].items()}
+    sent = re.search(r"^BULK INSERT BENCHMARK RESULTS:\n(?:  .*\n)*?  totalJsonBytesSent=([\d,]+) bytes",
+                     text, re.M)
+    return dict(errors=r["errors"], bulk_seconds=r["phases"].get("BULK INSERT", {}).get("time", 0),
+                crud_seconds=r["phases"].get("CRUD", {}).get("time", 0),
+                crud_ops=sum(c for op, c in ops.items() if op != "bulk_insert"),
+                bulk_requests=ops.get("bulk_insert", 0),
+                bulk_bytes_sent=int(sent.group(1).replace(",", "")) if sent else None)
+
+
 def parse_wrk(text):
     m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m),", text)
     if not m:
@@ -461,6 +572,7 @@ class Bench:
         self.client_cpus = {0} if pin else None
         self.server_cpus = {1} if pin else None
         self.results = open(out_dir / "results.jsonl", "a")
+        self.negotiated = {}
 
     def record(self, section, tool, target, params, rep, run, parsed, must_be_clean=True):
         run = dict(run)
@@ -499,12 +611,14 @@ class Bench:
             self.failures.append(f"{label}: cannot read its output ({e})")
         self.record(section, tool, target, params, rep, run, parsed, must_be_clean)
 
-    def peer_runs(self, target, server, connections, seconds, rate=None):
-        """(tool, label suffix, cmd, parse) for wrk and oha against a target."""
-        url = server.url() + PEER_PATH
+    def peer_runs(self, url, connections, seconds, rate=None, cacert=None):
+        """(tool, cmd, parse) for wrk and oha reading PEER_PATH at `url` (http, or https with
+        the certificate `cacert`)."""
+        url += PEER_PATH
         out = []
         if self.tools.wrk:
-            # wrk has no rate limit: under --rate it runs as fast as it can (noted).
+            # wrk has no rate limit: under --rate it runs as fast as it can (noted). Over
+            # https it checks no certificate (it has no option to).
             cmd = [self.tools.wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", url]
             out.append(("wrk", cmd, parse_wrk))
         if self.tools.oha:
@@ -512,62 +626,117 @@ class Bench:
                    "-c", str(connections)]
             if rate:
                 cmd += ["-q", str(rate)]
+            if cacert:
+                cmd += ["--cacert", str(cacert)]
             out.append(("oha", cmd + [url], parse_oha))
         return out
 
-    def reads(self, rep):
+    def read_rounds(self, section, rep, connections, jobs_of):
+        """Reads at each connection count: every job (tool, target, server, cmd, parse) that
+        jobs_of(connections, seconds) gives, once each, their order rotated per repetition."""
         d = self.cfg["duration"]
-        for conns in self.cfg["read_connections"]:
-            jobs = []
-            cmd = sofabench_cmd(self.tools, self.couch.url(), *read_flags(conns, d))
-
-            def parse_reads(text):
-                r = parse_sofabench(text)
-                crud = r["phases"]["CRUD"]
-                count = crud["ops"].get("read", (0, 0))[0]
-                return dict(requests=count, seconds=crud["time"], rps=count / crud["time"],
-                            errors=r["errors"])
-
-            jobs.append(("sofabench", "couch-target", self.couch, cmd, parse_reads))
-            for tool, pcmd, parse in self.peer_runs("couch-target", self.couch, conns, d):
-                jobs.append((tool, "couch-target", self.couch, pcmd, parse))
-            if self.nginx:
-                for tool, pcmd, parse in self.peer_runs("nginx", self.nginx, conns, d):
-                    jobs.append((tool, "nginx", self.nginx, pcmd, parse))
+        for conns in connections:
+            jobs = jobs_of(conns, d)
             shift = rep % len(jobs)
             for tool, target, server, cmd, parse in jobs[shift:] + jobs[:shift]:
-                label = f"reads-{tool}-{target}-c{conns}-r{rep}"
-                self.measure("reads", tool, target, dict(connections=conns), rep, label, cmd, server,
+                label = f"{section}-{tool}-{target}-c{conns}-r{rep}"
+                self.measure(section, tool, target, dict(connections=conns), rep, label, cmd, server,
                              parse, timeout=d + 120)
+
+    def reads(self, rep):
+        def jobs(conns, seconds):
+            cmd = sofabench_cmd(self.tools, self.couch.url(), *read_flags(conns, seconds))
+            out = [("sofabench", "couch-target", self.couch, cmd, parse_reads)]
+            for target, server in [("couch-target", self.couch), ("nginx", self.nginx)]:
+                if server:
+                    out += [(tool, target, server, pcmd, parse)
+                            for tool, pcmd, parse in self.peer_runs(server.url(), conns, seconds)]
+            return out
+
+        self.read_rounds("reads", rep, self.cfg["read_connections"], jobs)
 
     def workload(self, rep):
         w = self.cfg["workload"]
-        base = [f"--num_connections={w['connections']}",
-                f"--num_documents_per_bulk_insert={w['bulk_size']}",
-                f"--num_bulk_insert_operations={w['bulk_ops']}"]
-        standard = base + [f"--num_crud_operations={w['crud_ops']}", "--create_weight=2",
-                           "--read_weight=2", "--update_weight=3", "--delete_weight=3", "--seed=1",
-                           "--recreate"]
-        bulk_only = base + ["--num_crud_operations=0", "--seed=1", "--recreate"]
+        standard = bulk_flags(w) + [f"--num_crud_operations={w['crud_ops']}", "--create_weight=2",
+                                    "--read_weight=2", "--update_weight=3", "--delete_weight=3",
+                                    "--seed=1", "--recreate"]
+        bulk_only = bulk_flags(w) + ["--num_crud_operations=0", "--seed=1", "--recreate"]
         jobs = [("standard", standard), ("bulk-only", bulk_only)]
         if rep % 2:
             jobs.reverse()
         docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
-        crud = 0
         for kind, flags in jobs:
-            def parse(text):
-                r = parse_sofabench(text)
-                ops = {op: c for p in r["phases"].values() for op, (c, _) in p["ops"].items()}
-                bulk = r["phases"].get("BULK INSERT", {}).get("time", 0)
-                crud_time = r["phases"].get("CRUD", {}).get("time", 0)
-                return dict(errors=r["errors"], bulk_seconds=bulk, crud_seconds=crud_time,
-                            crud_ops=sum(c for op, c in ops.items() if op != "bulk_insert"),
-                            bulk_requests=ops.get("bulk_insert", 0))
             crud = w["connections"] * w["crud_ops"] if kind == "standard" else 0
             self.measure("workload", "sofabench", "couch-target",
                          dict(kind=kind, documents=docs, crud=crud), rep,
                          f"workload-{kind}-r{rep}", sofabench_cmd(self.tools, self.couch.url(), *flags),
-                         self.couch, parse, timeout=600)
+                         self.couch, parse_workload, timeout=600)
+
+    def tls(self, rep):
+        """Reads by id and a bulk insert over https, through nginx to couch-target; the same
+        without TLS through the same nginx (sofabench and wrk) for what TLS adds."""
+        target = self.tls_target
+        verify = ["--cacert", str(target.cert)]
+
+        def jobs(conns, seconds):
+            out = []
+            for scheme in ("https", "http"):
+                url = target.url(scheme)
+                flags = read_flags(conns, seconds) + (verify if scheme == "https" else [])
+                out.append(("sofabench", scheme, target, sofabench_cmd(self.tools, url, *flags),
+                            parse_reads))
+                out += [(tool, scheme, target, cmd, parse)
+                        for tool, cmd, parse in self.peer_runs(
+                            url, conns, seconds, cacert=target.cert if scheme == "https" else None)
+                        if scheme == "https" or tool == "wrk"]
+            return out
+
+        self.read_rounds("tls", rep, self.cfg["tls_connections"], jobs)
+        w = self.cfg["workload"]
+        docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
+        schemes = ["https", "http"][rep % 2:] + ["https", "http"][:rep % 2]
+        for scheme in schemes:
+            flags = bulk_flags(w) + ["--num_crud_operations=0", "--seed=1", "--recreate",
+                                     f"--json_document_schema_filename={BULK_TEMPLATE}"]
+            flags += verify if scheme == "https" else []
+            self.measure("tls", "sofabench", scheme, dict(kind="bulk-only", documents=docs), rep,
+                         f"tls-bulk-{scheme}-r{rep}",
+                         sofabench_cmd(self.tools, target.url(scheme), *flags), target,
+                         parse_workload, timeout=600)
+
+    def check_negotiation(self):
+        """Runs each client briefly against the TLS target's logging port and reads what
+        nginx logged: {tool: [protocol suite group, ...]}. Anything but TLS_NEGOTIATED, or
+        nothing, is a failure: the comparison is only fair when all encrypt the same way."""
+        target = self.tls_target
+        url = target.check_url()
+        clients = [("sofabench", sofabench_cmd(
+            self.tools, url, "--cacert", str(target.cert), "--num_connections=1",
+            "--num_bulk_insert_operations=1", "--num_documents_per_bulk_insert=1",
+            "--num_crud_operations=10", "--read_weight=1", "--create_weight=0",
+            "--update_weight=0", "--delete_weight=0", "--recreate"))]
+        clients += [(tool, cmd) for tool, cmd, _ in self.peer_runs(url, 1, 1, cacert=target.cert)]
+        runs = self.out / "runs"
+        runs.mkdir(exist_ok=True)
+        negotiated = {}
+        for tool, cmd in clients:
+            logged = target.log.stat().st_size if target.log.exists() else 0
+            label = f"tls-negotiation-{tool}"
+            (runs / f"{label}.cmd").write_text(" ".join(cmd) + "\n")
+            try:
+                run = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+                (runs / f"{label}.out").write_text(run.stdout + run.stderr)
+            except subprocess.TimeoutExpired:
+                pass
+            with open(target.log, "rb") as f:
+                f.seek(logged)
+                lines = f.read().decode(errors="replace").splitlines()
+            negotiated[tool] = sorted({line.split(' "', 1)[0] for line in lines})
+            if negotiated[tool] != [TLS_NEGOTIATED]:
+                self.failures.append(f"{label}: negotiated {negotiated[tool] or 'nothing'}, not "
+                                     f"{TLS_NEGOTIATED} (see {runs / label}.*)")
+            log(f"  {tool} negotiated {', '.join(negotiated[tool]) or 'nothing'}")
+        return negotiated
 
     def generate(self, rep):
         cmd = ["cargo", "bench", "--quiet", "--bench", "generate"]
@@ -593,15 +762,8 @@ class Bench:
                      "--update_weight=0", "--delete_weight=0", f"--rate={rate}",
                      f"--duration={seconds}s", "--recreate"]
 
-            def parse(text):
-                r = parse_sofabench(text)
-                crud = r["phases"]["CRUD"]
-                count = crud["ops"].get("read", (0, 0))[0]
-                return dict(requests=count, seconds=crud["time"], rps=count / crud["time"],
-                            errors=r["errors"])
-
-            jobs = [("sofabench", sofabench_cmd(self.tools, self.couch.url(), *flags), parse)]
-            jobs += self.peer_runs("couch-target", self.couch, conns, seconds, rate=rate)
+            jobs = [("sofabench", sofabench_cmd(self.tools, self.couch.url(), *flags), parse_reads)]
+            jobs += self.peer_runs(self.couch.url(), conns, seconds, rate=rate)
             shift = rep % len(jobs)
             for tool, cmd, parse_fn in jobs[shift:] + jobs[:shift]:
                 self.measure("connections", tool, "couch-target", dict(connections=conns), rep,
@@ -658,22 +820,28 @@ class Bench:
         self.couch = start_couch_target(self.tools.couch_target, self.server_cpus, self.out)
         self.slow = None
         self.nginx = None
+        self.tls_target = None
         try:
             if "pacing" in sections:
                 self.slow = start_couch_target(self.tools.couch_target, self.server_cpus, self.out,
                                                delay_ms=2)
             if "reads" in sections and self.tools.nginx:
                 self.nginx = start_nginx(self.tools.nginx, self.server_cpus, self.out)
+            if "tls" in sections and self.tools.nginx and self.tools.openssl:
+                self.tls_target = TlsTarget(self.tools.nginx, self.tools.openssl, self.couch,
+                                            self.server_cpus, self.out)
+                log("== tls: what each client negotiates")
+                self.negotiated = self.check_negotiation()
+            elif "tls" in sections:
+                sections = [s for s in sections if s != "tls"]
             for rep in range(1, self.cfg["reps"] + 1):
                 for section in sections:
                     log(f"== {section}, repetition {rep} of {self.cfg['reps']}")
                     getattr(self, section)(rep)
         finally:
-            self.couch.stop()
-            if self.slow:
-                self.slow.stop()
-            if self.nginx:
-                self.nginx.stop()
+            for server in (self.couch, self.slow, self.nginx, self.tls_target):
+                if server:
+                    server.stop()
 
 
 # ----------------------------------------------------------------------------- report
@@ -694,6 +862,110 @@ def spread(values, fmt="{:,.0f}", scale=1.0):
 
 def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "—"
+
+
+def read_table(add, rows, section, connections, clients, reference, cpu_limits):
+    """The table of a section of reads (`clients`: (tool, target) rows in order), each tool
+    against sofabench at the `reference` target; returns the goals: at 8 and 64
+    connections, sofabench's requests/s at least each tool's in `cpu_limits`, and its CPU
+    per request at most that limit times the tool's."""
+    goals = []
+    name = "reads" if section == "reads" else f"{section} reads"
+    add("| conns | client @ target | requests/s | client CPU ms per 1,000 req | peak RSS MB | errors "
+        "| target CPU | sofabench ÷ this: req/s | CPU/req | RSS |")
+    add("|---|---|---|---|---|---|---|---|---|---|")
+    for conns in connections:
+        sofa = rows(section, tool="sofabench", target=reference, connections=conns)
+        s_rps = med([r["rps"] for r in sofa if "rps" in r])
+        s_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in sofa if r.get("requests")])
+        s_rss = med([r["rss_kb"] for r in sofa])
+        for tool, target in clients:
+            rs = rows(section, tool=tool, target=target, connections=conns)
+            if not rs:
+                continue
+            rps = [r["rps"] for r in rs if "rps" in r]
+            cpu = [r["cpu"] / r["requests"] * 1e6 for r in rs if r.get("requests")]
+            rss = [r["rss_kb"] / 1024 for r in rs]
+            errs = sum(r.get("errors", 0) for r in rs)
+            same_target = target == reference and tool != "sofabench"
+            busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
+            add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
+                f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
+                + (f"{ratio(s_rps, med(rps))} | {ratio(s_cpu, med(cpu))} | {ratio(s_rss, med(rss) * 1024)} |"
+                   if same_target else "| | |"))
+            limit = cpu_limits.get(tool)
+            if same_target and limit and conns in (8, 64) and s_rps is not None and rps and cpu:
+                goals.append((f"{name}, {conns} connections: sofabench requests/s ≥ {tool}'s",
+                              s_rps >= med(rps),
+                              f"{s_rps:,.0f} vs {med(rps):,.0f} req/s (×{s_rps / med(rps):.2f})"))
+                goals.append((f"{name}, {conns} connections: client CPU per request ≤ {limit}× {tool}'s",
+                              s_cpu <= limit * med(cpu),
+                              f"{s_cpu:.1f} vs {med(cpu):.1f} ms per 1,000 (×{s_cpu / med(cpu):.2f})"))
+    return goals
+
+
+def tls_report(add, rows, load_line, cfg, negotiated):
+    """The tls section's tables (reads, what TLS adds, bulk insert); returns its goals."""
+    add(f"### Over TLS: reads by id and bulk insert through nginx ({TLS_NEGOTIATED})")
+    add("")
+    if negotiated:
+        add("Negotiated, as nginx logged it for each client before the runs: "
+            + "; ".join(f"{tool} {', '.join(ways) or 'nothing'}" for tool, ways in negotiated.items())
+            + ".")
+        add("")
+    goals = read_table(add, rows, "tls", cfg["tls_connections"],
+                       [("sofabench", "https"), ("wrk", "https"), ("oha", "https"),
+                        ("sofabench", "http"), ("wrk", "http")],
+                       "https", {"wrk": 1.2})
+    add("")
+
+    def cpu_per_request(tool, scheme, conns):
+        return med([r["cpu"] / r["requests"] * 1e6
+                    for r in rows("tls", tool=tool, target=scheme, connections=conns) if r.get("requests")])
+
+    for conns in cfg["tls_connections"]:
+        added = []
+        for tool in ("sofabench", "wrk"):
+            https, http = cpu_per_request(tool, "https", conns), cpu_per_request(tool, "http", conns)
+            if https is not None and http is not None:
+                added.append(f"{tool} {https - http:+.1f} µs ({http:.1f} → {https:.1f})")
+        if added:
+            add(f"- what TLS adds to the client's CPU per request, {conns} connections (https − http "
+                f"through the same nginx, medians): {'; '.join(added)}")
+    bulk = {scheme: rows("tls", tool="sofabench", target=scheme, kind="bulk-only")
+            for scheme in ("https", "http")}
+    w = cfg["workload"]
+    docs = w["connections"] * w["bulk_ops"] * w["bulk_size"]
+    if bulk["https"] or bulk["http"]:
+        add("")
+        add(f"Bulk insert only ({w['connections']} connections × {w['bulk_ops']} × {w['bulk_size']:,} "
+            f"documents, {docs:,} in all):")
+        add("")
+        add("| scheme | client user+sys s | client CPU µs per document | bytes sent per document "
+            "| peak RSS MB | bulk timeTaken s | errors |")
+        add("|---|---|---|---|---|---|---|")
+        for scheme, rs in bulk.items():
+            sent = [r["bulk_bytes_sent"] / docs for r in rs if r.get("bulk_bytes_sent")]
+            add(f"| {scheme} | {spread([r['cpu'] for r in rs], '{:.3f}')} | "
+                f"{spread([r['cpu'] / docs * 1e6 for r in rs], '{:.2f}')} | {spread(sent, '{:.0f}')} | "
+                f"{spread([r['rss_kb'] / 1024 for r in rs], '{:.1f}')} | "
+                f"{spread([r.get('bulk_seconds', 0) for r in rs], '{:.3f}')} | "
+                f"{sum(r.get('errors', 0) for r in rs)} |")
+        per_doc = med([r["cpu"] / docs * 1e6 for r in bulk["https"]])
+        if per_doc is not None:
+            goals.append(("bulk insert over TLS ≤ 2 µs client CPU per inserted document", per_doc <= 2.0,
+                          f"{per_doc:.2f} µs (whole process incl. start-up and handshakes)"))
+    add("")
+    load_line("tls")
+    add("https: every client over TLS to nginx, which answers the reads itself (the 250 bytes of "
+        "bench/document.json) and passes the rest (sofabench's setup, the bulk inserts) on to "
+        "couch-target over kept-alive connections; http: the same nginx without TLS. sofabench checks the run's "
+        "self-signed certificate (--cacert), and so does oha; wrk checks none (it cannot). Target CPU is nginx's "
+        "and couch-target's together, both on the target's core. CPU per request and per document: "
+        "the client's user+sys for the whole process, setup included (for sofabench's reads, its "
+        "100-document bulk insert per connection too).")
+    add("")
+    return goals
 
 
 def report(records, context, cfg, failures, notes):
@@ -734,37 +1006,10 @@ def report(records, context, cfg, failures, notes):
     if reads:
         add("### Reads: GET of a 250-byte document by id")
         add("")
-        add("| conns | client @ target | requests/s | client CPU ms per 1,000 req | peak RSS MB | errors "
-            "| target CPU | sofabench ÷ this: req/s | CPU/req | RSS |")
-        add("|---|---|---|---|---|---|---|---|---|---|")
-        for conns in cfg["read_connections"]:
-            sofa = rows("reads", tool="sofabench", connections=conns)
-            s_rps = med([r["rps"] for r in sofa if "rps" in r])
-            s_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in sofa if r.get("requests")])
-            s_rss = med([r["rss_kb"] for r in sofa])
-            for tool, target in [("sofabench", "couch-target"), ("wrk", "couch-target"),
-                                 ("oha", "couch-target"), ("wrk", "nginx"), ("oha", "nginx")]:
-                rs = rows("reads", tool=tool, target=target, connections=conns)
-                if not rs:
-                    continue
-                rps = [r["rps"] for r in rs if "rps" in r]
-                cpu = [r["cpu"] / r["requests"] * 1e6 for r in rs if r.get("requests")]
-                rss = [r["rss_kb"] / 1024 for r in rs]
-                errs = sum(r.get("errors", 0) for r in rs)
-                same_target = target == "couch-target" and tool != "sofabench"
-                busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
-                add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
-                    f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
-                    + (f"{ratio(s_rps, med(rps))} | {ratio(s_cpu, med(cpu))} | {ratio(s_rss, med(rss) * 1024)} |"
-                       if same_target else "| | |"))
-                if same_target and conns in (8, 64) and s_rps is not None:
-                    goals.append((f"reads, {conns} connections: sofabench requests/s ≥ {tool}'s",
-                                  s_rps >= med(rps),
-                                  f"{s_rps:,.0f} vs {med(rps):,.0f} req/s (×{s_rps / med(rps):.2f})"))
-                    limit = 1.2 if tool == "wrk" else 1.0
-                    goals.append((f"reads, {conns} connections: client CPU per request ≤ {limit}× {tool}'s",
-                                  s_cpu <= limit * med(cpu),
-                                  f"{s_cpu:.1f} vs {med(cpu):.1f} ms per 1,000 (×{s_cpu / med(cpu):.2f})"))
+        goals += read_table(add, rows, "reads", cfg["read_connections"],
+                            [("sofabench", "couch-target"), ("wrk", "couch-target"),
+                             ("oha", "couch-target"), ("wrk", "nginx"), ("oha", "nginx")],
+                            "couch-target", {"wrk": 1.2, "oha": 1.0})
         add("")
         load_line("reads")
         add("CPU per request is the client's user+sys for the whole process divided by the requests "
@@ -921,6 +1166,8 @@ def report(records, context, cfg, failures, notes):
             "process over its wall time, setup and bulk step included. The timer thread is sofabench's "
             "default; timerfd and tokio are SOFABENCH_ALARM's alternatives, measured for the choice.")
         add("")
+    if rows("tls") or context.get("negotiated"):
+        goals += tls_report(add, rows, load_line, cfg, context.get("negotiated", {}))
     if goals:
         add("### Goals")
         add("")
@@ -1022,6 +1269,7 @@ def main():
         bench.run(sections)
     except KeyboardInterrupt:
         bench.failures.append("interrupted")
+    context["negotiated"] = bench.negotiated
     text = report(bench.records, context, cfg, bench.failures, tools.notes)
     (out / "report.md").write_text(text + "\n")
     (out / "context.json").write_text(json.dumps(context, indent=2) + "\n")
