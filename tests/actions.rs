@@ -268,14 +268,7 @@ fn a_compaction_that_does_not_end_in_time_is_reported_as_such() {
 
 #[test]
 fn couchdb_is_sent_credentials_for_both_sides_at_the_replication_address() {
-    let couch = CouchLike::start(
-        "followed",
-        Timeline {
-            starts_after: Duration::ZERO,
-            database_running: Duration::ZERO,
-            tasks_running: Duration::ZERO,
-        },
-    );
+    let couch = CouchLike::start("followed", Timeline::INSTANT);
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
         dir.path(),
@@ -360,14 +353,7 @@ fn ctrl_c_during_a_compaction_ends_the_wait_and_says_so() {
 /// must not start one (a replication after Ctrl-C kept the run going, up to the grace).
 #[test]
 fn ctrl_c_before_an_actions_moment_does_not_start_it() {
-    let couch = CouchLike::start(
-        "followed",
-        Timeline {
-            starts_after: Duration::ZERO,
-            database_running: Duration::ZERO,
-            tasks_running: Duration::ZERO,
-        },
-    );
+    let couch = CouchLike::start("followed", Timeline::INSTANT);
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(
         dir.path(),

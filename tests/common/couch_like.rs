@@ -29,6 +29,13 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// A compaction that has ended by the time `_compact` answers.
+    pub const INSTANT: Timeline = Timeline {
+        starts_after: Duration::ZERO,
+        database_running: Duration::ZERO,
+        tasks_running: Duration::ZERO,
+    };
+
     /// When the compaction has ended, seen from `_compact`'s answer.
     pub fn end(&self) -> Duration {
         self.starts_after + self.database_running.max(self.tasks_running)
