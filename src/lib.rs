@@ -6,7 +6,7 @@
 //! documents from a `template`; `metrics` is what the connections measure, `results` a
 //! run's result as data, `report` what users read, `export` the result's other formats,
 //! and `analysis` compares, checks and merges results. Below them all: `time`
-//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `host`, `seed`, `target` and `exit`.
+//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
 
 pub mod analysis;
 pub mod cli;
@@ -26,4 +26,5 @@ pub mod seed;
 pub mod target;
 pub mod template;
 pub mod time;
+pub mod words;
 pub mod workload;

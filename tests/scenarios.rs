@@ -135,9 +135,10 @@ fn read_ratio_sweep_prints_titan_lines() {
     );
     for line in &lines {
         assert_eq!(line.len(), 7, "{line:?}");
-        let writes: u64 = line[2].replace(',', "").parse().unwrap();
-        let reads: u64 = line[4].replace(',', "").parse().unwrap();
-        let hits: u64 = line[6].replace(',', "").parse().unwrap();
+        // Plain numbers, as a spreadsheet reads them.
+        let writes: u64 = line[2].parse().unwrap();
+        let reads: u64 = line[4].parse().unwrap();
+        let hits: u64 = line[6].parse().unwrap();
         assert_eq!(writes + reads, 40, "{line:?}");
         assert_eq!(hits, reads, "every read finds its document: {line:?}");
     }

@@ -34,16 +34,17 @@ pub fn titan(phases: &[PhaseResult]) -> String {
         let writes = count(p, "create", |o| o.succeeded) + count(p, "bulk_insert", |o| o.documents);
         let reads = count(p, "read", |o| o.succeeded + o.failed);
         let hits = count(p, "read", |o| o.succeeded);
+        // Plain numbers: the lines are pasted into spreadsheets, which read `1,059` as text.
         let _ = writeln!(
             out,
             "{}\t{:.3}\t{}\t{}\t{}\t{}\t{}",
             p.name,
             p.wall_seconds,
-            grouped(writes),
-            grouped(per_second(writes, p.wall_seconds)),
-            grouped(reads),
-            grouped(per_second(reads, p.wall_seconds)),
-            grouped(hits)
+            writes,
+            per_second(writes, p.wall_seconds),
+            reads,
+            per_second(reads, p.wall_seconds),
+            hits
         );
     }
     out

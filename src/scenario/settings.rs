@@ -8,6 +8,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::words::counted;
 use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Weights};
 
 /// Where a phase's setting came from.
@@ -268,10 +269,16 @@ pub fn describe(phase: &Phase, origins: &Origins) -> String {
     }
     let bound = phase.bound;
     if let Some(n) = bound.per_connection {
-        add(format!("{n} operations per connection"), origins.operations);
+        add(
+            format!("{} per connection", counted(n, "operation")),
+            origins.operations,
+        );
     }
     if let Some(n) = bound.total {
-        add(format!("{n} operations in total"), origins.total);
+        add(
+            format!("{} in total", counted(n, "operation")),
+            origins.total,
+        );
     }
     if let Some(d) = bound.duration {
         add(format!("duration {d:?}"), origins.duration);

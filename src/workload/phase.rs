@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::operation::Operation;
 use super::plan::{Counts, CrudBound, Weights};
+use crate::words::counted;
 
 /// How reads, updates and deletes choose among the documents a connection knows, as
 /// YCSB defines the distributions.
@@ -101,10 +102,10 @@ impl Phase {
     pub fn describe(&self) -> String {
         let mut bounds = Vec::new();
         if let Some(n) = self.bound.per_connection {
-            bounds.push(format!("{n} operations per connection"));
+            bounds.push(format!("{} per connection", counted(n, "operation")));
         }
         if let Some(n) = self.bound.total {
-            bounds.push(format!("{n} operations in total"));
+            bounds.push(format!("{} in total", counted(n, "operation")));
         }
         if let Some(d) = self.bound.duration {
             bounds.push(format!("{d:?}"));
