@@ -74,6 +74,29 @@ fn the_database_holds_what_the_report_says() {
     }
 }
 
+#[test]
+fn histogram_rows_are_as_wide_as_their_header() {
+    let server = PouchServer::start();
+    let run = small_run(&server, "histogram", &["--seed=3"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let mut tables = 0;
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        if !line.trim_start().starts_with("histogram ") {
+            continue;
+        }
+        tables += 1;
+        let width = line.split_whitespace().count();
+        let rows = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.trim_end().ends_with('%'));
+        for row in rows {
+            assert_eq!(row.split_whitespace().count(), width, "{line}\n{row}");
+        }
+    }
+    assert_eq!(tables, 2, "one table per phase:\n{}", run.stdout);
+}
+
 /// Iron Cushion's shape at a size where PouchDB Server on LevelDB answers `_bulk_docs`
 /// rows out of order (tens of swaps per 10,000 documents): no failure, and the database
 /// holds what the report says.

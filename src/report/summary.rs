@@ -61,7 +61,9 @@ fn histogram_lines(phase: &PhaseResult, out: &mut String) {
     out.push('\n');
     for (op, buckets) in rows {
         let _ = write!(out, "  {:<12}", op);
-        for (_, share) in &buckets {
+        // Every row as wide as the header: a row's missing upper buckets are empty.
+        let shares = buckets.iter().map(|(_, share)| *share);
+        for share in shares.chain(std::iter::repeat(0.0)).take(widest) {
             let _ = write!(out, " {:>6.1}%", share);
         }
         out.push('\n');
