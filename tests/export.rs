@@ -204,6 +204,12 @@ fn every_format_is_written_and_reads_back() {
     assert!(page.contains("id=\"sofabench-data\"") && page.contains("uPlot"));
     assert!(!page.contains("<script src") && !page.contains("<link "));
     assert_eq!(page.matches("data-chart=").count(), 6, "3 charts per phase");
+    // A closed-model run: its latency over time is from sending, not a response time
+    // from a schedule it did not have; the interval log says the same.
+    assert!(page.contains("p99 (dashed) latency from sending to the answer"));
+    assert!(!page.contains("p99 (dashed) response time"));
+    let log = std::fs::read_to_string(dir.join("result.read.hlog")).unwrap();
+    assert!(log.contains("from the scheduled start under --rate and from sending otherwise"));
 }
 
 #[test]

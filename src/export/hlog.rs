@@ -66,7 +66,7 @@ pub fn write(result: &RunResult, operation: &str, out: &mut impl Write) -> io::R
     let mut builder = IntervalLogWriterBuilder::new();
     builder
         .add_comment(&format!(
-            "{} {}: response times of successful {operation} operations, one histogram per interval (phases: {})",
+            "{} {}: latencies of successful {operation} operations, from the scheduled start under --rate and from sending otherwise, one histogram per interval (phases: {})",
             result.tool.name,
             result.tool.version,
             names.join(", ")

@@ -425,12 +425,21 @@ fn phase_section(out: &mut String, index: usize, phase: &PhaseResult, interrupte
             "Throughput over time",
             "Successful operations per second in each interval.",
         );
+        // The interval histograms hold response times: from the scheduled start under a
+        // rate, from sending otherwise, which the caption must say.
+        let measured = if phase.target_rate.is_some() {
+            "response time (from each operation's scheduled start)"
+        } else {
+            "latency from sending to the answer's last byte (service time, plus any reconnect, login or wait after a 429)"
+        };
         chart(
             out,
             index,
             "latency",
             "Latency over time",
-            "p50 (solid) and p99 (dashed) response time of each interval's successful operations, in milliseconds.",
+            &format!(
+                "p50 (solid) and p99 (dashed) {measured} of each interval's successful operations, in milliseconds."
+            ),
         );
         if had_failures(phase) {
             chart(
