@@ -63,15 +63,23 @@ struct TimeSeries {
 #[derive(Serialize)]
 struct OperationSeries {
     name: String,
-    throughput: Vec<f64>,
+    /// Per second; `None` for a partial interval (see [`is_partial`]).
+    throughput: Vec<Option<f64>>,
     /// `None` where no operation of the kind succeeded in the interval.
     p50: Vec<Option<f64>>,
     p99: Vec<Option<f64>>,
     /// Per second: failures other than 429s, failures that were 429s, and 429s after
-    /// which the operation was sent again.
-    failed: Vec<f64>,
-    rate_limited: Vec<f64>,
-    retried_429: Vec<f64>,
+    /// which the operation was sent again; `None` for a partial interval.
+    failed: Vec<Option<f64>>,
+    rate_limited: Vec<Option<f64>>,
+    retried_429: Vec<Option<f64>>,
+}
+
+/// Whether an interval is too short to draw as a rate: shorter than half the phase's
+/// longest (the last one, cut by the phase's end). Five operations in 0.1 s drawn as 50/s
+/// made every throughput chart end in a spike.
+fn is_partial(length_seconds: f64, longest: f64) -> bool {
+    length_seconds < longest / 2.0
 }
 
 /// x = 1/(1-q) for the quantiles q, and per line the latency at each, in milliseconds.
@@ -92,6 +100,11 @@ struct SpectrumLine {
 
 fn time_series(phase: &PhaseResult) -> TimeSeries {
     let x = phase.intervals.iter().map(|i| i.elapsed_seconds).collect();
+    let longest = phase
+        .intervals
+        .iter()
+        .map(|i| i.length_seconds)
+        .fold(0.0, f64::max);
     let operations = phase_operations(phase)
         .into_iter()
         .map(|name| {
@@ -107,11 +120,14 @@ fn time_series(phase: &PhaseResult) -> TimeSeries {
             for interval in &phase.intervals {
                 let op = interval.operations.iter().find(|o| o.operation == name);
                 let ok = op.filter(|o| o.succeeded > 0);
-                series.throughput.push(op.map_or(0.0, |o| o.throughput));
+                let whole = !is_partial(interval.length_seconds, longest);
+                series
+                    .throughput
+                    .push(whole.then(|| op.map_or(0.0, |o| o.throughput)));
                 series.p50.push(ok.map(|o| o.p50_ms));
                 series.p99.push(ok.map(|o| o.p99_ms));
                 let rate = |count: fn(&IntervalOperation) -> u64| {
-                    op.map_or(0.0, |o| per_second(count(o), interval.length_seconds))
+                    whole.then(|| op.map_or(0.0, |o| per_second(count(o), interval.length_seconds)))
                 };
                 series
                     .failed
@@ -423,7 +439,7 @@ fn phase_section(out: &mut String, index: usize, phase: &PhaseResult, interrupte
             index,
             "throughput",
             "Throughput over time",
-            "Successful operations per second in each interval.",
+            "Successful operations per second in each interval; an interval shorter than half the others (the last, cut by the phase's end) is left out rather than drawn as a rate.",
         );
         // The interval histograms hold response times: from the scheduled start under a
         // rate, from sending otherwise, which the caption must say.
@@ -595,6 +611,24 @@ mod tests {
         assert_eq!(reads["rate_limited"][1].as_f64(), Some(1.0));
         assert_eq!(reads["retried_429"][1].as_f64(), Some(3.0));
         assert_eq!(reads["failed"][1].as_f64(), Some(0.0));
+    }
+
+    #[test]
+    fn a_short_last_interval_is_left_out_of_the_rates() {
+        let mut result = super::super::sample::result();
+        let phase = &mut result.phases[0];
+        assert!(phase.intervals.len() >= 2, "the sample has intervals");
+        for interval in &mut phase.intervals {
+            interval.length_seconds = 1.0;
+        }
+        phase.intervals.last_mut().unwrap().length_seconds = 0.1;
+        let series = time_series(phase);
+        for op in &series.operations {
+            let (last, rest) = op.throughput.split_last().unwrap();
+            assert_eq!(*last, None, "{}", op.name);
+            assert!(rest.iter().all(Option::is_some), "{}", op.name);
+            assert_eq!(*op.failed.last().unwrap(), None);
+        }
     }
 
     #[test]
