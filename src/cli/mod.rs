@@ -6,6 +6,7 @@
 
 mod check;
 mod compare;
+mod completions;
 mod config;
 mod generate;
 mod merge;
@@ -59,6 +60,10 @@ enum Command {
     Merge(MergeArgs),
     /// Check thresholds (e.g. 'read.p99 < 20ms') on a saved result; exit 1 if one fails.
     Check(CheckArgs),
+    /// Print the completion script for SHELL, e.g. `sofabench completions bash`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): the top page, or one subcommand's (`sofabench man run`).
+    Man(ManArgs),
 }
 
 /// Flags of `sofabench run`. Defaults follow the example in Iron Cushion's README, scaled
@@ -568,6 +573,22 @@ pub struct CheckArgs {
     threshold: Vec<String>,
 }
 
+/// Flags of `sofabench completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_name = "SHELL")]
+    shell: clap_complete::Shell,
+}
+
+/// Flags of `sofabench man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (e.g. run); without it, the top page.
+    #[arg(value_name = "SUBCOMMAND")]
+    subcommand: Option<String>,
+}
+
 /// Iron Cushion had no subcommands: a command line that starts with a flag other than
 /// help or version means `run`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
@@ -622,6 +643,8 @@ pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
         Command::Compare(args) => compare::execute(args),
         Command::Merge(args) => merge::execute(args),
         Command::Check(args) => check::execute(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     }
 }
 

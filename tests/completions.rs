@@ -1,0 +1,178 @@
+//! `sofabench completions SHELL` and `sofabench man [SUBCOMMAND]`, run as a user would:
+//! the built binary, its exit code and output, and the shells and roff tools that read it.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const BAD_INPUT: i32 = 2;
+
+/// Every subcommand a user can type; the scripts and pages must offer each one.
+const SUBCOMMANDS: [&str; 9] = [
+    "run",
+    "generate",
+    "scenarios",
+    "report",
+    "compare",
+    "merge",
+    "check",
+    "completions",
+    "man",
+];
+
+fn sofabench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sofabench"))
+        .args(args)
+        .output()
+        .expect("run sofabench")
+}
+
+/// Standard output of a command line that must succeed.
+fn printed(args: &[&str]) -> String {
+    let output = sofabench(args);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+/// Feeds `input` to a program; None when the program is not installed.
+fn pipe_through(program: &str, args: &[&str], input: &str) -> Option<Output> {
+    let mut child = match Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => panic!("start {program}: {e}"),
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    Some(child.wait_with_output().unwrap())
+}
+
+/// Says why a check was skipped where `cargo test` shows it (the harness captures only
+/// the print macros).
+fn skipped(why: &str) {
+    let _ = writeln!(std::io::stderr(), "completions test: skipped: {why}");
+}
+
+#[test]
+fn the_bash_script_is_valid_and_completes_every_subcommand_and_flag() {
+    let script = printed(&["completions", "bash"]);
+    let checked = pipe_through("bash", &["-n"], &script).expect("bash is installed");
+    assert!(
+        checked.status.success(),
+        "bash -n: {}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    for word in ["--database_address", "--retry-429", "--threshold", "--seed"] {
+        assert!(script.contains(word), "{word} missing from the bash script");
+    }
+    for subcommand in SUBCOMMANDS {
+        assert!(
+            script.contains(&format!("sofabench,{subcommand})")),
+            "{subcommand} missing from the bash script"
+        );
+    }
+}
+
+#[test]
+fn every_shell_gets_a_script_naming_the_subcommands() {
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let script = printed(&["completions", shell]);
+        for subcommand in SUBCOMMANDS {
+            assert!(
+                script.contains(&format!("'{subcommand}'"))
+                    || script.contains(&format!(" {subcommand} ")),
+                "{shell}: {subcommand} missing"
+            );
+        }
+        assert!(script.contains("database_address"), "{shell}: run's flags");
+    }
+    // A shell sofabench has no script for is a usage error that names the choices.
+    let unknown = sofabench(&["completions", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(BAD_INPUT));
+    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert!(message.contains("tcsh") && message.contains("bash, elvish, fish"));
+}
+
+/// The page's first request, after clap_mangen's portable apostrophe string (`.ie`/`.el`),
+/// is its title.
+fn assert_titled(page: &str, title: &str) {
+    let first = page
+        .lines()
+        .find(|line| !line.starts_with(".ie ") && !line.starts_with(".el "))
+        .unwrap_or("");
+    assert!(
+        first.starts_with(&format!(".TH {title} 1 ")),
+        "first request: {first:?}"
+    );
+}
+
+#[test]
+fn the_top_man_page_lists_a_page_for_each_subcommand() {
+    let page = printed(&["man"]);
+    assert_titled(&page, "sofabench");
+    assert!(page.contains(".SH SUBCOMMANDS"));
+    for subcommand in SUBCOMMANDS {
+        assert!(
+            page.contains(&format!("sofabench\\-{subcommand}(1)")),
+            "{subcommand}"
+        );
+    }
+    // clap's `help` subcommand has no page: none may be pointed to.
+    assert!(!page.contains("sofabench\\-help(1)"));
+}
+
+#[test]
+fn a_subcommand_page_documents_its_flags() {
+    let page = printed(&["man", "run"]);
+    assert_titled(&page, "sofabench-run");
+    assert!(page.contains("\\fBsofabench run\\fR"), "synopsis");
+    for flag in ["\\-\\-database_address", "\\-\\-retry\\-429", "\\-\\-rate"] {
+        assert!(page.contains(&format!("\\fB{flag}\\fR")), "{flag}");
+    }
+    assert!(page.contains("[default: http://127.0.0.1:5984]"));
+
+    let unknown = sofabench(&["man", "nope"]);
+    assert_eq!(unknown.status.code(), Some(BAD_INPUT));
+    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        message.contains("\"nope\"") && message.contains("run, generate"),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_pages_render_without_warnings() {
+    for args in [&["man"][..], &["man", "run"], &["man", "check"]] {
+        let page = printed(args);
+        // -k: the pages carry UTF-8 (…); -ww: every warning.
+        let Some(rendered) =
+            pipe_through("groff", &["-man", "-Tutf8", "-k", "-ww", "-P-cbou"], &page)
+        else {
+            skipped("groff is not installed, so the man pages were not rendered");
+            return;
+        };
+        let warnings = String::from_utf8_lossy(&rendered.stderr);
+        assert!(
+            rendered.status.success() && warnings.is_empty(),
+            "{args:?}: {warnings}"
+        );
+        let text = String::from_utf8_lossy(&rendered.stdout);
+        let name = args
+            .get(1)
+            .map_or("sofabench".to_string(), |s| format!("sofabench-{s}"));
+        assert!(text.contains(&format!("{name}(1)")), "{args:?}: header");
+        if args.get(1) == Some(&"run") {
+            assert!(text.contains("--database_address <URL> [default: http://127.0.0.1:5984]"));
+        }
+    }
+}
