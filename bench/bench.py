@@ -314,7 +314,7 @@ class TlsTarget:
         self.nginx = start_nginx_with(nginx, "nginx-tls", "nginx-tls.conf", cpus, out_dir,
                                       PORT=self.https_port, PLAIN_PORT=self.http_port,
                                       CHECK_PORT=self.check_port, UPSTREAM=couch.port,
-                                      CERT=self.cert, KEY=self.key, ROOT=BENCH)
+                                      CERT=self.cert, KEY=self.key, DOCUMENT=read_answer())
         self.log = out_dir / "nginx-tls" / "negotiated.log"
 
     def cpu(self):
@@ -329,6 +329,16 @@ class TlsTarget:
 
     def stop(self):
         self.nginx.stop()
+
+
+def read_answer():
+    """bench/document.json as nginx-tls.conf answers reads with it: inside a single-quoted
+    nginx string, where a quote, a backslash or a $ (a variable) would change it."""
+    document = (BENCH / "document.json").read_text().strip()
+    if any(c in document for c in "'\\$"):
+        raise RuntimeError("bench/document.json holds ', \\ or $, which nginx-tls.conf cannot "
+                           "answer with as it is; remove them")
+    return document
 
 
 def make_certificate(openssl, directory):
@@ -728,9 +738,11 @@ class Bench:
                 (runs / f"{label}.out").write_text(run.stdout + run.stderr)
             except subprocess.TimeoutExpired:
                 pass
-            with open(target.log, "rb") as f:
-                f.seek(logged)
-                lines = f.read().decode(errors="replace").splitlines()
+            lines = []
+            if target.log.exists():
+                with open(target.log, "rb") as f:
+                    f.seek(logged)
+                    lines = f.read().decode(errors="replace").splitlines()
             negotiated[tool] = sorted({line.split(' "', 1)[0] for line in lines})
             if negotiated[tool] != [TLS_NEGOTIATED]:
                 self.failures.append(f"{label}: negotiated {negotiated[tool] or 'nothing'}, not "
