@@ -647,3 +647,36 @@ fn credentials_from_the_environment_stay_out_of_output() {
         "{help}"
     );
 }
+
+/// `--busy-poll` changes how the client waits, not what it does: the database holds what
+/// the report says, the header says so and the result records it.
+#[test]
+fn busy_polling_runs_the_same_operations() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("{ADDRESS}={}", server.admin_url);
+    let out = tempfile::tempdir().unwrap();
+    let json = format!("--json={}", out.path().join("r.json").display());
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--database_name=busy",
+        "--seed=5",
+        "--num_connections=4",
+        "--num_documents_per_bulk_insert=100",
+        "--num_bulk_insert_operations=2",
+        "--num_crud_operations=200",
+        "--busy-poll",
+        &json,
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("(--busy-poll)"), "{}", run.stdout);
+    assert!(!run.stdout.contains("failed "), "{}", run.stdout);
+    let (create, delete) = (run.count("create"), run.count("delete"));
+    assert_eq!((create, run.count("update"), delete), (160, 240, 240));
+    let (status, info) = get(&server.admin_db("busy"));
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["doc_count"], json!(800 + create - delete), "{info}");
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(result["config"]["busy_poll"], json!(true));
+}
