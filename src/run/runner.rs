@@ -8,8 +8,8 @@ use std::time::SystemTime;
 use super::Setup;
 use super::header::{database_line, describe};
 use super::output::OutputFiles;
-use super::thresholds::print_outcomes;
-use super::verdict::verdict;
+use super::thresholds::{failed, print_outcomes};
+use super::verdict::judge;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, PreparedDatabase, SetupError};
@@ -18,10 +18,12 @@ use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
+use crate::report::closing::{self, Closing};
 use crate::report::forms;
 use crate::results::{self, NodeInfo, PhaseResult, RunResult};
 use crate::scenario::{Form, Scenario};
 use crate::target::Target;
+use crate::words::counted;
 
 /// Runs `setup`, telling `observer` of progress and intervals, on a runtime of its own.
 pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -216,25 +218,40 @@ fn finish(
     for path in &written.paths {
         print(&format!("wrote {}\n", path.display()));
     }
-    let writing = written.report_failures();
-    let failed_checks = if checks.is_empty() {
-        0
+    let thresholds = if checks.is_empty() {
+        Vec::new()
     } else {
-        print_outcomes(checks, result)?.failed
+        print_outcomes(checks, result)?
     };
+    let verdict = judge(outcomes);
+    let mut problems = verdict.reasons();
+    if !written.failures.is_empty() {
+        problems.push(format!(
+            "{} could not be written",
+            counted(written.failures.len() as u64, "result file")
+        ));
+    }
+    print(&closing::text(&Closing {
+        result,
+        thresholds: &thresholds,
+        files: &written.paths,
+        problems: &problems,
+    }));
+    let writing = written.report_failures();
     if interrupted {
         eprintln!("sofabench: interrupted; the figures above cover what was done");
         return Err(Failed::Quiet { code: INTERRUPTED });
     }
+    let failed_checks = failed(&thresholds);
     if failed_checks > 0 {
         eprintln!(
             "sofabench: {failed_checks} of {} thresholds failed (see THRESHOLDS above)",
-            checks.len()
+            thresholds.len()
         );
-        verdict(outcomes)?;
+        verdict.print()?;
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
-    verdict(outcomes)?;
+    verdict.print()?;
     writing
 }
 

@@ -5,6 +5,48 @@ use crate::engine::PhaseOutcome;
 use crate::exit::{Failed, RUN_FAILED};
 use crate::report::numbers::grouped;
 
+/// Why the operations and actions of a run failed it; empty parts when nothing did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Verdict {
+    /// One line per background action that failed.
+    pub actions: Vec<String>,
+    /// What went wrong with the operations, one part each ("3 operations failed").
+    pub operations: Vec<String>,
+}
+
+impl Verdict {
+    pub fn failed(&self) -> bool {
+        !self.actions.is_empty() || !self.operations.is_empty()
+    }
+
+    /// Every reason, as the closing summary lists them.
+    pub fn reasons(&self) -> Vec<String> {
+        self.operations
+            .iter()
+            .chain(&self.actions)
+            .cloned()
+            .collect()
+    }
+
+    /// Prints the reasons on stderr; an error to exit with when there is one.
+    pub fn print(&self) -> Result<(), Failed> {
+        for line in &self.actions {
+            eprintln!("sofabench: {line}");
+        }
+        if !self.operations.is_empty() {
+            eprintln!(
+                "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",
+                self.operations.join("; ")
+            );
+        }
+        if self.failed() {
+            Err(Failed::Quiet { code: RUN_FAILED })
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// Background actions that failed, one line each.
 fn action_failures(outcomes: &[PhaseOutcome]) -> Vec<String> {
     outcomes
@@ -22,11 +64,7 @@ fn action_failures(outcomes: &[PhaseOutcome]) -> Vec<String> {
 
 /// The run failed when any operation failed, left its outcome unknown or was not run,
 /// or a background action failed.
-pub fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
-    let actions = action_failures(outcomes);
-    for line in &actions {
-        eprintln!("sofabench: {line}");
-    }
+pub fn judge(outcomes: &[PhaseOutcome]) -> Verdict {
     let operations = || {
         outcomes
             .iter()
@@ -38,14 +76,6 @@ pub fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
     let failed_operations: u64 = operations().map(|m| m.failures.of_operations()).sum();
     let unknown: u64 = operations().map(|op| op.unknown).sum();
     let not_run: u64 = operations().map(|op| op.not_run).sum();
-    let aborted = outcomes.iter().any(|o| !o.aborted.is_empty());
-    if failed + unknown + not_run == 0 && !aborted {
-        return if actions.is_empty() {
-            Ok(())
-        } else {
-            Err(Failed::Quiet { code: RUN_FAILED })
-        };
-    }
     let mut parts = Vec::new();
     if failed_operations > 0 {
         parts.push(format!("{} operations failed", grouped(failed_operations)));
@@ -68,12 +98,11 @@ pub fn verdict(outcomes: &[PhaseOutcome]) -> Result<(), Failed> {
             grouped(not_run)
         ));
     }
-    if aborted {
+    if outcomes.iter().any(|o| !o.aborted.is_empty()) {
         parts.push("connections stopped early".to_string());
     }
-    eprintln!(
-        "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",
-        parts.join("; ")
-    );
-    Err(Failed::Quiet { code: RUN_FAILED })
+    Verdict {
+        actions: action_failures(outcomes),
+        operations: parts,
+    }
 }
