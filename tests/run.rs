@@ -679,6 +679,9 @@ fn busy_polling_runs_the_same_operations() {
     let result: Value =
         serde_json::from_slice(&std::fs::read(out.path().join("r.json")).unwrap()).unwrap();
     assert_eq!(result["config"]["busy_poll"], json!(true));
+    let intervals = result["phases"][1]["intervals"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    assert!(intervals.iter().all(|i| i["polling"] == json!(true)));
 }
 
 /// The report ends with the summary: a row per phase whose counts are the report's, the

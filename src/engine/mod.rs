@@ -322,6 +322,7 @@ impl Engine {
             self.shared.recorder.clone(),
             observer.clone(),
             share.rate,
+            self.settings.busy_poll,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();

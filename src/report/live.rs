@@ -74,7 +74,7 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>, partial: bool) -> Strin
             behind(row)
         );
     }
-    if row.cpu >= SATURATED {
+    if row.cpu >= SATURATED && !row.polling {
         out.push_str(" SATURATED: the client uses all its CPU, figures describe the client");
     }
     out
@@ -91,10 +91,10 @@ fn behind(row: &IntervalRow) -> &'static str {
         "the server stalled, not the client"
     } else if met_429s {
         "the server limits its rate (429), not the client"
-    } else if row.cpu >= SATURATED {
+    } else if row.cpu >= SATURATED && !row.polling {
         // With the CPU saturated, more connections would only make it worse.
         "the client's CPU is saturated; lower --rate"
-    } else if row.machine_cpu.is_some_and(|m| m >= SATURATED) {
+    } else if row.machine_cpu.is_some_and(|m| m >= SATURATED) && !row.polling {
         "other processes keep the machine's CPU busy"
     } else {
         "every connection was waiting for an answer; add connections"
@@ -154,5 +154,24 @@ mod tests {
         );
         let whole = line(&interval.row(30.0, 1.0, 0.1), None, false);
         assert!(whole.starts_with("   30.0s  read(5/s p50="), "{whole}");
+    }
+
+    #[test]
+    fn a_polling_client_is_not_called_saturated() {
+        let mut interval = IntervalMetrics::default();
+        interval.succeeded(Operation::Read, 2_000_000);
+        interval.late = 2;
+        let mut row = interval.row(1.0, 1.0, 1.0);
+        row.machine_cpu = Some(1.0);
+        let sleeping = line(&row, Some(10.0), false);
+        assert!(sleeping.contains(" SATURATED"), "{sleeping}");
+        assert!(sleeping.contains("the client's CPU is saturated"), "{sleeping}");
+        row.polling = true;
+        let polling = line(&row, Some(10.0), false);
+        assert!(!polling.contains("SATURATED"), "{polling}");
+        assert!(
+            polling.ends_with("every connection was waiting for an answer; add connections"),
+            "{polling}"
+        );
     }
 }
