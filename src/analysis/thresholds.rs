@@ -43,6 +43,7 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 
 use super::{add_encoded, base_name, empty_histogram, primary_latency};
+use crate::metrics::Failure;
 use crate::report::numbers::{grouped, grouped_decimal};
 use crate::results::{RunResult, build, per_second};
 use crate::workload::Operation;
@@ -62,6 +63,10 @@ pub enum Metric {
     DocsPerSec,
     DocErrors,
     DocErrorRate,
+    /// Operations that failed because the server answered 429 (not sent again).
+    RateLimited,
+    /// 429 answers after which the operation was sent again (`--retry-429`).
+    Retries429,
 }
 
 /// The kinds of value, each with its units.
@@ -78,7 +83,7 @@ enum Kind {
 }
 
 impl Metric {
-    pub const NAMES: &'static str = "throughput, p50, p90, p99, p999 (p99.9), max, mean, errors, error_rate, docs_per_sec, doc_errors, doc_error_rate";
+    pub const NAMES: &'static str = "throughput, p50, p90, p99, p999 (p99.9), max, mean, errors, error_rate, docs_per_sec, doc_errors, doc_error_rate, rate_limited, retries_429";
 
     fn parse(name: &str) -> Option<Metric> {
         Some(match name {
@@ -94,6 +99,8 @@ impl Metric {
             "docs_per_sec" => Metric::DocsPerSec,
             "doc_errors" => Metric::DocErrors,
             "doc_error_rate" => Metric::DocErrorRate,
+            "rate_limited" => Metric::RateLimited,
+            "retries_429" => Metric::Retries429,
             _ => return None,
         })
     }
@@ -101,7 +108,9 @@ impl Metric {
     fn kind(self) -> Kind {
         match self {
             Metric::Throughput | Metric::DocsPerSec => Kind::Rate,
-            Metric::Errors | Metric::DocErrors => Kind::Count,
+            Metric::Errors | Metric::DocErrors | Metric::RateLimited | Metric::Retries429 => {
+                Kind::Count
+            }
             Metric::ErrorRate | Metric::DocErrorRate => Kind::Fraction,
             _ => Kind::Latency,
         }
@@ -432,7 +441,18 @@ impl Threshold {
                     (rate, format!("{shown}/s"))
                 })
             }
-            Kind::Count => Ok((failed as f64, grouped(failed))),
+            Kind::Count => {
+                let rate_limited = Failure::RateLimited.to_string();
+                let count: u64 = match self.metric {
+                    Metric::RateLimited => selected
+                        .iter()
+                        .map(|(_, op)| op.failures.get(rate_limited.as_str()).copied().unwrap_or(0))
+                        .sum(),
+                    Metric::Retries429 => selected.iter().map(|(_, op)| op.retried_429).sum(),
+                    _ => failed,
+                };
+                Ok((count as f64, grouped(count)))
+            }
             Kind::Fraction => {
                 let total = succeeded + failed;
                 if total == 0 {
@@ -874,6 +894,25 @@ mod tests {
         assert_eq!(
             report(&outcomes),
             "THRESHOLDS:\n  FAIL  read.p99 < 20ms  actual 99.007ms\n  FAIL  errors == 0      actual 1\n"
+        );
+    }
+
+    #[test]
+    fn counts_of_429s_failed_and_retried() {
+        let mut r = result();
+        let read = &mut r.phases[1].operations[1];
+        read.failures.insert("rate_limited".to_string(), 2);
+        read.failures.insert("timeout".to_string(), 5);
+        read.retried_429 = 7;
+        let measured = |text: &str| {
+            let o = parse(text).evaluate(&r);
+            (o.passed, o.actual)
+        };
+        assert_eq!(measured("rate_limited == 2"), (true, "2".to_string()));
+        assert_eq!(measured("read.retries_429 < 7"), (false, "7".to_string()));
+        assert_eq!(
+            measured("bulk_insert:rate_limited == 0"),
+            (true, "0".to_string())
         );
     }
 }
