@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod merge;
+pub mod repetitions;
 pub mod statistics;
 pub mod thresholds;
 

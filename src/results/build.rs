@@ -356,5 +356,6 @@ pub fn run(
         config,
         nodes: vec![node],
         phases,
+        repetitions: Vec::new(),
     }
 }
