@@ -10,6 +10,7 @@ pub mod live;
 pub mod logins;
 pub mod numbers;
 pub mod summary;
+pub mod table;
 
 use std::collections::BTreeMap;
 
