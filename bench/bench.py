@@ -74,6 +74,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PEER_PATH = "/bench/sb00000000-0000000001"
+# sofabench with --busy-poll, as the tables name it.
+BUSY = "sofabench --busy-poll"
 # Iron Cushion's document with a second string: about 218 bytes generated, 248 as sent
 # with its _id, the "about 250 bytes" of the tls section's bulk insert.
 BULK_TEMPLATE = BENCH / "bulk-template.json"
@@ -649,7 +651,7 @@ class Bench:
             jobs = jobs_of(conns, d)
             shift = rep % len(jobs)
             for tool, target, server, cmd, parse in jobs[shift:] + jobs[:shift]:
-                label = f"{section}-{tool}-{target}-c{conns}-r{rep}"
+                label = f"{section}-{tool.replace(' --', '-')}-{target}-c{conns}-r{rep}"
                 self.measure(section, tool, target, dict(connections=conns), rep, label, cmd, server,
                              parse, timeout=d + 120)
 
@@ -695,6 +697,11 @@ class Bench:
                 flags = read_flags(conns, seconds) + (verify if scheme == "https" else [])
                 out.append(("sofabench", scheme, target, sofabench_cmd(self.tools, url, *flags),
                             parse_reads))
+                if scheme == "https":
+                    # The same run with the client's threads never sleeping (section 9 of
+                    # docs/PERFORMANCE.md says why it matters where the server is the limit).
+                    out.append((BUSY, scheme, target,
+                                sofabench_cmd(self.tools, url, *flags, "--busy-poll"), parse_reads))
                 out += [(tool, scheme, target, cmd, parse)
                         for tool, cmd, parse in self.peer_runs(
                             url, conns, seconds, cacert=target.cert if scheme == "https" else None)
@@ -899,7 +906,7 @@ def read_table(add, rows, section, connections, clients, reference, cpu_limits):
             cpu = [r["cpu"] / r["requests"] * 1e6 for r in rs if r.get("requests")]
             rss = [r["rss_kb"] / 1024 for r in rs]
             errs = sum(r.get("errors", 0) for r in rs)
-            same_target = target == reference and tool != "sofabench"
+            same_target = target == reference and not tool.startswith("sofabench")
             busy = [r["server_cpu"] / r["wall"] * 100 for r in rs]
             add(f"| {conns} | {tool} @ {target} | {spread(rps)} | {spread(cpu, '{:.1f}')} | "
                 f"{spread(rss, '{:.1f}')} | {errs} | {med(busy):.0f} % | "
@@ -916,6 +923,25 @@ def read_table(add, rows, section, connections, clients, reference, cpu_limits):
     return goals
 
 
+def busy_poll_goals(rows, connections):
+    """The tls goals again for sofabench with --busy-poll against wrk, both over https."""
+    goals = []
+    for conns in connections:
+        busy = rows("tls", tool=BUSY, target="https", connections=conns)
+        wrk = rows("tls", tool="wrk", target="https", connections=conns)
+        b_rps, w_rps = med([r["rps"] for r in busy if "rps" in r]), med([r["rps"] for r in wrk if "rps" in r])
+        b_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in busy if r.get("requests")])
+        w_cpu = med([r["cpu"] / r["requests"] * 1e6 for r in wrk if r.get("requests")])
+        if None in (b_rps, w_rps, b_cpu, w_cpu):
+            continue
+        goals.append((f"tls reads, {conns} connections: {BUSY} requests/s ≥ wrk's", b_rps >= w_rps,
+                      f"{b_rps:,.0f} vs {w_rps:,.0f} req/s (×{b_rps / w_rps:.2f})"))
+        goals.append((f"tls reads, {conns} connections: {BUSY} client CPU per request ≤ 1.2× wrk's",
+                      b_cpu <= 1.2 * w_cpu,
+                      f"{b_cpu:.1f} vs {w_cpu:.1f} ms per 1,000 (×{b_cpu / w_cpu:.2f})"))
+    return goals
+
+
 def tls_report(add, rows, load_line, cfg, negotiated):
     """The tls section's tables (reads, what TLS adds, bulk insert); returns its goals."""
     add(f"### Over TLS: reads by id and bulk insert through nginx ({TLS_NEGOTIATED})")
@@ -926,9 +952,10 @@ def tls_report(add, rows, load_line, cfg, negotiated):
             + ".")
         add("")
     goals = read_table(add, rows, "tls", cfg["tls_connections"],
-                       [("sofabench", "https"), ("wrk", "https"), ("oha", "https"),
+                       [("sofabench", "https"), (BUSY, "https"), ("wrk", "https"), ("oha", "https"),
                         ("sofabench", "http"), ("wrk", "http")],
                        "https", {"wrk": 1.2})
+    goals += busy_poll_goals(rows, cfg["tls_connections"])
     add("")
 
     def cpu_per_request(tool, scheme, conns):

@@ -647,3 +647,94 @@ fn credentials_from_the_environment_stay_out_of_output() {
         "{help}"
     );
 }
+
+/// `--busy-poll` changes how the client waits, not what it does: the database holds what
+/// the report says, the header says so and the result records it.
+#[test]
+fn busy_polling_runs_the_same_operations() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("{ADDRESS}={}", server.admin_url);
+    let out = tempfile::tempdir().unwrap();
+    let json = format!("--json={}", out.path().join("r.json").display());
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--database_name=busy",
+        "--seed=5",
+        "--num_connections=4",
+        "--num_documents_per_bulk_insert=100",
+        "--num_bulk_insert_operations=2",
+        "--num_crud_operations=200",
+        "--busy-poll",
+        &json,
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("(--busy-poll)"), "{}", run.stdout);
+    assert!(!run.stdout.contains("failed "), "{}", run.stdout);
+    let (create, delete) = (run.count("create"), run.count("delete"));
+    assert_eq!((create, run.count("update"), delete), (160, 240, 240));
+    let (status, info) = get(&server.admin_db("busy"));
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["doc_count"], json!(800 + create - delete), "{info}");
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(result["config"]["busy_poll"], json!(true));
+    let intervals = result["phases"][1]["intervals"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    assert!(intervals.iter().all(|i| i["polling"] == json!(true)));
+}
+
+/// The report ends with the summary: a row per phase whose counts are the report's, the
+/// thresholds and the verdict as the exit code has them, and the files as written.
+#[test]
+fn the_report_ends_with_a_summary_a_person_reads_first() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("{ADDRESS}={}", server.admin_url);
+    let out = tempfile::tempdir().unwrap();
+    let folder = format!("--out={}", out.path().display());
+    let summary_of = |run: &Run| -> Vec<String> {
+        let start = run.stdout.find("SUMMARY:\n").expect("a summary");
+        run.stdout[start..].lines().map(str::to_string).collect()
+    };
+    let passing = small_run(
+        &server,
+        "summary",
+        &[&address, &folder, "--threshold=error_rate<1%", "--seed=3"],
+    );
+    assert_eq!(passing.code, 0, "{}\n{}", passing.stdout, passing.stderr);
+    let lines = summary_of(&passing);
+    let crud: Vec<&str> = lines[3].split_whitespace().collect();
+    assert_eq!(crud[0], "crud", "{lines:?}");
+    let done: u64 = ["create", "read", "update", "delete"]
+        .iter()
+        .map(|op| passing.count(op))
+        .sum();
+    assert_eq!(crud[2], done.to_string(), "{lines:?}");
+    assert_eq!(crud[3], "0", "{lines:?}");
+    assert!(lines[2].starts_with("  bulk_insert "), "{lines:?}");
+    assert!(lines[2].ends_with(" documents/s)"), "{lines:?}");
+    assert_eq!(lines[4], "  thresholds: 1 of 1 passed");
+    assert_eq!(lines[5], "  verdict: PASSED");
+    let files = lines[6]
+        .strip_prefix(&format!("  result files in {}: ", out.path().display()))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    for name in files.split(", ") {
+        assert!(out.path().join(name).is_file(), "{name} of {lines:?}");
+    }
+    assert!(files.starts_with("result.json, result.csv, result.html"));
+
+    // A threshold nothing can meet fails the run, and the summary says so.
+    let failing = small_run(
+        &server,
+        "summary2",
+        &[&address, "--threshold=p99<1us", "--seed=3"],
+    );
+    assert_eq!(failing.code, 1, "{}\n{}", failing.stdout, failing.stderr);
+    let lines = summary_of(&failing);
+    assert!(
+        lines[4].starts_with("  thresholds: 1 of 1 failed: p99<1us (actual "),
+        "{lines:?}"
+    );
+    assert_eq!(lines[5], "  verdict: FAILED: 1 threshold failed");
+    assert!(lines[6].starts_with("  result files: none written"));
+}

@@ -384,6 +384,7 @@ struct Bucket {
     machine_cpu: Option<f64>,
     in_flight: u64,
     waiting_after_429: u64,
+    polling: bool,
     metrics: IntervalMetrics,
 }
 
@@ -398,6 +399,8 @@ impl Bucket {
         };
         self.in_flight += row.in_flight;
         self.waiting_after_429 += row.waiting_after_429;
+        // The busiest node's CPU is kept: if any node polled, it may be that one's.
+        self.polling |= row.polling;
         self.metrics.late += row.late;
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
@@ -420,6 +423,7 @@ impl Bucket {
         row.machine_cpu = self.machine_cpu;
         row.in_flight = self.in_flight;
         row.waiting_after_429 = self.waiting_after_429;
+        row.polling = self.polling;
         build::interval_ending(&row, end_ms)
     }
 }

@@ -5,18 +5,19 @@ use super::CheckArgs;
 use crate::analysis::thresholds::Threshold;
 use crate::exit::{Failed, RUN_FAILED};
 use crate::results::RunResult;
-use crate::run::thresholds::print_outcomes;
+use crate::run::thresholds::{failed, print_outcomes};
 
 pub fn execute(args: CheckArgs) -> Result<(), Failed> {
     let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
     crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
         .map_err(Failed::bad_input)?;
-    let tally = print_outcomes(&checks, &result)?;
-    if tally.failed > 0 {
+    let outcomes = print_outcomes(&checks, &result)?;
+    let failed = failed(&outcomes);
+    if failed > 0 {
         eprintln!(
-            "sofabench: {} of {} thresholds failed",
-            tally.failed, tally.outcomes
+            "sofabench: {failed} of {} thresholds failed",
+            outcomes.len()
         );
         return Err(Failed::Quiet { code: RUN_FAILED });
     }

@@ -217,6 +217,13 @@ pub struct RunArgs {
     #[arg(long = "disable-keepalive")]
     disable_keepalive: bool,
 
+    /// Keep the client's threads polling for answers instead of sleeping while requests
+    /// are in flight, so the server never pays for waking the client: its cores are fully
+    /// busy for the whole run. For a client on a machine of its own, not one it shares
+    /// with the database.
+    #[arg(long = "busy-poll")]
+    busy_poll: bool,
+
     /// Send an operation the server turned away with 429 Too Many Requests again, at most
     /// MAX times (10 without a number), after the Retry-After it asked for (at most 60 s;
     /// without a usable one, a backoff with jitter). Retries and the time waited are

@@ -18,7 +18,7 @@ pub fn execute(args: RunArgs, matches: &ArgMatches) -> Result<(), Failed> {
     let observer: Arc<dyn Observer> = if args.quiet {
         Arc::new(Silent)
     } else {
-        Arc::new(Terminal::new())
+        Arc::new(Terminal::new(setup.engine.interval))
     };
     runner::run(setup, observer)
 }

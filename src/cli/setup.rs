@@ -101,6 +101,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         reconnect_for: args.reconnect_for,
         failover: args.failover,
         retry_429: args.retry_429.map(|most| Retry429 { most }),
+        busy_poll: args.busy_poll,
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
@@ -559,6 +560,7 @@ fn config_record(
             client_certificate: args.cert.is_some(),
         }),
         keep_alive: target.keep_alive,
+        busy_poll: engine.busy_poll,
         id_prefix: engine.ids.prefix().to_string(),
         reuse: args.reuse,
         recreate: args.recreate,

@@ -2,6 +2,7 @@
 //! terminal) and a live line per interval above it, or nothing under `--quiet`.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use super::progress::Progress;
 use crate::engine::observer::{Observer, PhaseStart};
@@ -14,12 +15,15 @@ const SHORTEST_SHOWN: f64 = 0.05;
 /// Draws the progress bar and the live lines on standard error.
 pub struct Terminal {
     progress: Mutex<Option<Progress>>,
+    /// `--interval`, seconds: a shorter interval is given as counts, not rates.
+    interval: f64,
 }
 
 impl Terminal {
-    pub fn new() -> Terminal {
+    pub fn new(interval: Duration) -> Terminal {
         Terminal {
             progress: Mutex::new(None),
+            interval: interval.as_secs_f64(),
         }
     }
 
@@ -37,7 +41,8 @@ impl Observer for Terminal {
         if row.length <= SHORTEST_SHOWN {
             return;
         }
-        let line = live::line(row, target_rate);
+        let partial = live::is_partial(row.length, self.interval);
+        let line = live::line(row, target_rate, partial);
         match &*self.progress() {
             Some(progress) => progress.println(line),
             None => eprintln!("{line}"),

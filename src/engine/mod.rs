@@ -9,6 +9,7 @@ mod actions;
 mod alarm;
 mod backoff;
 mod bulk_answer;
+mod busy_poll;
 mod deal;
 mod machine;
 pub mod monitor;
@@ -35,6 +36,7 @@ use crate::workload::{DocumentIds, OperationOrder, Phase};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
+use busy_poll::BusyPoll;
 use monitor::Monitor;
 use observer::{Observer, PhaseStart};
 pub use rate_limit::Retry429;
@@ -65,6 +67,9 @@ pub struct RunSettings {
     pub retry_429: Option<Retry429>,
     /// Where replications point the server, and how long actions are waited for.
     pub actions: ActionSettings,
+    /// `--busy-poll`: the client's threads poll for answers instead of sleeping while
+    /// the phase's operations run.
+    pub busy_poll: bool,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -318,6 +323,7 @@ impl Engine {
             self.shared.recorder.clone(),
             observer.clone(),
             share.rate,
+            self.settings.busy_poll,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let started = Instant::now();
@@ -334,6 +340,7 @@ impl Engine {
                 (started, operations_ended.clone()),
             )
         });
+        let poller = self.settings.busy_poll.then(BusyPoll::start);
         let mut tasks = Vec::with_capacity(count);
         let mut idle = self.workers.split_off(count);
         for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
@@ -355,6 +362,7 @@ impl Engine {
         }
         self.workers.append(&mut idle);
         let wall = started.elapsed();
+        drop(poller);
         operations_ended.raise();
         self.phases_run += 1;
         sampler.abort();

@@ -25,6 +25,8 @@ pub struct Monitor {
     observer: Arc<dyn Observer>,
     /// The operations per second the run aims at (open model), for the observer.
     target_rate: Option<f64>,
+    /// `--busy-poll`: every row says its CPU share was full by design.
+    polling: bool,
 }
 
 impl Monitor {
@@ -32,6 +34,7 @@ impl Monitor {
         recorder: Arc<Recorder>,
         observer: Arc<dyn Observer>,
         target_rate: Option<f64>,
+        polling: bool,
     ) -> Monitor {
         let now = Instant::now();
         Monitor {
@@ -45,6 +48,7 @@ impl Monitor {
             rows: Vec::new(),
             observer,
             target_rate,
+            polling,
         }
     }
 
@@ -72,6 +76,7 @@ impl Monitor {
             .and_then(|(now, then)| now.busy_since(&then));
         row.in_flight = in_flight;
         row.waiting_after_429 = self.recorder.waiting_after_429();
+        row.polling = self.polling;
         // A 429 is an answer too, though its operation goes out again.
         let answered = row.operations.values().map(IntervalSummary::answered).sum();
         row.stalled = stalled(self.last_in_flight, answered);
@@ -125,7 +130,7 @@ mod tests {
     fn rows_reach_the_observer_with_stalls_and_what_follows_them() {
         let recorder = Arc::new(Recorder::new(2));
         let keeper = Arc::new(Keeper::default());
-        let mut monitor = Monitor::new(recorder.clone(), keeper.clone(), Some(50.0));
+        let mut monitor = Monitor::new(recorder.clone(), keeper.clone(), Some(50.0), false);
         // One operation in flight that no answer ends for a whole interval: a stall.
         recorder.began(None, false);
         monitor.sample();

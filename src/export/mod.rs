@@ -90,6 +90,7 @@ pub(crate) mod sample {
             machine_cpu: None,
             in_flight: 0,
             waiting_after_429: 0,
+            polling: false,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {

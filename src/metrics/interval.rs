@@ -117,6 +117,7 @@ impl IntervalMetrics {
             waiting_after_429: 0,
             stalled: false,
             after_stall: false,
+            polling: false,
         }
     }
 
@@ -177,6 +178,9 @@ pub struct IntervalRow {
     /// Catching up after a stall: the interval before was stalled, or was catching up
     /// and this one has late starts too.
     pub after_stall: bool,
+    /// The client's threads polled instead of sleeping (`--busy-poll`): its CPU share
+    /// was full by design and says nothing of how loaded it was.
+    pub polling: bool,
 }
 
 impl IntervalRow {

@@ -3,7 +3,8 @@
 //! connections), the client's CPU at its limit, the machine's CPU taken by other
 //! processes, or too few connections for the rate at the latency the server gave.
 //! Each late start is put down to the first of these its interval shows, so a stalled
-//! server is never reported as the client's fault.
+//! server is never reported as the client's fault. Under `--busy-poll` the client keeps
+//! its cores full by design, so neither CPU cause can be told and neither is given.
 
 use std::fmt::Write as _;
 
@@ -105,9 +106,9 @@ fn blame(phase: &PhaseResult) -> Blame {
             &mut blame.stall
         } else if met_429s(row) {
             &mut blame.rate_limited
-        } else if row.cpu >= SATURATED {
+        } else if row.cpu >= SATURATED && !row.polling {
             &mut blame.client_cpu
-        } else if let Some(machine) = row.machine_cpu.filter(|&m| m >= SATURATED) {
+        } else if let Some(machine) = row.machine_cpu.filter(|&m| m >= SATURATED && !row.polling) {
             if machine > blame.machine_busiest.0 {
                 blame.machine_busiest = (machine, row.cpu);
             }
@@ -248,6 +249,7 @@ mod tests {
             machine_cpu: Some(cpu),
             in_flight,
             waiting_after_429: 0,
+            polling: false,
         }
     }
 

@@ -11,10 +11,22 @@ fn ms(microseconds: u64) -> f64 {
     microseconds as f64 / 1_000.0
 }
 
+/// Whether an interval is too short to give as a rate: shorter than half the one asked
+/// for (`--interval`), as the last one of a phase is when the phase's end cuts it. Five
+/// operations in 0.1 s shown as 50/s made every phase end in a spike.
+pub fn is_partial(length: f64, interval: f64) -> bool {
+    length < interval / 2.0
+}
+
 /// `  12.0s  read(1520/s p50=5.20 p99=9.10ms err=0 to=0) update(…) cpu=41%`; an operation
-/// that met 429s adds `429=` (failed as rate limited) and `retried=` (sent again).
-pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
+/// that met 429s adds `429=` (failed as rate limited) and `retried=` (sent again). A
+/// partial interval (see [`is_partial`]) gives its length and counts instead of rates:
+/// `  12.1s  last 0.12s: read(182 ok p50=…`.
+pub fn line(row: &IntervalRow, target_rate: Option<f64>, partial: bool) -> String {
     let mut out = format!("{:>7.1}s ", row.elapsed);
+    if partial {
+        let _ = write!(out, " last {:.2}s:", row.length);
+    }
     let mut total = 0u64;
     for op in Operation::ALL {
         let m = row.of(op);
@@ -22,13 +34,16 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
             continue;
         }
         total += m.succeeded + m.failed;
-        let rate = m.succeeded as f64 / row.length;
+        let done = if partial {
+            format!("{} ok", m.succeeded)
+        } else {
+            format!("{:.0}/s", m.succeeded as f64 / row.length)
+        };
         let (p50, p99) = (ms(m.p50_us), ms(m.p99_us));
         let _ = write!(
             out,
-            " {}({:.0}/s p50={:.2} p99={:.2}ms err={} to={}",
+            " {}({done} p50={:.2} p99={:.2}ms err={} to={}",
             op.name(),
-            rate,
             p50,
             p99,
             m.failed.saturating_sub(m.timeouts + m.rate_limited),
@@ -59,7 +74,7 @@ pub fn line(row: &IntervalRow, target_rate: Option<f64>) -> String {
             behind(row)
         );
     }
-    if row.cpu >= SATURATED {
+    if row.cpu >= SATURATED && !row.polling {
         out.push_str(" SATURATED: the client uses all its CPU, figures describe the client");
     }
     out
@@ -76,10 +91,10 @@ fn behind(row: &IntervalRow) -> &'static str {
         "the server stalled, not the client"
     } else if met_429s {
         "the server limits its rate (429), not the client"
-    } else if row.cpu >= SATURATED {
+    } else if row.cpu >= SATURATED && !row.polling {
         // With the CPU saturated, more connections would only make it worse.
         "the client's CPU is saturated; lower --rate"
-    } else if row.machine_cpu.is_some_and(|m| m >= SATURATED) {
+    } else if row.machine_cpu.is_some_and(|m| m >= SATURATED) && !row.polling {
         "other processes keep the machine's CPU busy"
     } else {
         "every connection was waiting for an answer; add connections"
@@ -102,7 +117,7 @@ mod tests {
         interval.retried_429(Operation::Update);
         interval.succeeded(Operation::Create, 1_000_000);
         interval.late = 3;
-        let text = line(&interval.row(2.0, 1.0, 0.1), None);
+        let text = line(&interval.row(2.0, 1.0, 0.1), None, false);
         assert!(
             text.ends_with(
                 "BEHIND: 3 started late: the server limits its rate (429), not the client"
@@ -121,6 +136,42 @@ mod tests {
         assert!(
             text.contains(" create(1/s p50=1.00 p99=1.00ms err=0 to=0) "),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_partial_interval_gives_counts_not_rates() {
+        let mut interval = IntervalMetrics::default();
+        for _ in 0..5 {
+            interval.succeeded(Operation::Read, 2_000_000);
+        }
+        interval.failed(Operation::Read, &Failure::Timeout);
+        assert!(!is_partial(0.6, 1.0) && is_partial(0.4, 1.0));
+        let text = line(&interval.row(30.1, 0.1, 0.1), None, true);
+        assert!(
+            text.starts_with("   30.1s  last 0.10s: read(5 ok p50=2.00 p99=2.00ms err=0 to=1) "),
+            "{text}"
+        );
+        let whole = line(&interval.row(30.0, 1.0, 0.1), None, false);
+        assert!(whole.starts_with("   30.0s  read(5/s p50="), "{whole}");
+    }
+
+    #[test]
+    fn a_polling_client_is_not_called_saturated() {
+        let mut interval = IntervalMetrics::default();
+        interval.succeeded(Operation::Read, 2_000_000);
+        interval.late = 2;
+        let mut row = interval.row(1.0, 1.0, 1.0);
+        row.machine_cpu = Some(1.0);
+        let sleeping = line(&row, Some(10.0), false);
+        assert!(sleeping.contains(" SATURATED"), "{sleeping}");
+        assert!(sleeping.contains("the client's CPU is saturated"), "{sleeping}");
+        row.polling = true;
+        let polling = line(&row, Some(10.0), false);
+        assert!(!polling.contains("SATURATED"), "{polling}");
+        assert!(
+            polling.ends_with("every connection was waiting for an answer; add connections"),
+            "{polling}"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Turning measurements into what users read.
 
 pub mod achieved;
+pub mod closing;
 pub mod connections;
 pub mod forms;
 pub mod ironcushion;

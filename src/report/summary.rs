@@ -133,12 +133,13 @@ fn rate_lines(phase: &PhaseResult, out: &mut String) {
     }
 }
 
-/// The client's CPU share in its busiest interval that lasted long enough to judge.
+/// The client's CPU share in its busiest interval that lasted long enough to judge and
+/// whose share means something (not full by design under `--busy-poll`).
 fn busiest_cpu(phase: &PhaseResult) -> f64 {
     phase
         .intervals
         .iter()
-        .filter(|r| r.length_seconds > 0.5)
+        .filter(|r| r.length_seconds > 0.5 && !r.polling)
         .map(|r| r.cpu)
         .fold(0.0, f64::max)
 }

@@ -234,6 +234,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         machine_cpu: row.machine_cpu,
         in_flight: row.in_flight,
         waiting_after_429: row.waiting_after_429,
+        polling: row.polling,
     }
 }
 

@@ -369,6 +369,14 @@ pub struct IntervalResult {
     /// `in_flight`); absent when none were.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waiting_after_429: u64,
+    /// True when the client's threads polled instead of sleeping (`--busy-poll`): `cpu`
+    /// was full by design and says nothing of how loaded the client was; absent when not.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub polling: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

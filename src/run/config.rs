@@ -41,6 +41,8 @@ pub struct ConfigRecord {
     pub tls: Option<TlsRecord>,
     /// False with --disable-keepalive: a connection per request.
     pub keep_alive: bool,
+    /// `--busy-poll`: the client's threads polled for answers instead of sleeping.
+    pub busy_poll: bool,
     pub id_prefix: String,
     pub reuse: bool,
     pub recreate: bool,
@@ -114,6 +116,7 @@ mod tests {
             failover: false,
             tls: None,
             keep_alive: true,
+            busy_poll: false,
             id_prefix: "p".to_string(),
             reuse: false,
             recreate: false,
@@ -126,7 +129,7 @@ mod tests {
             runs: None,
         };
         let mut map = record.to_map();
-        assert_eq!(map.len(), 35, "runs is left out of a plain run's record");
+        assert_eq!(map.len(), 36, "runs is left out of a plain run's record");
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));

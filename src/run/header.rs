@@ -70,12 +70,16 @@ fn repetitions_line(setup: &Setup) -> String {
     )
 }
 
-/// How the nodes are spoken to, when it is not the default (plain keep-alive
-/// connections): TLS and its checks, a connection per request.
+/// How the nodes are spoken to and the client waits, when it is not the default (plain
+/// keep-alive connections, sleeping threads): TLS and its checks, a connection per
+/// request, busy polling.
 fn connection_line(setup: &Setup) -> String {
     let mut text = String::new();
     if !setup.config.keep_alive {
         text.push_str("  connections: a new one for every request (--disable-keepalive)\n");
+    }
+    if setup.config.busy_poll {
+        text.push_str("  client: its threads poll for answers instead of sleeping, each one fully busy (--busy-poll)\n");
     }
     if setup.config.tls.as_ref().is_some_and(|tls| !tls.verified) {
         text.push_str("  WARNING: --insecure: the servers' TLS certificates are not checked\n");

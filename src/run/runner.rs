@@ -9,8 +9,8 @@ use super::header::{database_line, describe};
 use super::output::OutputFiles;
 use super::record::Record;
 use super::repeat::{self, Pass};
-use super::thresholds::print_outcomes;
-use super::verdict::{Counts, verdict};
+use super::thresholds::{failed, print_outcomes};
+use super::verdict::{Counts, judge};
 use super::{DatabasePolicy, Setup};
 use crate::analysis::thresholds::Threshold;
 use crate::driver::Endpoint;
@@ -20,6 +20,7 @@ use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, RunSettings, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
+use crate::report::closing::{self, Closing};
 use crate::report::forms;
 use crate::report::repetitions::heading;
 use crate::results::{self, NodeInfo, PhaseResult, RunResult};
@@ -324,25 +325,40 @@ fn finish(
     for path in &written.paths {
         print(&format!("wrote {}\n", path.display()));
     }
-    let writing = written.report_failures();
-    let failed_checks = if checks.is_empty() {
-        0
+    let thresholds = if checks.is_empty() {
+        Vec::new()
     } else {
-        print_outcomes(checks, result)?.failed
+        print_outcomes(checks, result)?
     };
+    let verdict = judge(counts);
+    let mut problems = verdict.reasons();
+    if !written.failures.is_empty() {
+        problems.push(format!(
+            "{} could not be written",
+            counted(written.failures.len() as u64, "result file")
+        ));
+    }
+    print(&closing::text(&Closing {
+        result,
+        thresholds: &thresholds,
+        files: &written.paths,
+        problems: &problems,
+    }));
+    let writing = written.report_failures();
     if interrupted {
         eprintln!("sofabench: interrupted; the figures above cover what was done");
         return Err(Failed::Quiet { code: INTERRUPTED });
     }
+    let failed_checks = failed(&thresholds);
     if failed_checks > 0 {
         eprintln!(
             "sofabench: {failed_checks} of {} thresholds failed (see THRESHOLDS above)",
-            checks.len()
+            thresholds.len()
         );
-        verdict(counts)?;
+        verdict.print()?;
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
-    verdict(counts)?;
+    verdict.print()?;
     writing
 }
 

@@ -1,12 +1,54 @@
 //! The run's verdict: it failed when any operation failed, left its outcome unknown or
 //! was not run, or a background action failed; each reason gets one line on stderr.
 //!
-//! What the verdict needs is counted as each pass ends ([`Counts::add`]), so a run of
-//! many repetitions keeps counts, not every phase's tallies.
+//! What the verdict needs is counted as each pass of the run ends ([`Counts::add`]), so
+//! a run of many repetitions keeps counts, not every phase's tallies.
 
 use crate::engine::PhaseOutcome;
 use crate::exit::{Failed, RUN_FAILED};
 use crate::report::numbers::grouped;
+
+/// Why the operations and actions of a run failed it; empty parts when nothing did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Verdict {
+    /// One line per background action that failed.
+    pub actions: Vec<String>,
+    /// What went wrong with the operations, one part each ("3 operations failed").
+    pub operations: Vec<String>,
+}
+
+impl Verdict {
+    pub fn failed(&self) -> bool {
+        !self.actions.is_empty() || !self.operations.is_empty()
+    }
+
+    /// Every reason, as the closing summary lists them.
+    pub fn reasons(&self) -> Vec<String> {
+        self.operations
+            .iter()
+            .chain(&self.actions)
+            .cloned()
+            .collect()
+    }
+
+    /// Prints the reasons on stderr; an error to exit with when there is one.
+    pub fn print(&self) -> Result<(), Failed> {
+        for line in &self.actions {
+            eprintln!("sofabench: {line}");
+        }
+        if !self.operations.is_empty() {
+            eprintln!(
+                "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",
+                self.operations.join("; ")
+            );
+        }
+        if self.failed() {
+            Err(Failed::Quiet { code: RUN_FAILED })
+        } else {
+            Ok(())
+        }
+    }
+}
 
 /// What went wrong in the phases so far.
 #[derive(Debug, Default)]
@@ -52,53 +94,37 @@ impl Counts {
 
 /// The run failed when any operation failed, left its outcome unknown or was not run,
 /// or a background action failed.
-pub fn verdict(counts: &Counts) -> Result<(), Failed> {
-    for line in &counts.actions {
-        eprintln!("sofabench: {line}");
-    }
-    let Counts {
-        failed,
-        failed_operations,
-        unknown,
-        not_run,
-        aborted,
-        ..
-    } = *counts;
-    if failed == 0 && unknown == 0 && not_run == 0 && !aborted {
-        return if counts.actions.is_empty() {
-            Ok(())
-        } else {
-            Err(Failed::Quiet { code: RUN_FAILED })
-        };
-    }
+pub fn judge(counts: &Counts) -> Verdict {
     let mut parts = Vec::new();
-    if failed_operations > 0 {
-        parts.push(format!("{} operations failed", grouped(failed_operations)));
+    if counts.failed_operations > 0 {
+        parts.push(format!(
+            "{} operations failed",
+            grouped(counts.failed_operations)
+        ));
     }
-    if failed > failed_operations {
+    if counts.failed > counts.failed_operations {
         parts.push(format!(
             "{} documents failed in bulk insert answers",
-            grouped(failed - failed_operations)
+            grouped(counts.failed - counts.failed_operations)
         ));
     }
-    if unknown > 0 {
+    if counts.unknown > 0 {
         parts.push(format!(
             "{} documents have an unknown outcome",
-            grouped(unknown)
+            grouped(counts.unknown)
         ));
     }
-    if not_run > 0 {
+    if counts.not_run > 0 {
         parts.push(format!(
             "{} planned operations were not run",
-            grouped(not_run)
+            grouped(counts.not_run)
         ));
     }
-    if aborted {
+    if counts.aborted {
         parts.push("connections stopped early".to_string());
     }
-    eprintln!(
-        "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",
-        parts.join("; ")
-    );
-    Err(Failed::Quiet { code: RUN_FAILED })
+    Verdict {
+        actions: counts.actions.clone(),
+        operations: parts,
+    }
 }
