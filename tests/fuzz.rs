@@ -12,13 +12,13 @@ use std::time::{Duration, SystemTime};
 
 use bytes::BytesMut;
 use proptest::prelude::*;
+use sofabench::analysis::compare::compare;
 use sofabench::analysis::thresholds::Threshold;
 use sofabench::driver::Method;
 use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
 use sofabench::driver::responses;
 use sofabench::engine::rate_limit;
 use sofabench::metrics::histogram;
-use sofabench::analysis::compare::compare;
 use sofabench::report::run_text;
 use sofabench::results::{RepetitionResult, RunResult, tally, upgrade};
 use sofabench::scenario::{Layers, file};
@@ -241,7 +241,9 @@ proptest! {
 /// The real run's result as one with three repetitions of it (`--runs 3`).
 fn a_repeated_result_file() -> String {
     let mut result = RunResult::parse(&a_result_file(), "result-v2.json").unwrap();
-    result.config.insert("runs".to_string(), serde_json::json!(3));
+    result
+        .config
+        .insert("runs".to_string(), serde_json::json!(3));
     result.repetitions = (1..=3)
         .map(|index| RepetitionResult {
             index,

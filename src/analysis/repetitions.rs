@@ -246,6 +246,7 @@ mod tests {
             machine_cpu: None,
             in_flight: 0,
             waiting_after_429: 0,
+            polling: false,
         }
     }
 
