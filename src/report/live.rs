@@ -165,7 +165,10 @@ mod tests {
         row.machine_cpu = Some(1.0);
         let sleeping = line(&row, Some(10.0), false);
         assert!(sleeping.contains(" SATURATED"), "{sleeping}");
-        assert!(sleeping.contains("the client's CPU is saturated"), "{sleeping}");
+        assert!(
+            sleeping.contains("the client's CPU is saturated"),
+            "{sleeping}"
+        );
         row.polling = true;
         let polling = line(&row, Some(10.0), false);
         assert!(!polling.contains("SATURATED"), "{polling}");
