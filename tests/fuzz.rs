@@ -1,7 +1,7 @@
 //! Property tests with generated and mutated input for every parser of untrusted text:
 //! templates (JSON and XML), scenario files, `--config` files (TOML and JSON, through
 //! everything `run` checks before it sends), threshold expressions, result files and the
-//! histograms inside them, HTTP/1.1 responses, a 429's `Retry-After`, and CouchDB's
+//! histograms inside them (and `compare` of what they hold), HTTP/1.1 responses, a 429's `Retry-After`, and CouchDB's
 //! answers. None may panic, whatever it is given.
 //!
 //! CI runs proptest's default number of cases per property (256). To search longer:
@@ -12,13 +12,15 @@ use std::time::{Duration, SystemTime};
 
 use bytes::BytesMut;
 use proptest::prelude::*;
+use sofabench::analysis::compare::compare;
 use sofabench::analysis::thresholds::Threshold;
 use sofabench::driver::Method;
 use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
 use sofabench::driver::responses;
 use sofabench::engine::rate_limit;
 use sofabench::metrics::histogram;
-use sofabench::results::{RunResult, tally, upgrade};
+use sofabench::report::run_text;
+use sofabench::results::{RepetitionResult, RunResult, tally, upgrade};
 use sofabench::scenario::{Layers, file};
 use sofabench::template::{DocumentWriter, Template};
 
@@ -209,6 +211,52 @@ proptest! {
             }
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `compare` reads results unchecked: whatever figures a result with repetitions holds,
+    /// it compares them (and the report reads what `report` lets through).
+    #[test]
+    fn results_with_repetitions_compare_and_report_or_say_why(
+        text in mutated(Box::leak(a_repeated_result_file().into_boxed_str()))
+    ) {
+        if let Ok(result) = serde_json::from_str::<RunResult>(&text)
+            && let Ok(result) = upgrade(result)
+        {
+            let _ = compare(("a.json", &result), ("b.json", &result));
+            let readable = tally::check_readable(&result.phases, "r").is_ok()
+                && result
+                    .repetitions
+                    .iter()
+                    .all(|r| tally::check_readable(&r.phases, "r").is_ok());
+            if readable {
+                let _ = run_text(&result);
+            }
+        }
+    }
+}
+
+/// The real run's result as one with three repetitions of it (`--runs 3`).
+fn a_repeated_result_file() -> String {
+    let mut result = RunResult::parse(&a_result_file(), "result-v2.json").unwrap();
+    result
+        .config
+        .insert("runs".to_string(), serde_json::json!(3));
+    result.repetitions = (1..=3)
+        .map(|index| RepetitionResult {
+            index,
+            database_name: format!("db-run{index}"),
+            id_prefix: format!("p-r{index}"),
+            started_at: result.started_at.clone(),
+            ended_at: result.ended_at.clone(),
+            interrupted: index == 3,
+            database_deleted: false,
+            phases: result.phases.clone(),
+        })
+        .collect();
+    result.to_json()
 }
 
 /// A result file of a real run (10 connections against PouchDB Server, schema 2).

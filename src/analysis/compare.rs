@@ -2,150 +2,42 @@
 //! matched by name, the throughput and the latency percentiles of both side by side with
 //! the relative change from A to B.
 //!
+//! # Settings
+//!
+//! The settings in which the two runs differ come first, under a warning (closed model
+//! against `--rate`, 1 against 8 connections, another mix, database, auth mode, TLS …;
+//! see [`super::differences`]): a change may come from them rather than from what the
+//! user meant to compare.
+//!
 //! # Repetitions and noise
 //!
 //! A change means little unless it is larger than the difference between two runs of the
-//! same thing. A result holds *repetitions* when several of its phases share a name up to
-//! a `#N` suffix (`crud#1`, `crud#2`, …, or the same name several times, as a result with
-//! `repetitions` in its config would have them). Then:
+//! same thing. When both results hold repetitions (`run --runs N`; see
+//! [`super::repetitions::samples`]), each side's value is the mean over its repetitions
+//! (± their standard deviation), and Welch's t-test over the repetitions says whether a
+//! change in throughput, documents per second, p50 or p99 is beyond their noise: its
+//! two-sided p-value is shown, and a change with p < 0.05 is marked `*` with whether it
+//! is better or worse. A figure whose repetitions all gave one value on both sides has no
+//! noise to test against and says so. When either side has a single run, no test is
+//! possible and nothing is marked, however large the change.
 //!
-//! - the value shown for that side is the median over its repetitions;
-//! - a change is marked `*` (with whether it is better or worse) when the ranges
-//!   (min–max over repetitions) of A and B do not overlap; a side with a single run has
-//!   a range of one value. A change inside the ranges is within run-to-run noise and is
-//!   not marked.
-//!
-//! When neither side has repetitions, the noise is unknown and the output says so: no
-//! change is marked, however large.
-//!
-//! The settings in which the two runs differ are named first (e.g. the auth mode: `auth:
-//! A basic, B cookie`), so that two runs of the same workload in two modes read side by
-//! side; the seed and the id prefix, drawn anew by every run, are left out. Phases that
-//! logged in (session cookies, IAM tokens) show their logins' count and mean time.
-//!
-//! Latencies are those of [`super::primary_latency`] (response time under `--rate`,
-//! service time otherwise), in milliseconds; the throughput is successful operations per
-//! second. A bulk insert also shows its documents per second (`docs/s`), the figure users
-//! compare bulk loads by; its throughput counts requests.
+//! Phases that logged in (session cookies, IAM tokens) show their logins' count and mean
+//! time. Latencies are those of [`super::primary_latency`] (response time under
+//! `--rate`, service time otherwise), in milliseconds; the throughput is successful
+//! operations per second. A bulk insert also shows its documents per second (`docs/s`),
+//! the figure users compare bulk loads by; its throughput counts requests.
 
 use std::fmt::Write as _;
 
-use super::{base_name, primary_latency};
+use super::measure::{self, Measure};
+use super::repetitions::{count, samples};
+use super::statistics::{self, NoTest, Summary};
 use crate::report::numbers::grouped_decimal;
-use crate::results::{OperationResult, PhaseResult, RunResult, per_second};
-use crate::workload::Operation;
+use crate::report::table::columns;
+use crate::results::{PhaseResult, RunResult};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Measure {
-    DocsPerSec,
-    Throughput,
-    P50,
-    P90,
-    P99,
-    P999,
-    Max,
-}
-
-impl Measure {
-    const ALL: [Measure; 7] = [
-        Measure::DocsPerSec,
-        Measure::Throughput,
-        Measure::P50,
-        Measure::P90,
-        Measure::P99,
-        Measure::P999,
-        Measure::Max,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            Measure::DocsPerSec => "docs/s",
-            Measure::Throughput => "throughput/s",
-            Measure::P50 => "p50 ms",
-            Measure::P90 => "p90 ms",
-            Measure::P99 => "p99 ms",
-            Measure::P999 => "p99.9 ms",
-            Measure::Max => "max ms",
-        }
-    }
-
-    fn higher_is_better(self) -> bool {
-        matches!(self, Measure::Throughput | Measure::DocsPerSec)
-    }
-
-    /// Whether the measure is shown for `operation`: documents per second only where an
-    /// operation carries many documents.
-    fn applies_to(self, operation: &str) -> bool {
-        self != Measure::DocsPerSec || operation == Operation::BulkInsert.name()
-    }
-
-    /// The value in one phase, if there is one (no latency without successes).
-    fn of(self, phase: &PhaseResult, op: &OperationResult) -> Option<f64> {
-        match self {
-            Measure::Throughput => return Some(op.throughput),
-            // From the counts, so that results written before `documents_per_sec` compare.
-            Measure::DocsPerSec => return Some(per_second(op.documents, phase.wall_seconds)),
-            _ => {}
-        }
-        let l = primary_latency(phase, op);
-        if l.count == 0 {
-            return None;
-        }
-        Some(match self {
-            Measure::P50 => l.p50_ms,
-            Measure::P90 => l.p90_ms,
-            Measure::P99 => l.p99_ms,
-            Measure::P999 => l.p999_ms,
-            _ => l.max_ms,
-        })
-    }
-
-    fn show(self, value: f64) -> String {
-        let decimals = if self.higher_is_better() { 1 } else { 3 };
-        grouped_decimal(value, decimals)
-    }
-}
-
-/// A result's phases grouped by name without the `#N` suffix, in order.
-fn groups(result: &RunResult) -> Vec<(&str, Vec<&PhaseResult>)> {
-    let mut groups: Vec<(&str, Vec<&PhaseResult>)> = Vec::new();
-    for phase in &result.phases {
-        let name = base_name(&phase.name);
-        match groups.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, phases)) => phases.push(phase),
-            None => groups.push((name, vec![phase])),
-        }
-    }
-    groups
-}
-
-fn has_repetitions(result: &RunResult) -> bool {
-    let configured = result
-        .config
-        .get("repetitions")
-        .and_then(|v| v.as_u64())
-        .is_some_and(|n| n > 1);
-    configured || groups(result).iter().any(|(_, phases)| phases.len() > 1)
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
-fn range(values: &[f64]) -> (f64, f64) {
-    values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(*v), hi.max(*v))
-        })
-}
+/// A change is marked beyond the noise when Welch's test gives a p-value below this.
+pub const ALPHA: f64 = 0.05;
 
 /// `+5.3%`; `n/a` from zero.
 fn change(a: f64, b: f64) -> String {
@@ -158,29 +50,18 @@ fn change(a: f64, b: f64) -> String {
     }
 }
 
-/// The values of a measure over a group's repetitions.
-fn values(phases: &[&PhaseResult], operation: &str, measure: Measure) -> Vec<f64> {
-    phases
-        .iter()
-        .filter_map(|p| {
-            p.operations
-                .iter()
-                .find(|o| o.operation == operation)
-                .and_then(|o| measure.of(p, o))
-        })
-        .collect()
-}
-
 fn describe(name: &str, result: &RunResult) -> String {
-    let repetitions = groups(result)
-        .iter()
-        .map(|(_, p)| p.len())
-        .max()
-        .unwrap_or(0);
+    let repetitions = count(result);
     let runs = if repetitions > 1 {
         format!("{repetitions} repetitions")
     } else {
         "1 run".to_string()
+    };
+    let interrupted = result.repetitions.len() - result.finished_repetitions().count();
+    let cut = if interrupted > 0 {
+        format!(" (and {interrupted} interrupted, left out)")
+    } else {
+        String::new()
     };
     let nodes = if result.nodes.len() > 1 {
         format!(", {} nodes", result.nodes.len())
@@ -188,73 +69,70 @@ fn describe(name: &str, result: &RunResult) -> String {
         String::new()
     };
     format!(
-        "{name} ({runs}{nodes}, started {}, sofabench {})",
+        "{name} ({runs}{cut}{nodes}, started {}, sofabench {})",
         result.started_at, result.tool.version
     )
 }
 
-/// Pads the cells into columns: the first two left-aligned, the rest right-aligned.
-fn table(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let width = widths[c];
-            if c < 2 || c == columns - 1 {
-                let _ = write!(line, "  {cell:<width$}");
-            } else {
-                let _ = write!(line, "  {cell:>width$}");
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-fn find<'r>(groups: &[(&str, Vec<&'r PhaseResult>)], name: &str) -> Option<Vec<&'r PhaseResult>> {
-    groups
+fn find<'r>(samples: &[(&str, Vec<&'r PhaseResult>)], name: &str) -> Option<Vec<&'r PhaseResult>> {
+    samples
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, p)| p.clone())
 }
 
-/// Settings every run draws anew, which say nothing about what was compared.
-const DRAWN: [&str; 2] = ["seed", "id_prefix"];
-
-/// `key: A value, B value` for each setting the two results' configs differ in.
-fn differing_settings(a: &RunResult, b: &RunResult) -> Vec<String> {
-    let keys: std::collections::BTreeSet<&String> =
-        a.config.keys().chain(b.config.keys()).collect();
-    let show = |v: Option<&serde_json::Value>| match v {
-        None => "missing".to_string(),
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    };
-    keys.into_iter()
-        .filter(|key| !DRAWN.contains(&key.as_str()))
-        .filter(|key| a.config.get(*key) != b.config.get(*key))
-        .map(|key| {
-            format!(
-                "{key}: A {}, B {}",
-                show(a.config.get(key)),
-                show(b.config.get(key))
-            )
-        })
-        .collect()
+/// A side's value: the mean of its repetitions, with their sd when there are several.
+fn cell(measure: Measure, values: &[f64]) -> String {
+    match Summary::of(values) {
+        None => "-".to_string(),
+        Some(s) if s.n > 1 => format!("{} ± {}", measure.show(s.mean), measure.show(s.sd)),
+        Some(s) => measure.show(s.mean),
+    }
 }
 
-/// Rows for the logins of a phase's repetitions (medians), when either side logged in.
+/// The test's cell for a measure: the p-value, marked when the change is beyond the
+/// noise, or why there is no test.
+fn test_cell(measure: Measure, a: &[f64], b: &[f64]) -> String {
+    match statistics::welch(a, b) {
+        Ok(test) => {
+            let p = if test.p < 0.001 {
+                "p<0.001".to_string()
+            } else {
+                format!("p={:.3}", test.p)
+            };
+            if test.p >= ALPHA {
+                return p;
+            }
+            // t > 0: A's mean is the larger.
+            let better = (test.t < 0.0) == measure.higher_is_better();
+            format!("{p} * {}", if better { "better" } else { "worse" })
+        }
+        Err(NoTest::TooFew { a, b }) => format!("no test (n={a}+{b})"),
+        Err(NoTest::NoSpread) => "no test (no spread)".to_string(),
+        Err(NoTest::NotFinite) => "no test".to_string(),
+    }
+}
+
+/// What the comparison can say about noise, as its header line.
+fn noise_line(a: &RunResult, b: &RunResult, tested: bool) -> String {
+    if tested {
+        return format!(
+            "noise: Welch's t-test over the repetitions (two-sided) on docs/s, throughput, p50 and p99; * marks a change with p < {ALPHA}. Values are means over the repetitions ± their standard deviation"
+        );
+    }
+    let runs = |r: &RunResult| match count(r) {
+        1 => "1 run".to_string(),
+        n => format!("{n} repetitions"),
+    };
+    format!(
+        "noise: no test possible: A has {}, B {}; Welch's t-test needs at least {} repetitions on each side (sofabench run --runs N), so no change is marked as beyond run-to-run noise",
+        runs(a),
+        runs(b),
+        statistics::LEAST_REPETITIONS
+    )
+}
+
+/// Rows for the logins of a phase's repetitions (means), when either side logged in.
 fn login_rows(a: &[&PhaseResult], b: &[&PhaseResult]) -> Vec<Vec<String>> {
     let logins = |phases: &[&PhaseResult]| -> (Vec<f64>, Vec<f64>) {
         let counts = phases
@@ -270,19 +148,13 @@ fn login_rows(a: &[&PhaseResult], b: &[&PhaseResult]) -> Vec<Vec<String>> {
     if a_means.is_empty() && b_means.is_empty() {
         return Vec::new();
     }
+    let mean = |values: &[f64]| Summary::of(values).map(|s| s.mean);
     let cell = |values: &[f64], decimals: usize| {
-        if values.is_empty() {
-            "-".to_string()
-        } else {
-            grouped_decimal(median(values), decimals)
-        }
+        mean(values).map_or("-".to_string(), |m| grouped_decimal(m, decimals))
     };
-    let delta = |a: &[f64], b: &[f64]| {
-        if a.is_empty() || b.is_empty() {
-            "-".to_string()
-        } else {
-            change(median(a), median(b))
-        }
+    let delta = |a: &[f64], b: &[f64]| match (mean(a), mean(b)) {
+        (Some(a), Some(b)) => change(a, b),
+        _ => "-".to_string(),
     };
     vec![
         vec![
@@ -304,37 +176,74 @@ fn login_rows(a: &[&PhaseResult], b: &[&PhaseResult]) -> Vec<Vec<String>> {
     ]
 }
 
+/// The rows of one operation of a phase both sides ran.
+fn operation_rows(
+    operation: &str,
+    (a, b): (&[&PhaseResult], &[&PhaseResult]),
+    tested: bool,
+) -> Vec<Vec<String>> {
+    let measures = Measure::ALL.into_iter().filter(|m| m.applies_to(operation));
+    measures
+        .enumerate()
+        .map(|(i, measure)| {
+            let (va, vb) = (measure.values(a, operation), measure.values(b, operation));
+            let (delta, note) = match (Summary::of(&va), Summary::of(&vb)) {
+                (Some(sa), Some(sb)) => {
+                    let note = if tested && measure.is_tested() {
+                        test_cell(measure, &va, &vb)
+                    } else {
+                        String::new()
+                    };
+                    (change(sa.mean, sb.mean), note)
+                }
+                (None, Some(_)) => ("only in B".to_string(), String::new()),
+                (Some(_), None) => ("only in A".to_string(), String::new()),
+                (None, None) => ("-".to_string(), String::new()),
+            };
+            vec![
+                if i == 0 {
+                    operation.to_string()
+                } else {
+                    String::new()
+                },
+                measure.label().to_string(),
+                cell(measure, &va),
+                cell(measure, &vb),
+                delta,
+                note,
+            ]
+        })
+        .collect()
+}
+
 /// The comparison of `b` against `a` (the baseline), each with a name (its file).
 pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
-    let (a_groups, b_groups) = (groups(a.1), groups(b.1));
-    let noise_known = has_repetitions(a.1) || has_repetitions(b.1);
+    let (a_samples, b_samples) = (samples(a.1), samples(b.1));
+    let tested =
+        count(a.1) >= statistics::LEAST_REPETITIONS && count(b.1) >= statistics::LEAST_REPETITIONS;
     let mut out = String::new();
     let _ = writeln!(out, "A: {}", describe(a.0, a.1));
     let _ = writeln!(out, "B: {}", describe(b.0, b.1));
-    let differences = differing_settings(a.1, b.1);
+    let differences = super::differences::differing(a.1, b.1);
     if !differences.is_empty() {
-        let _ = writeln!(out, "settings that differ: {}", differences.join("; "));
-    }
-    if noise_known {
         let _ = writeln!(
             out,
-            "noise: values are medians over repetitions; * marks a change whose min-max ranges over repetitions do not overlap (beyond run-to-run noise)"
+            "WARNING: A and B were run with different settings; a change below may come from them rather than from what you meant to compare:"
         );
-    } else {
-        let _ = writeln!(
-            out,
-            "noise: unknown (neither result has repetitions), so no change is marked as beyond run-to-run noise"
-        );
+        for line in &differences {
+            let _ = writeln!(out, "  {line}");
+        }
     }
+    let _ = writeln!(out, "{}", noise_line(a.1, b.1, tested));
 
-    let mut names: Vec<&str> = a_groups.iter().map(|(n, _)| *n).collect();
-    for (name, _) in &b_groups {
+    let mut names: Vec<&str> = a_samples.iter().map(|(n, _)| *n).collect();
+    for (name, _) in &b_samples {
         if !names.contains(name) {
             names.push(name);
         }
     }
     for name in names {
-        let (pa, pb) = match (find(&a_groups, name), find(&b_groups, name)) {
+        let (pa, pb) = match (find(&a_samples, name), find(&b_samples, name)) {
             (Some(pa), Some(pb)) => (pa, pb),
             (Some(_), None) => {
                 let _ = writeln!(out, "\nPHASE {name}: only in A");
@@ -346,69 +255,16 @@ pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
             }
         };
         let _ = writeln!(out, "\nPHASE {name}:");
-        let mut operations: Vec<&str> = Vec::new();
-        for phase in pa.iter().chain(&pb) {
-            for op in &phase.operations {
-                if !operations.contains(&op.operation.as_str()) {
-                    operations.push(&op.operation);
-                }
-            }
+        let header = ["operation", "metric", "A", "B", "change", ""];
+        let mut rows = vec![header.map(str::to_string).to_vec()];
+        if tested {
+            rows[0][5] = "test".to_string();
         }
-        let mut rows = vec![vec![
-            "operation".to_string(),
-            "metric".to_string(),
-            "A".to_string(),
-            "B".to_string(),
-            "change".to_string(),
-            String::new(),
-        ]];
-        for operation in operations {
-            let measures = Measure::ALL.into_iter().filter(|m| m.applies_to(operation));
-            for (i, measure) in measures.enumerate() {
-                let (va, vb) = (
-                    values(&pa, operation, measure),
-                    values(&pb, operation, measure),
-                );
-                let show = |v: &[f64]| {
-                    if v.is_empty() {
-                        "-".to_string()
-                    } else {
-                        measure.show(median(v))
-                    }
-                };
-                let (delta, note) = match (va.is_empty(), vb.is_empty()) {
-                    (false, false) => {
-                        let (ma, mb) = (median(&va), median(&vb));
-                        let ((a_lo, a_hi), (b_lo, b_hi)) = (range(&va), range(&vb));
-                        let beyond = (va.len() > 1 || vb.len() > 1) && (b_lo > a_hi || b_hi < a_lo);
-                        let better = (mb > ma) == measure.higher_is_better();
-                        let note = match (beyond, better) {
-                            (true, true) => "* better",
-                            (true, false) => "* worse",
-                            _ => "",
-                        };
-                        (change(ma, mb), note.to_string())
-                    }
-                    (true, false) => ("only in B".to_string(), String::new()),
-                    (false, true) => ("only in A".to_string(), String::new()),
-                    (true, true) => ("-".to_string(), String::new()),
-                };
-                rows.push(vec![
-                    if i == 0 {
-                        operation.to_string()
-                    } else {
-                        String::new()
-                    },
-                    measure.label().to_string(),
-                    show(&va),
-                    show(&vb),
-                    delta,
-                    note,
-                ]);
-            }
+        for operation in measure::operations(pa.iter().chain(&pb).copied()) {
+            rows.extend(operation_rows(operation, (&pa, &pb), tested));
         }
         rows.extend(login_rows(&pa, &pb));
-        out.push_str(&table(&rows));
+        out.push_str(&columns(&rows));
     }
     out
 }
@@ -418,7 +274,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::results::{NodeInfo, build};
+    use crate::results::{NodeInfo, OperationResult, RepetitionResult, build};
 
     fn op(name: &str, throughput: f64, latencies_us: &[u64]) -> OperationResult {
         let mut h = super::super::empty_histogram();
@@ -504,7 +360,7 @@ mod tests {
         let expected = "\
 A: a.json (1 run, started 1970-01-01T00:00:00Z, sofabench 0.1.0)
 B: b.json (1 run, started 1970-01-01T00:00:00Z, sofabench 0.1.0)
-noise: unknown (neither result has repetitions), so no change is marked as beyond run-to-run noise
+noise: no test possible: A has 1 run, B 1 run; Welch's t-test needs at least 2 repetitions on each side (sofabench run --runs N), so no change is marked as beyond run-to-run noise
 
 PHASE bulk_insert: only in A
 
@@ -562,40 +418,91 @@ PHASE query: only in B
         assert!(!compare(("a", &reads), ("b", &reads)).contains("docs/s"));
     }
 
+    /// A result of `--runs`: one repetition per (throughput, p50 in µs) of a `crud`
+    /// phase with reads, merged phase included.
+    fn repeated(figures: &[(f64, u64)]) -> RunResult {
+        let phases: Vec<PhaseResult> = figures
+            .iter()
+            .map(|(t, l)| phase("crud", vec![op("read", *t, &[*l])]))
+            .collect();
+        let mut r = result(vec![phases[0].clone()]);
+        r.repetitions = phases
+            .into_iter()
+            .enumerate()
+            .map(|(i, phase)| RepetitionResult {
+                index: i as u64 + 1,
+                database_name: format!("db-run{}", i + 1),
+                id_prefix: String::new(),
+                started_at: String::new(),
+                ended_at: String::new(),
+                interrupted: false,
+                database_deleted: false,
+                phases: vec![phase],
+            })
+            .collect();
+        r
+    }
+
     #[test]
-    fn repetitions_mark_changes_beyond_their_range() {
-        let reps = |name: &str, throughputs: &[f64], p50s_us: &[u64]| {
-            result(
-                throughputs
-                    .iter()
-                    .zip(p50s_us)
-                    .enumerate()
-                    .map(|(i, (t, l))| {
-                        phase(&format!("{name}#{}", i + 1), vec![op("read", *t, &[*l])])
-                    })
-                    .collect(),
-            )
-        };
-        let a = reps("crud", &[100.0, 110.0, 90.0], &[1_000, 1_100, 1_200]);
-        // Throughput 105 is inside A's 90..110; latency 2 ms is beyond A's 1.0..1.2 ms.
-        let b = reps("crud", &[104.0, 106.0, 105.0], &[2_000, 2_000, 2_100]);
+    fn repetitions_mark_a_change_only_when_welchs_test_finds_it_beyond_noise() {
+        let a = repeated(&[(100.0, 1_000), (110.0, 1_100), (90.0, 1_200)]);
+        let b = repeated(&[(104.0, 2_000), (106.0, 2_000), (105.0, 2_040)]);
         let text = compare(("a.json", &a), ("b.json", &b));
         assert!(text.contains("A: a.json (3 repetitions,"), "{text}");
-        assert!(text.contains("noise: values are medians"), "{text}");
+        assert!(
+            text.contains("noise: Welch's t-test over the repetitions"),
+            "{text}"
+        );
+        // Throughput 105 ± 1 against 100 ± 10: scipy's ttest_ind(equal_var=False) gives
+        // p = 0.478, within the noise.
         assert_eq!(
             line_with(&text, "throughput/s"),
-            "read throughput/s 100.0 105.0 +5.0%"
+            "read throughput/s 100.0 ± 10.0 105.0 ± 1.0 +5.0% p=0.478"
         );
+        // p50 1.1 ± 0.1 ms against 2.013 ± 0.023 ms: scipy gives p = 0.0027, marked.
         assert_eq!(
             line_with(&text, "p50 ms"),
-            "p50 ms 1.100 2.000 +81.8% * worse"
+            "p50 ms 1.100 ± 0.100 2.013 ± 0.023 +83.0% p=0.003 * worse"
         );
-        let faster = reps("crud", &[200.0], &[500]);
+        // p90 is shown but not tested.
+        assert!(line_with(&text, "p90 ms").ends_with('%'), "{text}");
+        let faster = repeated(&[(200.0, 500), (210.0, 500), (190.0, 500)]);
         let text = compare(("a.json", &a), ("c.json", &faster));
+        // scipy: p = 0.000255.
+        assert_eq!(
+            line_with(&text, "throughput/s"),
+            "read throughput/s 100.0 ± 10.0 200.0 ± 10.0 +100.0% p<0.001 * better"
+        );
+        // Every repetition of both sides gave the same p50: no noise to test against.
+        let text = compare(("c.json", &faster), ("c.json", &faster));
+        assert!(line_with(&text, "p50 ms").ends_with("no test (no spread)"));
+    }
+
+    #[test]
+    fn a_single_run_against_repetitions_is_never_marked() {
+        let a = repeated(&[(100.0, 1_000), (101.0, 1_000), (99.0, 1_000)]);
+        let single = result(vec![phase("crud", vec![op("read", 500.0, &[100])])]);
+        let text = compare(("a.json", &a), ("b.json", &single));
         assert!(
-            text.lines()
-                .any(|l| l.contains("throughput/s") && l.ends_with("* better")),
-            "a single run outside A's range is marked:\n{text}"
+            text.contains("noise: no test possible: A has 3 repetitions, B 1 run;"),
+            "{text}"
+        );
+        assert!(!text.contains('*'), "{text}");
+        assert!(!text.contains("p="), "{text}");
+    }
+
+    #[test]
+    fn an_interrupted_repetition_is_left_out_and_said() {
+        let mut a = repeated(&[(100.0, 1_000), (110.0, 1_000), (1.0, 1_000)]);
+        a.repetitions[2].interrupted = true;
+        let text = compare(("a.json", &a), ("b.json", &a.clone()));
+        assert!(
+            text.contains("A: a.json (2 repetitions (and 1 interrupted, left out),"),
+            "{text}"
+        );
+        assert_eq!(
+            line_with(&text, "throughput/s"),
+            "read throughput/s 105.0 ± 7.1 105.0 ± 7.1 0.0% p=1.000"
         );
     }
 
@@ -616,7 +523,7 @@ PHASE query: only in B
         cookie.phases[0].logins = Some(build::logins(&logins));
         let text = compare(("basic.json", &basic), ("cookie.json", &cookie));
         assert!(
-            text.contains("\nsettings that differ: auth: A basic, B cookie\n"),
+            text.contains("\nWARNING: A and B were run with different settings; a change below may come from them rather than from what you meant to compare:\n  auth mode: A basic, B cookie\nnoise:"),
             "{text}"
         );
         assert_eq!(line_with(&text, "logins"), "logins count 0 1 n/a");
@@ -624,14 +531,6 @@ PHASE query: only in B
             line_with(&text, "mean ms").starts_with("mean ms - 12."),
             "{text}"
         );
-        assert!(!compare(("a", &basic), ("b", &basic)).contains("settings that differ"));
-    }
-
-    #[test]
-    fn a_configured_repetition_count_makes_the_noise_known() {
-        let mut a = result(vec![phase("crud", vec![op("read", 1.0, &[1_000])])]);
-        a.config.insert("repetitions".into(), serde_json::json!(3));
-        let text = compare(("a", &a), ("b", &a.clone()));
-        assert!(text.contains("noise: values are medians"), "{text}");
+        assert!(!compare(("a", &basic), ("b", &basic)).contains("WARNING"));
     }
 }

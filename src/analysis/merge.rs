@@ -49,6 +49,12 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
         return Err("nothing to merge: give the result files of the nodes".to_string());
     };
     let mut notes = Vec::new();
+    if let Some((name, result)) = inputs.iter().find(|(_, r)| !r.repetitions.is_empty()) {
+        return Err(format!(
+            "{name} holds {} (run --runs): merge adds the results of the nodes of one run, and a run with --runs has one node; compare such results with `sofabench compare`",
+            crate::words::counted(result.repetitions.len() as u64, "repetition")
+        ));
+    }
     for (name, result) in &inputs[1..] {
         if result.schema != first.schema {
             return Err(format!(
@@ -110,6 +116,7 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             config: merged_config(&results),
             nodes: results.iter().flat_map(|r| r.nodes.clone()).collect(),
             phases,
+            repetitions: Vec::new(),
         },
         notes,
     })
@@ -322,7 +329,7 @@ fn merge_logins(phases: &[&PhaseResult]) -> Result<Option<LoginsResult>, String>
 }
 
 /// The operations of the phase's mix, as the nodes' connection times name them.
-fn mix(phases: &[&PhaseResult]) -> Vec<Operation> {
+pub(super) fn mix(phases: &[&PhaseResult]) -> Vec<Operation> {
     Operation::ALL
         .into_iter()
         .filter(|op| {
@@ -685,6 +692,26 @@ mod tests {
         assert_eq!(
             (r.started_at.as_str(), r.ended_at.as_str()),
             (one.started_at.as_str(), "1970-01-01T00:16:50Z")
+        );
+    }
+
+    #[test]
+    fn a_result_of_repetitions_is_not_a_node_to_merge() {
+        let mut repeated = node_result(&[0], node(0, 1), 1);
+        repeated.repetitions = vec![crate::results::RepetitionResult {
+            index: 1,
+            database_name: "db-run1".to_string(),
+            id_prefix: "p-r1".to_string(),
+            started_at: String::new(),
+            ended_at: String::new(),
+            interrupted: false,
+            database_deleted: false,
+            phases: repeated.phases.clone(),
+        }];
+        let err = merge(&named(vec![node_result(&[1], node(0, 1), 1), repeated])).unwrap_err();
+        assert!(
+            err.contains("holds 1 repetition (run --runs)") && err.contains("sofabench compare"),
+            "{err}"
         );
     }
 

@@ -3,7 +3,11 @@
 //! `cli/merge.rs` and `cli/check.rs`.
 
 pub mod compare;
+pub mod differences;
+pub mod measure;
 pub mod merge;
+pub mod repetitions;
+pub mod statistics;
 pub mod thresholds;
 
 use hdrhistogram::Histogram;

@@ -292,6 +292,13 @@ pub struct RunArgs {
     #[arg(long)]
     cleanup: bool,
 
+    /// Repeat the whole run (or scenario) N times into one result, each repetition on a
+    /// fresh database of its own (<database_name>-run1, -run2 …, created, and deleted with
+    /// --cleanup) with ids of its own, from the same seed; the report shows each phase's
+    /// spread over the repetitions, and `compare` tests changes against it.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = runs)]
+    runs: u64,
+
     /// The base address the server itself uses to reach the database's node, for
     /// replication (behind a proxy or in a cluster, the client's address is not the
     /// server's): http[s]://[user:password@]host:port[/path]. Default: the first
@@ -456,6 +463,17 @@ fn retries_429(text: &str) -> Result<u32, String> {
         Ok(n) if (1..=limit).contains(&n) => Ok(n),
         _ => Err(format!(
             "{text:?} is not a number of retries from 1 to {limit}; give e.g. --retry-429=5, or --retry-429 alone for {DEFAULT_RETRIES_429}"
+        )),
+    }
+}
+
+/// A number of repetitions, 1 to [`MOST_RUNS`](crate::run::repeat::MOST_RUNS).
+fn runs(text: &str) -> Result<u64, String> {
+    let most = crate::run::repeat::MOST_RUNS;
+    match text.parse::<u64>() {
+        Ok(n) if (1..=most).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?} is not a number of repetitions from 1 to {most}; give e.g. --runs 5 (1, the default, is one plain run)"
         )),
     }
 }
@@ -696,6 +714,22 @@ mod tests {
         }
         // A number after a space is not the flag's: it is a stray argument.
         assert!(retries("sofabench run --retry-429 3").is_err());
+    }
+
+    #[test]
+    fn runs_are_one_by_default_and_at_most_a_hundred() {
+        let runs = |line: &str| match parse(line).map(|cli| cli.command) {
+            Ok(Command::Run(run)) => Ok(run.runs),
+            Ok(_) => panic!("run expected"),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(runs("sofabench run"), Ok(1));
+        assert_eq!(runs("sofabench run --runs 5"), Ok(5));
+        assert_eq!(runs("sofabench run --runs=100"), Ok(100));
+        for wrong in ["0", "101", "-1", "three"] {
+            let err = runs(&format!("sofabench run --runs={wrong}")).unwrap_err();
+            assert!(err.contains("from 1 to 100"), "{wrong}: {err}");
+        }
     }
 
     #[test]

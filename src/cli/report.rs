@@ -5,14 +5,17 @@ use std::io::Write;
 
 use super::ReportArgs;
 use crate::exit::Failed;
-use crate::report::phase_text;
 use crate::results::RunResult;
 use crate::run::output::OutputFiles;
 
 pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
-    crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
-        .map_err(Failed::bad_input)?;
+    let file = args.result.display().to_string();
+    crate::results::tally::check_readable(&result.phases, &file).map_err(Failed::bad_input)?;
+    for repetition in &result.repetitions {
+        crate::results::tally::check_readable(&repetition.phases, &file)
+            .map_err(Failed::bad_input)?;
+    }
     let outputs = OutputFiles {
         json: None,
         csv: args.csv,
@@ -22,11 +25,7 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     outputs.check(args.overwrite)?;
     let mut text = String::new();
     if args.text || outputs.is_empty() {
-        text.push_str(&crate::report::run_warnings(&result.config));
-        let last = result.phases.len().saturating_sub(1);
-        for (index, phase) in result.phases.iter().enumerate() {
-            text.push_str(&phase_text(phase, result.interrupted && index == last));
-        }
+        text.push_str(&crate::report::run_text(&result));
     }
     let written = outputs.write(&result);
     for path in &written.paths {

@@ -71,6 +71,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     }
     check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
     let node = node(args)?;
+    check_runs(args, &prefix).map_err(Failed::bad_input)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
@@ -115,6 +116,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let plan = self::plan(args, &layers.value());
     let config = config_record(args, &engine, &plan, &layers, &scenario, &template_name);
     Ok(Setup {
+        runs: args.runs,
         engine,
         scenario,
         shares,
@@ -452,6 +454,42 @@ fn node(args: &RunArgs) -> Result<NodeSlice, Failed> {
     })
 }
 
+/// `--runs` with what it cannot honour: a database to reuse (each repetition needs a
+/// fresh one), several nodes (which share one database), a name or id prefix too long
+/// once a repetition's number is added.
+fn check_runs(args: &RunArgs, prefix: &str) -> Result<(), String> {
+    let runs = args.runs;
+    if runs == 1 {
+        return Ok(());
+    }
+    if args.reuse {
+        return Err(format!(
+            "--reuse with --runs {runs}: each repetition runs on a fresh database of its own ({}), so there is none to reuse; leave out --reuse (--recreate starts such databases over)",
+            repetition_names(&args.database_name, runs)
+        ));
+    }
+    if args.node_count > 1 {
+        return Err(format!(
+            "--runs {runs} with --node-count {}: the nodes of a run share one database, which each repetition would need fresh; run the nodes' whole run again instead, and merge each",
+            args.node_count
+        ));
+    }
+    let last = crate::run::repeat::passes(&args.database_name, prefix, runs).pop();
+    if let Some(last) = last
+        && args.id_prefix.is_some()
+    {
+        ids::validate_prefix(&last.id_prefix)
+            .map_err(|e| format!("with --runs {runs}, ids start {:?}: {e}", last.id_prefix))?;
+    }
+    Ok(())
+}
+
+/// `bench-run1 … bench-run3`, for messages.
+fn repetition_names(database: &str, runs: u64) -> String {
+    use crate::run::repeat::suffixed;
+    format!("{} … {}", suffixed(database, 1), suffixed(database, runs))
+}
+
 fn database_policy(args: &RunArgs) -> DatabasePolicy {
     let existing = if args.recreate {
         ExistingDatabase::Recreate
@@ -532,5 +570,6 @@ fn config_record(
         action_timeout_seconds: seconds(engine.actions.wait),
         max_response_size: args.max_response_size,
         retry_429: engine.retry_429.map(|r| r.most),
+        runs: (args.runs > 1).then_some(args.runs),
     }
 }

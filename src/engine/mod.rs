@@ -44,6 +44,7 @@ pub use stop::Stop;
 use worker::{Numbering, Pacing, PhaseWork, Shared, Worker};
 
 /// Everything the engine needs for a run.
+#[derive(Clone)]
 pub struct RunSettings {
     pub target: Target,
     /// How requests authenticate (`--auth`), with its secrets.

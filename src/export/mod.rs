@@ -219,6 +219,7 @@ pub(crate) mod sample {
                 host: "test".to_string(),
             }],
             phases: vec![phase],
+            repetitions: Vec::new(),
         }
     }
 }

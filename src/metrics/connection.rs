@@ -102,6 +102,16 @@ pub struct ConnectionTimes {
     pub remote_ns: PerOperation<u64>,
 }
 
+impl ConnectionTimes {
+    /// Adds `other` (the same connection's times in a later stretch of work), saturating.
+    pub fn add(&mut self, other: &ConnectionTimes) {
+        self.local_ns = self.local_ns.saturating_add(other.local_ns);
+        self.send_ns = self.send_ns.saturating_add(other.send_ns);
+        self.receive_ns = self.receive_ns.saturating_add(other.receive_ns);
+        self.remote_ns.add(&other.remote_ns);
+    }
+}
+
 /// Everything one connection measured in one step.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectionMetrics {

@@ -100,11 +100,29 @@ impl PhaseTally {
         tally
     }
 
-    /// Adds `other` (another node's share of the same phase) to this tally.
+    /// Adds `other` (another node's share of the same phase) to this tally: its
+    /// connections join these.
     pub fn merge(&mut self, other: &PhaseTally) {
+        self.connections.extend(other.connections.iter().cloned());
+        self.add_all_but_connections(other);
+    }
+
+    /// Adds `later` (the same phase run again by as many connections, as a repetition of
+    /// the run does) to this tally: connection `c`'s times add to connection `c`'s, so
+    /// Iron Cushion's figures read as if each connection had done both stretches of work.
+    pub fn follow(&mut self, later: &PhaseTally) {
+        for (c, times) in later.connections.iter().enumerate() {
+            match self.connections.get_mut(c) {
+                Some(mine) => mine.add(times),
+                None => self.connections.push(times.clone()),
+            }
+        }
+        self.add_all_but_connections(later);
+    }
+
+    fn add_all_but_connections(&mut self, other: &PhaseTally) {
         self.operations
             .merge_with(&other.operations, OperationTally::merge);
-        self.connections.extend(other.connections.iter().cloned());
         self.json_sent = self.json_sent.saturating_add(other.json_sent);
         self.json_received = self.json_received.saturating_add(other.json_received);
         self.late = self.late.saturating_add(other.late);
@@ -167,5 +185,36 @@ mod tests {
         let tried: Vec<Operation> = both.tried().map(|(op, _)| op).collect();
         assert_eq!(tried, [Operation::Read]);
         assert_eq!(both.total_counts().succeeded, 14);
+    }
+
+    #[test]
+    fn a_repetition_adds_each_connections_times_to_its_own() {
+        let tally = |connections| {
+            PhaseTally::of_connections(
+                connections,
+                StepLatencies::default(),
+                new_histogram(),
+                Vec::new(),
+            )
+        };
+        let mut first = tally(vec![connection(3, 5), connection(4, 7)]);
+        first.follow(&tally(vec![connection(1, 10), connection(2, 20)]));
+        assert_eq!(first.connections.len(), 2);
+        let remote: Vec<u64> = first
+            .connections
+            .iter()
+            .map(|t| t.remote_ns[Operation::Read])
+            .collect();
+        assert_eq!(remote, [15, 27]);
+        assert_eq!(first.operations[Operation::Read].counts.succeeded, 10);
+        assert_eq!(first.json_sent, 40);
+        // A later repetition with more connections keeps the ones it adds.
+        first.follow(&tally(vec![
+            connection(0, 1),
+            connection(0, 1),
+            connection(0, 9),
+        ]));
+        assert_eq!(first.connections.len(), 3);
+        assert_eq!(first.connections[2].remote_ns[Operation::Read], 9);
     }
 }

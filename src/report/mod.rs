@@ -10,11 +10,13 @@ pub mod latency;
 pub mod live;
 pub mod logins;
 pub mod numbers;
+pub mod repetitions;
 pub mod summary;
+pub mod table;
 
 use std::collections::BTreeMap;
 
-use crate::results::PhaseResult;
+use crate::results::{PhaseResult, RunResult};
 
 /// Warnings about how the whole run was made, from its result's config: printed before
 /// its phases wherever a result is shown.
@@ -28,6 +30,33 @@ pub fn run_warnings(config: &BTreeMap<String, serde_json::Value>) -> String {
     } else {
         String::new()
     }
+}
+
+/// The text report of a whole result, as its run printed it: its phases, or with
+/// repetitions each repetition's phases and how their figures spread.
+pub fn run_text(result: &RunResult) -> String {
+    let mut text = run_warnings(&result.config);
+    if result.repetitions.is_empty() {
+        text.push_str(&phases_text(&result.phases, result.interrupted));
+        return text;
+    }
+    let count = repetitions::planned(result);
+    for repetition in &result.repetitions {
+        text.push_str(&repetitions::heading_of(repetition, count));
+        text.push_str(&phases_text(&repetition.phases, repetition.interrupted));
+    }
+    text.push_str(&repetitions::spread(result));
+    text
+}
+
+/// Phases one after the other; the last one cut short when `interrupted`.
+fn phases_text(phases: &[PhaseResult], interrupted: bool) -> String {
+    let last = phases.len().saturating_sub(1);
+    phases
+        .iter()
+        .enumerate()
+        .map(|(index, phase)| phase_text(phase, interrupted && index == last))
+        .collect()
 }
 
 /// Everything printed for one phase: what it achieved, Iron Cushion's block, the latency

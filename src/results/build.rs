@@ -357,5 +357,6 @@ pub fn run(
         config,
         nodes: vec![node],
         phases,
+        repetitions: Vec::new(),
     }
 }

@@ -37,7 +37,43 @@ pub struct RunResult {
     /// The nodes (machines) whose measurements this result holds: one entry for a plain
     /// run, several after `merge`.
     pub nodes: Vec<NodeInfo>,
+    /// The phases; with repetitions (`run --runs N`), each phase of all repetitions
+    /// merged: their operations together, as if one phase had done them all.
     pub phases: Vec<PhaseResult>,
+    /// With `run --runs N`: each repetition of the run, with its own phases, in the order
+    /// they ran; absent for a plain run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<RepetitionResult>,
+}
+
+/// One repetition of a run (`run --runs N`): the whole scenario again, on a database of
+/// its own, with document ids of its own, from the same seed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RepetitionResult {
+    /// 1 for the first repetition.
+    pub index: u64,
+    /// The database it ran on (`<database_name>-run<index>`).
+    pub database_name: String,
+    /// The prefix of its document ids.
+    pub id_prefix: String,
+    /// RFC 3339, UTC, as the run's own.
+    pub started_at: String,
+    pub ended_at: String,
+    /// True when the run was stopped (Ctrl-C) during this repetition: its last phase
+    /// covers what was done before the stop.
+    pub interrupted: bool,
+    /// True when `--cleanup` deleted its database afterwards; false when it was left on
+    /// the server.
+    pub database_deleted: bool,
+    pub phases: Vec<PhaseResult>,
+}
+
+impl RunResult {
+    /// The repetitions that ran to their end, which alone say how the figures spread:
+    /// an interrupted one holds a phase cut short.
+    pub fn finished_repetitions(&self) -> impl Iterator<Item = &RepetitionResult> {
+        self.repetitions.iter().filter(|r| !r.interrupted)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -429,6 +465,7 @@ mod tests {
             config: BTreeMap::new(),
             nodes: Vec::new(),
             phases: vec![phase],
+            repetitions: Vec::new(),
         }
     }
 

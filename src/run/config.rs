@@ -55,6 +55,10 @@ pub struct ConfigRecord {
     /// The most times an operation turned away with a 429 is sent again (`--retry-429`);
     /// `null` when a 429 is not retried.
     pub retry_429: Option<u32>,
+    /// `--runs N`: how many repetitions the result holds (each in its `repetitions`);
+    /// absent for a plain run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u64>,
 }
 
 /// The TLS settings of a run, as its result records them.
@@ -122,13 +126,20 @@ mod tests {
             action_timeout_seconds: None,
             max_response_size: 64 << 20,
             retry_429: None,
+            runs: None,
         };
-        let map = record.to_map();
-        assert_eq!(map.len(), 36);
+        let mut map = record.to_map();
+        assert_eq!(map.len(), 36, "runs is left out of a plain run's record");
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));
         assert_eq!(map["num_crud_operations"], serde_json::json!(1000));
         assert_eq!(map["phases"], serde_json::json!(["a"]));
+        map = ConfigRecord {
+            runs: Some(3),
+            ..record
+        }
+        .to_map();
+        assert_eq!(map["runs"], serde_json::json!(3));
     }
 }

@@ -35,13 +35,16 @@ pub fn describe(setup: &Setup) -> String {
             settings::describe(phase, origins)
         ));
     }
+    let ids = if setup.runs > 1 {
+        format!("{}-r<N>-NNNNNNNNNN in repetition N", engine.ids.prefix())
+    } else {
+        format!("{}-NNNNNNNNNN", engine.ids.prefix())
+    };
     text.push_str(&format!(
-        "  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {}-NNNNNNNNNN\n",
-        setup.template_name,
-        engine.seed,
-        engine.seed,
-        engine.ids.prefix()
+        "  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {ids}\n",
+        setup.template_name, engine.seed, engine.seed,
     ));
+    text.push_str(&repetitions_line(setup));
     if let Some(retry) = engine.retry_429 {
         text.push_str(&format!(
             "  429 Too Many Requests: the operation is sent again, up to {} times, after the server's Retry-After (at most {} s) or a backoff (--retry-429)\n",
@@ -50,6 +53,21 @@ pub fn describe(setup: &Setup) -> String {
         ));
     }
     text
+}
+
+/// With `--runs N`: the repetitions, each on a database of its own.
+fn repetitions_line(setup: &Setup) -> String {
+    let runs = setup.runs;
+    if runs <= 1 {
+        return String::new();
+    }
+    let database = &setup.engine.target.database;
+    let name = |index| crate::run::repeat::suffixed(database, index);
+    format!(
+        "  repetitions: {runs} (--runs), one after the other, each on a fresh database of its own ({:?} … {:?}) from the same seed\n",
+        name(1),
+        name(runs)
+    )
 }
 
 /// How the nodes are spoken to and the client waits, when it is not the default (plain

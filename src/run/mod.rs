@@ -8,6 +8,8 @@
 mod config;
 mod header;
 pub mod output;
+mod record;
+pub mod repeat;
 pub mod runner;
 mod setup;
 pub mod thresholds;

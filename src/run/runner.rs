@@ -5,25 +5,29 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::Setup;
 use super::header::{database_line, describe};
 use super::output::OutputFiles;
+use super::record::Record;
+use super::repeat::{self, Pass};
 use super::thresholds::{failed, print_outcomes};
-use super::verdict::judge;
+use super::verdict::{Counts, judge};
+use super::{DatabasePolicy, Setup};
 use crate::analysis::thresholds::Threshold;
 use crate::driver::Endpoint;
-use crate::driver::admin::{Admin, PreparedDatabase, SetupError};
+use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase, SetupError};
 use crate::driver::auth;
 use crate::engine::observer::Observer;
-use crate::engine::{Engine, PhaseOutcome, PhaseShare, Stop};
+use crate::engine::{Engine, PhaseOutcome, PhaseShare, RunSettings, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::closing::{self, Closing};
 use crate::report::forms;
+use crate::report::repetitions::heading;
 use crate::results::{self, NodeInfo, PhaseResult, RunResult};
 use crate::scenario::{Form, Scenario};
 use crate::target::Target;
 use crate::words::counted;
+use crate::workload::DocumentIds;
 
 /// Runs `setup`, telling `observer` of progress and intervals, on a runtime of its own.
 pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -54,6 +58,22 @@ struct Measured {
     phases: Vec<PhaseResult>,
 }
 
+/// What every pass of the run (the plain run, or each repetition) shares.
+struct Run {
+    /// The engine's settings; each pass gives them its database and document ids.
+    settings: RunSettings,
+    scenario: Scenario,
+    shares: Vec<PhaseShare>,
+    database: DatabasePolicy,
+    target: Target,
+    endpoints: Vec<Arc<Endpoint>>,
+    /// The node that sets the databases up.
+    setup_node: Arc<Endpoint>,
+    observer: Arc<dyn Observer>,
+    stop: Stop,
+    outputs: OutputFiles,
+}
+
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
     let started = SystemTime::now();
     let target = setup.engine.target.clone();
@@ -62,13 +82,11 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
     let setup_node = live_nodes(&target, setup.engine.failover, &endpoints)
         .await
         .map_err(setup_failed)?;
-    let mut admin = Admin::new(&target, setup_node);
-    let prepared = admin
-        .prepare(setup.database.existing)
-        .await
-        .map_err(setup_failed)?;
+    let passes = repeat::passes(&target.database, setup.engine.ids.prefix(), setup.runs);
+    if passes.len() > 1 {
+        refuse_filled(&target, &setup_node, &passes, setup.database.existing).await?;
+    }
     print(&describe(&setup));
-    print(&database_line(&target, &prepared));
     let stop = Stop::default();
     listen_for_interrupts(stop.clone());
     let Setup {
@@ -87,59 +105,147 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         count: node.count,
         host: crate::host::name(),
     };
-    let config = config.to_map();
-    // A run killed before its end keeps the phases it finished: the result files are
-    // rewritten after every phase (as hyperfine rewrites its exports after every
-    // benchmark), marked as not finished. A file that cannot be written is reported by
-    // the last write, which fails the same way.
-    let checkpoint = |phases: &[PhaseResult]| {
-        if !outputs.is_empty() {
-            let now = SystemTime::now();
-            let so_far = results::build::run(
-                config.clone(),
-                started,
-                now,
-                true,
-                node.clone(),
-                phases.to_vec(),
-            );
-            let _ = outputs.write(&so_far);
-        }
+    let mut record = Record::new(config.to_map(), started, node, passes.len() > 1);
+    let run = Run {
+        settings: engine,
+        scenario,
+        shares,
+        database,
+        target,
+        endpoints,
+        setup_node,
+        observer,
+        stop,
+        outputs,
     };
-    let mut engine = Engine::new(engine, endpoints.clone(), observer, stop.clone());
-    let measured = run_phases(&mut engine, &scenario, &shares, &checkpoint).await?;
+    let mut counts = Counts::default();
+    for pass in &passes {
+        // Ctrl-C between repetitions: the ones that ended are kept, no other starts.
+        if run.stop.stop.is_raised() {
+            break;
+        }
+        run_pass(&run, pass, &mut record, &mut counts).await?;
+    }
+    let interrupted = run.stop.stop.is_raised();
+    let result = record.result(interrupted);
+    print(&report::repetitions::spread(&result));
+    finish(&run.outputs, &thresholds, &result, &counts, interrupted)
+}
+
+/// With `--runs`, before anything is sent: a repetition's database that already holds
+/// documents is refused unless `--recreate` says to start it over, naming all such.
+async fn refuse_filled(
+    target: &Target,
+    setup_node: &Arc<Endpoint>,
+    passes: &[Pass],
+    existing: ExistingDatabase,
+) -> Result<(), Failed> {
+    if existing == ExistingDatabase::Recreate {
+        return Ok(());
+    }
+    let mut filled = Vec::new();
+    for pass in passes {
+        let own = Target {
+            database: pass.database.clone(),
+            ..target.clone()
+        };
+        let mut admin = Admin::new(&own, setup_node.clone());
+        if let Some(count) = admin.document_count().await.map_err(setup_failed)?
+            && count > 0
+        {
+            filled.push(format!(
+                "{:?} ({})",
+                pass.database,
+                counted(count, "document")
+            ));
+        }
+    }
+    if filled.is_empty() {
+        return Ok(());
+    }
+    Err(Failed::bad_input(format!(
+        "--runs {}: each repetition needs a fresh database of its own, but {} already {} documents; add --recreate to delete and create them anew, or give another --database_name",
+        passes.len(),
+        filled.join(", "),
+        if filled.len() == 1 { "holds" } else { "hold" }
+    )))
+}
+
+/// One pass of the run: its database made ready, the phases on an engine of its own
+/// (fresh connections), its database cleaned up if asked; the result files rewritten
+/// when more passes follow.
+async fn run_pass(
+    run: &Run,
+    pass: &Pass,
+    record: &mut Record,
+    counts: &mut Counts,
+) -> Result<(), Failed> {
+    let target = Target {
+        database: pass.database.clone(),
+        ..run.target.clone()
+    };
+    let mut admin = Admin::new(&target, run.setup_node.clone());
+    let prepared = admin
+        .prepare(run.database.existing)
+        .await
+        .map_err(setup_failed)?;
+    if pass.is_repetition() {
+        let (index, count) = (pass.index, pass.count);
+        print(&heading(index, count, &pass.database, &pass.id_prefix));
+    }
+    print(&database_line(&target, &prepared));
+    let settings = RunSettings {
+        target: target.clone(),
+        ids: DocumentIds::new(&pass.id_prefix),
+        ..run.settings.clone()
+    };
+    let scenario = pass.scenario(&run.scenario);
+    record.start(pass);
+    let observer = run.observer.clone();
+    let mut engine = Engine::new(settings, run.endpoints.clone(), observer, run.stop.clone());
+    let outputs = &run.outputs;
+    let measured = run_phases(&mut engine, &scenario, &run.shares, record, outputs).await?;
     drop(engine);
     print_form(&scenario, &measured.phases);
-    if database.cleanup {
+    let deleted = if run.database.cleanup {
         let database = (&target, &prepared);
-        clean_up(&mut admin, database, &endpoints[0], &measured.outcomes).await?;
+        clean_up(&mut admin, database, &run.endpoints[0], &measured.outcomes).await?
+    } else {
+        false
+    };
+    let interrupted = measured.outcomes.iter().any(|o| o.interrupted);
+    let label = if pass.is_repetition() {
+        format!("repetition {}: ", pass.index)
+    } else {
+        String::new()
+    };
+    counts.add(&measured.outcomes, &label);
+    record.end(interrupted, deleted);
+    if pass.index < pass.count && !interrupted {
+        checkpoint(outputs, record);
     }
-    let interrupted = stop.stop.is_raised();
-    let result = results::build::run(
-        config,
-        started,
-        SystemTime::now(),
-        interrupted,
-        node,
-        measured.phases,
-    );
-    finish(
-        &outputs,
-        &thresholds,
-        &result,
-        &measured.outcomes,
-        interrupted,
-    )
+    Ok(())
+}
+
+/// A run killed before its end keeps the phases it finished: the result files are
+/// rewritten after every phase but the run's last (as hyperfine rewrites its exports
+/// after every benchmark), marked as not finished. A file that cannot be written is
+/// reported by the last write, which fails the same way.
+fn checkpoint(outputs: &OutputFiles, record: &Record) {
+    if !outputs.is_empty() {
+        let _ = outputs.write(&record.result(true));
+    }
 }
 
 /// The phase loop: connections opened once for the largest phase, then each phase in
-/// turn, its report printed and `checkpoint` given the phases so far as it ends; Ctrl-C
-/// ends the loop after the phase it stopped.
+/// turn, its report printed, its result recorded and the files rewritten as it ends
+/// (unless it is the run's last); Ctrl-C ends the loop after the phase it stopped.
 async fn run_phases(
     engine: &mut Engine,
     scenario: &Scenario,
     shares: &[PhaseShare],
-    checkpoint: &dyn Fn(&[PhaseResult]),
+    record: &mut Record,
+    outputs: &OutputFiles,
 ) -> Result<Measured, Failed> {
     let most = shares.iter().map(|s| s.connections).max().unwrap_or(1);
     engine.connect(most).await.map_err(Failed::run)?;
@@ -151,6 +257,7 @@ async fn run_phases(
         let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
         let result = results::build::phase(&outcome);
         print(&report::phase_text(&result, outcome.interrupted));
+        record.add(result.clone()).map_err(Failed::run)?;
         measured.phases.push(result);
         // A phase whose connections gave up does not stop the run: the next phase tries
         // again, and what it cannot run is counted there.
@@ -160,7 +267,7 @@ async fn run_phases(
             break;
         }
         if measured.phases.len() < scenario.phases.len() {
-            checkpoint(&measured.phases);
+            checkpoint(outputs, record);
         }
     }
     Ok(measured)
@@ -179,13 +286,13 @@ fn print_form(scenario: &Scenario, phases: &[PhaseResult]) {
 }
 
 /// `--cleanup`: deletes the replicas the run's actions created, and the database if the
-/// run created it, never one it found.
+/// run created it, never one it found; true when it deleted the database.
 async fn clean_up(
     admin: &mut Admin,
     (target, prepared): (&Target, &PreparedDatabase),
     endpoint: &Arc<Endpoint>,
     outcomes: &[PhaseOutcome],
-) -> Result<(), Failed> {
+) -> Result<bool, Failed> {
     delete_replicas(target, endpoint, outcomes)
         .await
         .map_err(setup_failed)?;
@@ -201,7 +308,7 @@ async fn clean_up(
             target.database
         ));
     }
-    Ok(())
+    Ok(prepared.created)
 }
 
 /// Writes the result files, checks the thresholds, and gives the verdict.
@@ -209,7 +316,7 @@ fn finish(
     outputs: &OutputFiles,
     checks: &[Threshold],
     result: &RunResult,
-    outcomes: &[PhaseOutcome],
+    counts: &Counts,
     interrupted: bool,
 ) -> Result<(), Failed> {
     // A file that cannot be written (a full disk) does not hide the thresholds and the
@@ -223,7 +330,7 @@ fn finish(
     } else {
         print_outcomes(checks, result)?
     };
-    let verdict = judge(outcomes);
+    let verdict = judge(counts);
     let mut problems = verdict.reasons();
     if !written.failures.is_empty() {
         problems.push(format!(

@@ -34,6 +34,9 @@ pub struct Setup {
     pub thresholds: Vec<Threshold>,
     /// The settings as the result file records them.
     pub config: ConfigRecord,
+    /// How many times the whole scenario runs (`--runs`), each on a database of its
+    /// own; 1 for a plain run on the database given.
+    pub runs: u64,
 }
 
 impl Setup {
