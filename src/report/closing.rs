@@ -189,6 +189,13 @@ fn files_lines(files: &[PathBuf]) -> String {
 pub fn text(closing: &Closing) -> String {
     let mut out = String::from("SUMMARY:\n");
     phase_table(&closing.result.phases, &mut out);
+    let repetitions = closing.result.repetitions.len();
+    if repetitions > 1 {
+        let _ = writeln!(
+            out,
+            "  each phase: its {repetitions} repetitions together (their spread: REPETITIONS above)"
+        );
+    }
     out.push_str(&thresholds_line(closing.thresholds));
     out.push_str(&verdict_line(closing));
     out.push_str(&files_lines(closing.files));
