@@ -327,3 +327,81 @@ fn client(text: &mut Exposition, process: &ProcessFigures) {
     text.family(&CORES);
     text.sample(&CORES, &[], Value::Float(process.cores));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{FailureCounts, IntervalMetrics};
+    use crate::workload::Operation;
+
+    fn figures() -> Figures {
+        let mut interval = IntervalMetrics::default();
+        interval.succeeded(Operation::Read, 3_000_000_000);
+        let mut refused = FailureCounts::default();
+        let word = crate::metrics::Failure::Document("a \"quoted\"\nword".to_string());
+        refused.add(word, 2);
+        interval.documents(Operation::BulkInsert, 8, &refused);
+        let mut figures = Figures::default();
+        figures.start_phase("crud");
+        figures.add_interval(&interval, &interval.row(1.0, 1.0, 0.0), None);
+        figures
+    }
+
+    const RUN: RunLabels = RunLabels {
+        version: "0.1.0",
+        node_index: 1,
+        node_count: 3,
+    };
+
+    const PROCESS: ProcessFigures = ProcessFigures {
+        cpu_seconds: 1.5,
+        cores: 2.0,
+        open_connections: 4,
+        logins: 0,
+        failed_logins: 0,
+    };
+
+    #[test]
+    fn every_operation_has_its_counters_and_histogram_from_the_start() {
+        let text = render(&RUN, &Figures::default(), &PROCESS, Format::Prometheus);
+        for operation in Operation::ALL {
+            let name = operation.name();
+            for line in [
+                format!(
+                    "sofabench_operations_total{{operation=\"{name}\",outcome=\"succeeded\"}} 0\n"
+                ),
+                format!("sofabench_documents_total{{operation=\"{name}\"}} 0\n"),
+                format!(
+                    "sofabench_response_time_seconds_bucket{{operation=\"{name}\",le=\"+Inf\"}} 0\n"
+                ),
+            ] {
+                assert!(text.contains(&line), "{line} in\n{text}");
+            }
+        }
+        assert!(!text.contains("sofabench_phase_info{"), "no phase yet");
+        assert!(!text.contains("\nsofabench_target_rate_operations_per_second "));
+    }
+
+    #[test]
+    fn figures_show_with_their_labels_quoted_in_both_formats() {
+        for format in [Format::Prometheus, Format::OpenMetrics] {
+            let text = render(&RUN, &figures(), &PROCESS, format);
+            for line in [
+                "sofabench_run_info{version=\"0.1.0\",node_index=\"1\",node_count=\"3\"} 1\n",
+                "sofabench_phase_info{phase=\"crud\",number=\"1\"} 1\n",
+                "sofabench_documents_total{operation=\"bulk_insert\"} 8\n",
+                "sofabench_document_failures_total{operation=\"bulk_insert\",kind=\"a \\\"quoted\\\"\\nword\"} 2\n",
+                "sofabench_response_time_seconds_bucket{operation=\"read\",le=\"2\"} 0\n",
+                "sofabench_response_time_seconds_bucket{operation=\"read\",le=\"5\"} 1\n",
+                // 3 s within the histogram's 3 significant digits: its middle for the sum,
+                // its highest equivalent for a percentile, as HdrHistogram gives them.
+                "sofabench_response_time_seconds_sum{operation=\"read\"} 2.999296\n",
+                "sofabench_interval_response_time_seconds{operation=\"read\",percentile=\"99\"} 3.000319\n",
+                "sofabench_open_connections 4\n",
+                "sofabench_client_cpu_seconds_total 1.5\n",
+            ] {
+                assert!(text.contains(line), "{format:?}: {line} in\n{text}");
+            }
+        }
+    }
+}
