@@ -5,7 +5,8 @@
 //! `scenario`, built from a `workload`) over the `driver` (the CouchDB HTTP API) with
 //! documents from a `template`; `metrics` is what the connections measure, `results` a
 //! run's result as data, `report` what users read, `export` the result's other formats,
-//! and `analysis` compares, checks and merges results. Below them all: `time`
+//! `analysis` compares, checks and merges results, and `exposition` serves a run's figures
+//! live to Prometheus (`--metrics-listen`). Below them all: `time`
 //! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
 
 pub mod analysis;
@@ -15,6 +16,7 @@ pub mod driver;
 pub mod engine;
 pub mod exit;
 pub mod export;
+pub mod exposition;
 pub mod files;
 pub mod host;
 pub mod metrics;

@@ -78,6 +78,19 @@ fn the_job_runs_every_node_at_once_with_its_index() {
         assert!(command.contains(flag), "{flag} in {command}");
     }
     assert!(!command.contains("--cleanup") && !command.contains("--recreate"));
+    // Prometheus finds each node's metrics endpoint by the pod's annotations.
+    let annotations = &spec["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"], "true");
+    assert_eq!(annotations["prometheus.io/path"], "/metrics");
+    let port = annotations["prometheus.io/port"].as_str().unwrap();
+    assert!(
+        command.contains(&format!("--metrics-listen=0.0.0.0:{port}")),
+        "{command}"
+    );
+    assert_eq!(
+        container["ports"][0]["containerPort"].as_u64(),
+        port.parse().ok()
+    );
     let mount = &container["volumeMounts"][0];
     assert_eq!(mount["mountPath"], "/results");
     let volume = &pod["volumes"][0];
@@ -118,12 +131,15 @@ fn the_command_line_of_the_manifest_is_one_sofabench_accepts() {
         "--database_address=http://127.0.0.1:{}",
         common::free_port()
     );
+    // The metrics endpoint on a free port of this machine's loopback, not 9464 on every
+    // interface.
+    let listen = format!("--metrics-listen=127.0.0.1:{}", common::free_port());
     let mut args: Vec<&str> = words
         .iter()
         .copied()
-        .filter(|w| !w.starts_with("--out="))
+        .filter(|w| !w.starts_with("--out=") && !w.starts_with("--metrics-listen="))
         .collect();
-    args.extend([address.as_str(), out.as_str()]);
+    args.extend([address.as_str(), out.as_str(), listen.as_str()]);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_sofabench"))
         .args(&args)
         .env("JOB_COMPLETION_INDEX", "1")
@@ -135,4 +151,5 @@ fn the_command_line_of_the_manifest_is_one_sofabench_accepts() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
     assert!(stderr.contains("127.0.0.1"), "{stderr}");
+    assert!(stderr.contains("metrics at http://127.0.0.1:"), "{stderr}");
 }

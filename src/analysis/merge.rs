@@ -412,6 +412,7 @@ impl Bucket {
                 rate_limited: op.rate_limited,
                 retried_429: op.retried_429,
                 response: histogram::decode(&op.histogram)?,
+                ..interval::IntervalOperation::default()
             });
         }
         Ok(())

@@ -323,6 +323,29 @@ pub struct RunArgs {
     #[arg(long, short)]
     quiet: bool,
 
+    /// Serve the run's figures for Prometheus (and OpenMetrics) at http://ADDR/metrics
+    /// while it runs: a port alone (9464) listens on this machine only; an address
+    /// (0.0.0.0:9464) on what it names, with a warning.
+    #[arg(
+        long = "metrics-listen",
+        visible_alias = "metrics_listen",
+        value_name = "ADDR",
+        value_parser = crate::exposition::address::parse
+    )]
+    metrics_listen: Option<std::net::SocketAddr>,
+
+    /// After the run, keep --metrics-listen's endpoint up until a scraper has read the
+    /// final figures, at most this long (e.g. the scrape interval). 0 stops at once.
+    #[arg(
+        long = "metrics-linger",
+        visible_alias = "metrics_linger",
+        value_name = "TIME",
+        value_parser = duration::parse,
+        default_value = "0s",
+        requires = "metrics_listen"
+    )]
+    metrics_linger: std::time::Duration,
+
     /// Run a scenario: a built-in one by name (`sofabench scenarios` lists them) or a TOML
     /// file of phases. Default: ironcushion, the two steps these flags describe.
     #[arg(long, value_name = "NAME|FILE")]

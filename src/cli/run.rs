@@ -8,17 +8,29 @@ use clap::ArgMatches;
 use super::RunArgs;
 use super::setup::{self, Given};
 use super::terminal::Terminal;
-use crate::engine::observer::{Observer, Silent};
+use crate::engine::observer::{Observer, Observers, Silent};
 use crate::exit::Failed;
+use crate::exposition::MetricsEndpoint;
 use crate::run::runner;
 
 pub fn execute(args: RunArgs, matches: &ArgMatches) -> Result<(), Failed> {
     // Everything the user gave is checked before anything is sent.
     let setup = setup::build(&args, &Given(matches))?;
-    let observer: Arc<dyn Observer> = if args.quiet {
+    let mut observer: Arc<dyn Observer> = if args.quiet {
         Arc::new(Silent)
     } else {
         Arc::new(Terminal::new(setup.engine.interval))
     };
-    runner::run(setup, observer)
+    let endpoint = match args.metrics_listen {
+        Some(address) => Some(MetricsEndpoint::start(address, setup.node)?),
+        None => None,
+    };
+    if let Some(endpoint) = &endpoint {
+        observer = Arc::new(Observers(vec![observer, endpoint.observer()]));
+    }
+    let outcome = runner::run(setup, observer);
+    if let Some(endpoint) = endpoint {
+        endpoint.finish(args.metrics_linger);
+    }
+    outcome
 }

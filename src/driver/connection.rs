@@ -23,6 +23,7 @@ use super::auth::{Auth, Credential, HeaderCopy};
 use super::http1::{self, Method, Response, ResponseReader};
 use super::stream::Stream;
 use super::tls::NodeTls;
+use crate::metrics::process::OpenConnection;
 use crate::target::{Node, Scheme, Target};
 
 /// How long establishing a TCP connection, and then a TLS handshake, may each take before
@@ -371,6 +372,8 @@ struct Connection {
     idle: bool,
     /// When the last exchange ended (or the connection opened).
     idle_since: Instant,
+    /// Counts the connection among the open ones while it lives.
+    _open: OpenConnection,
 }
 
 impl Connection {
@@ -419,6 +422,7 @@ impl Connection {
             completed: 0,
             idle: true,
             idle_since: opened,
+            _open: OpenConnection::count(),
         };
         Ok((connection, opening))
     }

@@ -86,7 +86,8 @@ impl Monitor {
             .rows
             .last()
             .is_some_and(|r| r.stalled || (r.after_stall && row.late > 0));
-        self.observer.interval(&row, self.target_rate);
+        self.observer
+            .interval_closed(&self.interval, &row, self.target_rate);
         self.rows.push(row);
         self.last = now;
         self.last_cpu = cpu_now;

@@ -15,7 +15,7 @@ use super::stop::Stop;
 use super::transport::{Clock, SystemClock, Transport};
 use crate::driver::responses;
 use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
-use crate::metrics::{ConnectionMetrics, Failure, FailureSamples, Recorder};
+use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
@@ -595,10 +595,13 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let bulk = metrics.operation(Operation::BulkInsert);
         let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
+        // Counted here first, then on the connection and for the live figures at once.
+        let mut stored = 0;
+        let mut refused = FailureCounts::default();
         for (&number, outcome) in numbers.iter().zip(paired.documents) {
             let failure = match outcome {
                 DocumentOutcome::Stored(rev) => {
-                    bulk.documents += 1;
+                    stored += 1;
                     self.pool.add(number, rev);
                     continue;
                 }
@@ -617,13 +620,18 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     unmatched.clone()
                 }
             };
-            bulk.failures.add(failure, 1);
+            refused.add(failure, 1);
         }
         // A row for a document the request did not hold is a bad answer too: counted,
         // so that a run whose answers carry strangers cannot pass for a clean one.
         if paired.stranger_count > 0 {
-            bulk.failures.add(unmatched.clone(), paired.stranger_count);
+            refused.add(unmatched.clone(), paired.stranger_count);
         }
+        bulk.documents += stored;
+        bulk.failures.merge(&refused);
+        self.shared
+            .recorder
+            .documents(Operation::BulkInsert, stored, &refused);
         for stranger in &paired.strangers {
             bulk.samples.add(
                 &unmatched,

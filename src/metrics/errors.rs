@@ -137,6 +137,16 @@ impl FailureCounts {
             .fold(0, |sum, (_, n)| sum.saturating_add(*n))
     }
 
+    /// The counts in the order the kinds were first met.
+    pub fn iter(&self) -> impl Iterator<Item = (&Failure, u64)> {
+        self.counts.iter().map(|(f, n)| (f, *n))
+    }
+
+    /// Forgets every count, keeping the memory for the next ones.
+    pub fn clear(&mut self) {
+        self.counts.clear();
+    }
+
     /// The counts, most frequent first.
     pub fn sorted(&self) -> Vec<(Failure, u64)> {
         let mut sorted = self.counts.clone();

@@ -3,9 +3,10 @@
 
 use hdrhistogram::Histogram;
 
-use super::errors::Failure;
+use super::errors::{Failure, FailureCounts};
 use super::histogram;
 use super::recorder::{new_histogram, record_micros};
+use super::setup::SetupTally;
 use crate::workload::{Operation, PerOperation};
 
 /// One operation kind within one interval, while it is being recorded.
@@ -20,6 +21,12 @@ pub struct IntervalOperation {
     pub retried_429: u64,
     /// Response times of successful operations, microseconds.
     pub response: Histogram<u64>,
+    /// Documents stored or operated on (a bulk insert counts its documents).
+    pub documents: u64,
+    /// Failures by kind: of whole operations (adding up to `failed`), and of single
+    /// documents in bulk answers (`doc:*`). Not in the row: the live metrics endpoint
+    /// takes them from here.
+    pub failures: FailureCounts,
 }
 
 impl Default for IntervalOperation {
@@ -31,6 +38,8 @@ impl Default for IntervalOperation {
             rate_limited: 0,
             retried_429: 0,
             response: new_histogram(),
+            documents: 0,
+            failures: FailureCounts::default(),
         }
     }
 }
@@ -43,6 +52,8 @@ impl IntervalOperation {
         self.rate_limited += other.rate_limited;
         self.retried_429 += other.retried_429;
         let _ = self.response.add(&other.response);
+        self.documents += other.documents;
+        self.failures.merge(&other.failures);
     }
 
     fn summary(&self) -> IntervalSummary {
@@ -77,6 +88,8 @@ pub struct IntervalMetrics {
     pub operations: PerOperation<IntervalOperation>,
     /// Operations that started late by more than the threshold (open model).
     pub late: u64,
+    /// Connections opened (not in the row; the live metrics endpoint takes it from here).
+    pub setup: SetupTally,
 }
 
 impl IntervalMetrics {
@@ -91,6 +104,15 @@ impl IntervalMetrics {
         op.failed += 1;
         op.timeouts += u64::from(*failure == Failure::Timeout);
         op.rate_limited += u64::from(*failure == Failure::RateLimited);
+        op.failures.add(failure.clone(), 1);
+    }
+
+    /// Documents an operation `stored` (or touched), and those it had `refused`, by kind
+    /// (a bulk answer's).
+    pub fn documents(&mut self, operation: Operation, stored: u64, refused: &FailureCounts) {
+        let op = &mut self.operations[operation];
+        op.documents += stored;
+        op.failures.merge(refused);
     }
 
     /// A 429 after which the operation goes out again.
@@ -102,6 +124,7 @@ impl IntervalMetrics {
         self.operations
             .merge_with(&other.operations, IntervalOperation::merge);
         self.late += other.late;
+        self.setup.merge(&other.setup);
     }
 
     /// Sums the interval up into the compact row the live line and the results use.
@@ -130,8 +153,11 @@ impl IntervalMetrics {
             op.rate_limited = 0;
             op.retried_429 = 0;
             op.response.reset();
+            op.documents = 0;
+            op.failures.clear();
         }
         self.late = 0;
+        self.setup.clear();
     }
 }
 

@@ -7,6 +7,7 @@ pub mod histogram;
 pub mod interval;
 pub mod logins;
 pub mod outcome;
+pub mod process;
 pub mod recorder;
 pub mod setup;
 pub mod spread;

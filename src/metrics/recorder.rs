@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use hdrhistogram::Histogram;
 
 use super::connection::ConnectionMetrics;
-use super::errors::Failure;
+use super::errors::{Failure, FailureCounts};
 use super::interval::IntervalMetrics;
 use super::setup::SetupTally;
 use crate::workload::{Operation, PerOperation};
@@ -205,6 +205,14 @@ impl Recorder {
         let mut shard = self.shard();
         shard.step[operation].record(service_ns, response_ns);
         shard.interval.succeeded(operation, response_ns);
+        shard.interval.operations[operation].documents += documents;
+    }
+
+    /// What a bulk answer said of its documents, which its connection counted: `stored`,
+    /// and `refused` by kind. Only the interval takes them (the step's are counted on the
+    /// connection), for the live metrics endpoint.
+    pub fn documents(&self, operation: Operation, stored: u64, refused: &FailureCounts) {
+        self.shard().interval.documents(operation, stored, refused);
     }
 
     /// A failed operation, which took `took_ns` until it failed: counted on its
@@ -252,7 +260,10 @@ impl Recorder {
     /// A connection was opened: its TCP connect and TLS handshake times, and whether it
     /// replaced one its client had before.
     pub fn opened(&self, connect_ns: u64, handshake_ns: Option<u64>, reconnect: bool) {
-        self.shard()
+        let mut shard = self.shard();
+        shard.setup.record(connect_ns, handshake_ns, reconnect);
+        shard
+            .interval
             .setup
             .record(connect_ns, handshake_ns, reconnect);
     }

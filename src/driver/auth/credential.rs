@@ -206,6 +206,7 @@ impl Credential {
         let outcome = renewal.source.issue().await;
         let now = Instant::now();
         lock(&self.logins).record(now - started, outcome.is_ok());
+        crate::metrics::process::logged_in(outcome.is_ok());
         match outcome {
             Ok(issued) => {
                 renewal.failure = None;

@@ -16,6 +16,8 @@ fn creates_count_operations_documents_bytes_and_server_time() {
     assert_eq!(abort, None);
     let create = metrics.of(Create);
     assert_eq!((create.succeeded, create.documents), (3, 3));
+    let live = &taken_interval(&worker).operations[Create];
+    assert_eq!((live.succeeded, live.documents), (3, 3));
     assert_eq!(create.statuses.sorted(), [(201, 3)]);
     assert_eq!(metrics.times.remote_ns[Create], 3 * 1_000_000);
     let received = &worker.client.received;
@@ -163,8 +165,13 @@ fn bulk_insert_rows_are_paired_with_their_documents_by_id() {
     let conflict = Failure::Document("conflict".to_string());
     assert_eq!(
         failures(&metrics, BulkInsert),
-        [(unmatched, 2), (conflict, 1)]
+        [(unmatched.clone(), 2), (conflict.clone(), 1)]
     );
+    // The live figures count the same documents as the connection.
+    let interval = taken_interval(&worker);
+    let live = &interval.operations[BulkInsert];
+    assert_eq!((live.succeeded, live.documents), (1, 2));
+    assert_eq!(live.failures.sorted(), [(unmatched, 2), (conflict, 1)]);
     let mut stored: Vec<u64> = worker.pool.iter().map(|d| d.number).collect();
     stored.sort_unstable();
     assert_eq!(stored, [0, 3]);
@@ -185,6 +192,20 @@ fn a_lost_bulk_insert_leaves_its_documents_unknown_and_a_refused_one_failed() {
         failures(&metrics, BulkInsert),
         [(Failure::Status(500), 1), (Failure::Transport, 1)]
     );
+    let interval = taken_interval(&worker);
+    let live = &interval.operations[BulkInsert];
+    assert_eq!((live.failed, live.documents), (2, 0));
+    assert_eq!(
+        live.failures.sorted(),
+        [(Failure::Status(500), 1), (Failure::Transport, 1)]
+    );
+}
+
+/// What the worker's recorder holds for the live figures of the interval.
+fn taken_interval(worker: &TestWorker) -> crate::metrics::IntervalMetrics {
+    let mut interval = crate::metrics::IntervalMetrics::default();
+    worker.shared.recorder.take_interval(&mut interval);
+    interval
 }
 
 #[test]
