@@ -308,6 +308,8 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         // Every node starts the phase's action; the first node's report stands for it.
         action: phases.iter().find_map(|p| p.action.clone()),
         logins: merge_logins(&phases)?,
+        // Every node ran the same scenario: the first node's place in a sweep is all's.
+        sweep: phases[0].sweep.clone(),
     };
     Ok(build::from_tally(facts, &tally))
 }
@@ -575,7 +577,7 @@ mod tests {
             SystemTime::UNIX_EPOCH + Duration::from_secs(1_010 - node.index),
             false,
             node,
-            vec![build::phase(&outcome)],
+            vec![build::phase(&outcome, None)],
         )
     }
 

@@ -153,6 +153,7 @@ pub(crate) mod sample {
             connection_times: None,
             connection_setup: None,
             logins: None,
+            sweep: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

@@ -147,7 +147,7 @@ async fn run_phases(
     };
     for (phase, share) in scenario.phases.iter().zip(shares) {
         let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
-        let result = results::build::phase(&outcome);
+        let result = results::build::phase(&outcome, phase.sweep.clone());
         print(&report::phase_text(&result, outcome.interrupted));
         measured.phases.push(result);
         // A phase whose connections gave up does not stop the run: the next phase tries
