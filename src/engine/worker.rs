@@ -584,21 +584,14 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 return;
             }
         };
-        // The request succeeded; its documents are counted one by one below.
-        self.shared.recorder.succeeded(
-            metrics,
-            Operation::BulkInsert,
-            0,
-            times.service,
-            times.response,
-        );
         let bulk = metrics.operation(Operation::BulkInsert);
+        let mut stored = 0;
         let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
         for (&number, outcome) in numbers.iter().zip(paired.documents) {
             let failure = match outcome {
                 DocumentOutcome::Stored(rev) => {
-                    bulk.documents += 1;
+                    stored += 1;
                     self.pool.add(number, rev);
                     continue;
                 }
@@ -630,6 +623,15 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 &format!("a row for {stranger}, which the request did not hold"),
             );
         }
+        // The request succeeded, with the documents it stored: counted in the phase and
+        // in the interval (for documents/s over time) in one call.
+        self.shared.recorder.succeeded(
+            metrics,
+            Operation::BulkInsert,
+            stored,
+            times.service,
+            times.response,
+        );
     }
 
     /// The connection's share of a phase: the operations `work.order` yields, until they

@@ -18,6 +18,8 @@ pub struct IntervalOperation {
     pub rate_limited: u64,
     /// 429 answers after which the operation was sent again (not failures).
     pub retried_429: u64,
+    /// Documents the successful operations stored or touched (a bulk insert's documents).
+    pub documents: u64,
     /// Response times of successful operations, microseconds.
     pub response: Histogram<u64>,
 }
@@ -30,6 +32,7 @@ impl Default for IntervalOperation {
             timeouts: 0,
             rate_limited: 0,
             retried_429: 0,
+            documents: 0,
             response: new_histogram(),
         }
     }
@@ -42,6 +45,7 @@ impl IntervalOperation {
         self.timeouts += other.timeouts;
         self.rate_limited += other.rate_limited;
         self.retried_429 += other.retried_429;
+        self.documents += other.documents;
         let _ = self.response.add(&other.response);
     }
 
@@ -59,6 +63,7 @@ impl IntervalOperation {
             timeouts: self.timeouts,
             rate_limited: self.rate_limited,
             retried_429: self.retried_429,
+            documents: self.documents,
             p50_us: at(0.5),
             p99_us: at(0.99),
             histogram: String::new(),
@@ -84,6 +89,11 @@ impl IntervalMetrics {
         let op = &mut self.operations[operation];
         op.succeeded += 1;
         record_micros(&mut op.response, response_ns);
+    }
+
+    /// Documents a successful operation stored or touched.
+    pub fn documents(&mut self, operation: Operation, documents: u64) {
+        self.operations[operation].documents += documents;
     }
 
     pub fn failed(&mut self, operation: Operation, failure: &Failure) {
@@ -128,6 +138,7 @@ impl IntervalMetrics {
             op.timeouts = 0;
             op.rate_limited = 0;
             op.retried_429 = 0;
+            op.documents = 0;
             op.response.reset();
         }
         self.late = 0;
@@ -145,6 +156,8 @@ pub struct IntervalSummary {
     pub rate_limited: u64,
     /// 429 answers after which the operation was sent again.
     pub retried_429: u64,
+    /// Documents the successful operations stored or touched.
+    pub documents: u64,
     /// Response time percentiles of successful operations, microseconds (0 when none).
     pub p50_us: u64,
     pub p99_us: u64,

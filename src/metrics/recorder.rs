@@ -205,6 +205,7 @@ impl Recorder {
         let mut shard = self.shard();
         shard.step[operation].record(service_ns, response_ns);
         shard.interval.succeeded(operation, response_ns);
+        shard.interval.documents(operation, documents);
     }
 
     /// A failed operation, which took `took_ns` until it failed: counted on its
@@ -447,7 +448,7 @@ mod tests {
         let mut interval = IntervalMetrics::default();
         recorder.take_interval(&mut interval);
         let read = &interval.operations[Operation::Read];
-        assert_eq!(read.succeeded, 400);
+        assert_eq!((read.succeeded, read.documents), (400, 400));
         assert_eq!(read.response.len(), 400);
         let update = &interval.operations[Operation::Update];
         assert_eq!((update.failed, update.timeouts), (4, 1));

@@ -214,6 +214,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
             timeouts: m.timeouts,
             rate_limited: m.rate_limited,
             retried_429: m.retried_429,
+            documents: (op == Operation::BulkInsert).then_some(m.documents),
             throughput: if row.length > 0.0 {
                 m.succeeded as f64 / row.length
             } else {

@@ -353,6 +353,10 @@ pub struct IntervalOperation {
     /// 429 answers after which the operation was sent again; absent when there were none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retried_429: u64,
+    /// Documents the interval's successful bulk inserts stored; absent for other
+    /// operations (one document each) and in results written before sofabench kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<u64>,
     /// Successful operations per second in the interval.
     pub throughput: f64,
     pub p50_ms: f64,
