@@ -107,19 +107,44 @@
     charts.push([plot, el, kind]);
   }
 
+  // ---- over time ----
+
+  // The cursor picks the interval under it: the first point at or after it, since a
+  // point's value holds back to the point before it.
+  function intervalUnder(u, seriesIdx, closest, x) {
+    var xs = u.data[0];
+    return xs[closest] < x && closest + 1 < xs.length ? closest + 1 : closest;
+  }
+
+  // The time a point's value holds over: "2.65–2.90 s".
+  function span(u, v, idx) {
+    if (v == null || idx == null) return "";
+    if (idx == 0) return number(v, 1) + " s";
+    var from = u.data[0][idx - 1], decimals = v - from < 1 ? 2 : 1;
+    return number(from, decimals) + "–" + number(v, decimals) + " s";
+  }
+
   // ---- the run on one time axis ----
 
-  function phaseAt(x) {
+  // The phase a point's interval belongs to; a phase's start point ends the time before
+  // the phase.
+  function phaseOf(x) {
     var phases = data.run.phases;
     for (var i = 0; i < phases.length; i++) {
-      if (x >= phases[i].start && x <= phases[i].end) return phases[i].name;
+      if (x > phases[i].start && x <= phases[i].end) return phases[i].name;
+    }
+    for (i = 0; i < phases.length; i++) {
+      if (x == phases[i].start) return "before " + phases[i].name;
     }
     return "between phases";
   }
 
   var runX = {
     label: "",
-    value: shown(function (v) { return number(v, 1) + " s · " + phaseAt(v); })
+    value: function (u, v, s, idx) {
+      var time = span(u, v, idx);
+      return time && time + " · " + phaseOf(v);
+    }
   };
 
   // The phases as bands behind the lines, each named above the plot where its name fits
@@ -160,7 +185,7 @@
     var s = data.run.series;
     draw(el, "run", {
       padding: [18, 12, null, null],
-      cursor: { sync: { key: "run" } },
+      cursor: { sync: { key: "run" }, dataIdx: intervalUnder },
       plugins: [phaseBands],
       series: [runX].concat(series),
       axes: [{ label: "seconds since the run started" }, yAxis(yLabel)]
@@ -275,11 +300,12 @@
 
   var phaseX = {
     label: "",
-    value: shown(function (v) { return "interval ending " + number(v, 1) + " s"; })
+    value: function (u, v, s, idx) { return span(u, v, idx); }
   };
 
   function phaseChart(el, phase, series, columns, yLabel) {
     draw(el, "phase", {
+      cursor: { dataIdx: intervalUnder },
       series: [phaseX].concat(series),
       axes: [{ label: "seconds since the phase started" }, yAxis(yLabel)]
     }, [phase.time.x].concat(columns));
