@@ -63,6 +63,32 @@ fn result() -> RunResult {
     RunResult::read(&run_dir().join("result.json")).unwrap()
 }
 
+/// The built-in read-ratio sweep, short, against a PouchDB Server on disk with an admin
+/// (as users run one): its `--out` folder, and how many documents the database holds
+/// afterwards.
+fn sweep_dir() -> &'static (PathBuf, u64) {
+    static DIR: OnceLock<(PathBuf, u64)> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let server = PouchServer::secured(Storage::Disk);
+        let out = scratch("export", "sweep").join("out");
+        let run = sofabench(&[
+            "run",
+            &format!("--database_address={}", server.admin_url),
+            "--database_name=sweep",
+            "--quiet",
+            "--seed=7",
+            "--scenario=read-ratio-sweep",
+            "--num_connections=2",
+            "--total-operations=60",
+            "--interval=100ms",
+            &format!("--out={}", out.display()),
+        ]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let documents = doc_count(&server.admin_db("sweep"));
+        (out, documents)
+    })
+}
+
 fn hlog_names(dir: &Path) -> Vec<String> {
     let mut names = entries(dir);
     names.retain(|n| n.ends_with(".hlog"));
@@ -199,11 +225,31 @@ fn every_format_is_written_and_reads_back() {
         }
     }
 
+    // Each interval keeps the documents its bulk inserts stored; they add up.
+    let bulk = &result.phases[0];
+    let in_intervals: u64 = bulk
+        .intervals
+        .iter()
+        .flat_map(|i| &i.operations)
+        .map(|o| o.documents.expect("bulk inserts keep their documents"))
+        .sum();
+    assert_eq!(
+        in_intervals,
+        4 * 3 * 250,
+        "3 bulk inserts of 250 per connection"
+    );
+    assert_eq!(in_intervals, bulk.operations[0].documents);
+
     // The page holds its data and the charts' library; no address outside it.
     let page = std::fs::read_to_string(dir.join("result.html")).unwrap();
     assert!(page.contains("id=\"sofabench-data\"") && page.contains("uPlot"));
     assert!(!page.contains("<script src") && !page.contains("<link "));
-    assert_eq!(page.matches("data-chart=").count(), 6, "3 charts per phase");
+    // The run: throughput, documents, latency, failures, CPU; no late starts without a
+    // rate. The bulk phase adds documents to the three charts every phase has.
+    assert_eq!(page.matches("data-run=").count(), 5);
+    assert_eq!(page.matches("data-phase=\"0\"").count(), 4);
+    assert_eq!(page.matches("data-phase=\"1\"").count(), 3);
+    assert!(!page.contains("data-chart=\"run-late\""));
     // A closed-model run: its latency over time is from sending, not a response time
     // from a schedule it did not have; the interval log says the same.
     assert!(page.contains("p99 (dashed) latency from sending to the answer"));
@@ -395,19 +441,39 @@ fn chromium(page: &Path, profile: &Path, action: &[&str]) -> (String, String) {
     )
 }
 
-#[test]
-fn the_html_page_renders_its_charts_in_chromium() {
+/// Where the page's screenshots are kept: `test-artifacts/` in Cargo's target folder
+/// (`target/`, or `$CARGO_TARGET_DIR`), beside the tests' temporary folder.
+fn artifacts() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = tmp.parent().unwrap_or(tmp).join("test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// How many values each chart box of `kind` drew, as the page's script marks it.
+fn drawn(dom: &str, kind: &str) -> Vec<u64> {
+    let marker = format!("data-chart=\"{kind}\"");
+    dom.match_indices(&marker)
+        .map(|(at, _)| {
+            let tag = &dom[at..at + dom[at..].find('>').unwrap()];
+            let points = tag
+                .split("data-points=\"")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{kind} was not drawn: {tag}"));
+            points[..points.find('"').unwrap()].parse().unwrap()
+        })
+        .collect()
+}
+
+/// The page in headless Chromium: its DOM after the script ran (no script error), and a
+/// screenshot kept as `name`.png among the test artifacts.
+fn render_in_chromium(page: &Path, name: &str) -> String {
     assert!(
         Path::new(CHROMIUM).exists(),
         "{CHROMIUM} is missing: the HTML report test needs headless Chromium; run scripts/test.sh (make test), which installs Debian's chromium package"
     );
-    let page = run_dir().join("result.html").canonicalize().unwrap();
-    let charts = std::fs::read_to_string(&page)
-        .unwrap()
-        .matches("data-chart=")
-        .count();
+    let page = page.canonicalize().unwrap();
     let profile = tempfile::tempdir().unwrap();
-
     let (stderr, dom) = chromium(&page, profile.path(), &["--dump-dom"]);
     let console: Vec<&str> = stderr
         .lines()
@@ -422,23 +488,84 @@ fn the_html_page_renders_its_charts_in_chromium() {
         dom.contains("sofabench result"),
         "no page dumped:\n{stderr}"
     );
-    // uPlot puts a div.uplot with a canvas into every chart's box.
-    assert_eq!(dom.matches("class=\"uplot").count(), charts, "{dom}");
-    assert_eq!(dom.matches("<canvas").count(), charts, "{dom}");
-
-    let artifacts = repository().join("target/test-artifacts");
-    std::fs::create_dir_all(&artifacts).unwrap();
-    let png = artifacts.join("report.png");
+    let png = artifacts().join(format!("{name}.png"));
     let _ = std::fs::remove_file(&png);
     let (stderr, _) = chromium(
         &page,
         profile.path(),
         &[
             &format!("--screenshot={}", png.display()),
-            "--window-size=1200,2400",
+            "--window-size=1200,3200",
+            "--hide-scrollbars",
         ],
     );
     assert!(!stderr.contains("Uncaught"), "{stderr}");
     let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot: {e}\n{stderr}"));
     assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
+    dom
+}
+
+#[test]
+fn the_html_page_renders_its_charts_in_chromium() {
+    let page = run_dir().join("result.html");
+    let dom = render_in_chromium(&page, "report-run");
+    // Two phases: every section open, every chart drawn, each with a canvas.
+    let charts = std::fs::read_to_string(&page)
+        .unwrap()
+        .matches("data-chart=")
+        .count();
+    assert_eq!(dom.matches("class=\"uplot").count(), charts, "{dom}");
+    assert_eq!(dom.matches("<canvas").count(), charts, "{dom}");
+    // The run's overview, with data: a value per step point of both phases.
+    for kind in ["run-throughput", "run-documents", "run-latency", "run-cpu"] {
+        let points = drawn(&dom, kind);
+        assert!(points.len() == 1 && points[0] > 4, "{kind}: {points:?}");
+    }
+    assert!(drawn(&dom, "throughput").iter().all(|&n| n > 0));
+    assert!(!dom.contains("elapsed"), "no placeholder in a legend");
+}
+
+#[test]
+fn a_sweep_page_draws_the_swept_setting_and_the_reference_lines() {
+    let (dir, documents) = sweep_dir();
+    let result = RunResult::read(&dir.join("result.json")).unwrap();
+    // Each phase knows its place in the sweep, and the database holds what it wrote.
+    let ratios: Vec<u64> = result
+        .phases
+        .iter()
+        .map(|p| {
+            let point = p.sweep.as_ref().expect("a phase of the sweep");
+            assert_eq!(point.series, "RR");
+            point.value
+        })
+        .collect();
+    assert_eq!(ratios, [0, 10, 25, 50, 75, 90, 95]);
+    let created: u64 = result
+        .phases
+        .iter()
+        .flat_map(|p| &p.operations)
+        .filter(|o| o.operation == "create")
+        .map(|o| o.documents)
+        .sum();
+    assert_eq!(*documents, created);
+
+    let page = dir.join("result.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    assert!(text.contains("<h3>titan-loadtest's result lines</h3>"));
+    assert!(text.contains("<td>RR_50</td>"));
+    let dom = render_in_chromium(&page, "report-sweep");
+    // Seven phases: their sections start folded, so only the run's and the sweep's
+    // charts are drawn (the run's five: no bulk inserts, no rate).
+    assert_eq!(dom.matches("<canvas").count(), 4 + 2, "{dom}");
+    assert_eq!(dom.matches("data-chart=\"throughput\"").count(), 7);
+    assert_eq!(dom.matches("<details>").count(), 7);
+    // A point per phase against the read ratio; the run's charts hold every phase.
+    assert_eq!(drawn(&dom, "sweep-throughput"), [7]);
+    let latency = drawn(&dom, "sweep-latency");
+    assert!(latency.len() == 1 && latency[0] >= 7, "{latency:?}");
+    let throughput = drawn(&dom, "run-throughput");
+    assert!(
+        throughput.len() == 1 && throughput[0] >= 14,
+        "{throughput:?}"
+    );
 }

@@ -1,9 +1,12 @@
 // Draws the charts of the sofabench result page with uPlot, from the JSON blob in
-// <script id="sofabench-data">. Each <div class="chart"> names its phase and chart.
+// <script id="sofabench-data">. Each <div class="chart"> says what it draws: the run
+// (data-run), a sweep (data-sweep) or a phase (data-phase), and which chart (data-chart).
+// Charts in a folded phase section are drawn when it is opened. Every drawn chart gets
+// data-points: how many values it drew (the page's test reads it).
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("sofabench-data").textContent);
-  var COLORS = {
+  var OPERATION_COLORS = {
     bulk_insert: "#7f3c8d",
     create: "#11a579",
     read: "#3969ac",
@@ -11,11 +14,19 @@
     "delete": "#e73f74"
   };
   var SPARE = ["#008695", "#cf1c90", "#80ba5a", "#f2b701", "#4b4b8f", "#a5aa99"];
-  var HEIGHT = 300;
+  // Failure kinds as the data names them: a color for the run's chart, a dash for a
+  // phase's (where the color is the operation's).
+  var KINDS = {
+    "timeout": { color: "#e73f74", dash: undefined },
+    "429, failed": { color: "#f2b701", dash: [6, 4] },
+    "other failure": { color: "#a12b2b", dash: [8, 3, 2, 3] },
+    "429, sent again": { color: "#80ba5a", dash: [2, 3] }
+  };
+  var HEIGHT = { run: 220, phase: 260, sweep: 280 };
   var charts = [];
 
   function color(name, i) {
-    return COLORS[name] || SPARE[i % SPARE.length];
+    return OPERATION_COLORS[name] || SPARE[i % SPARE.length];
   }
 
   function width(el) {
@@ -23,147 +34,391 @@
   }
 
   function number(v, decimals) {
-    return v == null ? "-" : v.toLocaleString("en-US", {
+    return v.toLocaleString("en-US", {
       minimumFractionDigits: decimals,
       maximumFractionDigits: decimals
     });
   }
 
-  // x = 1 / (1 - q): 1 → 0%, 10 → 90%, 100 → 99%, …
-  function percentile(x) {
-    if (x == null) return "";
-    return Number((100 - 100 / x).toFixed(4)) + "%";
+  // Legend values: empty when the cursor is off the chart or on a gap, never a dash.
+  function shown(format) {
+    return function (u, v) { return v == null ? "" : format(v); };
+  }
+  var perSecond = shown(function (v) { return number(v, 1) + "/s"; });
+  var ms = shown(function (v) { return number(v, 3) + " ms"; });
+  var percent = shown(function (v) { return number(v, 1) + " %"; });
+
+  // Every y axis starts at 0, whatever the values.
+  function fromZero(u, min, max) {
+    return [0, max > 0 ? max * 1.08 : 1];
   }
 
-  function seconds(u, v) {
-    return v == null ? "-" : number(v, 1) + " s";
-  }
-
-  function series(label, stroke, extra) {
-    var s = { label: label, stroke: stroke, width: 2, spanGaps: false };
+  function line(label, stroke, extra) {
+    var s = { label: label, stroke: stroke, width: 2, spanGaps: false, points: { show: false } };
     for (var k in extra) s[k] = extra[k];
     return s;
   }
 
-  function draw(el, opts, columns) {
+  // Over time, a point's value holds from the point before it to itself: an interval's
+  // value over the interval (the page's data puts a point of nothing at each phase's
+  // start). A value after nothing starts where the nothing was, so an interval after one
+  // with no value is drawn whole, not as a dot at its end.
+  function held(u, seriesIdx, idx0, idx1) {
+    var xs = u.data[0], ys = u.data[seriesIdx], stroke = new Path2D();
+    var scale = u.series[seriesIdx].scale;
+    var joined = false;
+    for (var i = Math.max(1, idx0); i <= idx1; i++) {
+      if (ys[i] == null) {
+        joined = false;
+        continue;
+      }
+      var x0 = Math.round(u.valToPos(xs[i - 1], "x", true));
+      var x1 = Math.round(u.valToPos(xs[i], "x", true));
+      var y = Math.round(u.valToPos(ys[i], scale, true));
+      if (joined) stroke.lineTo(x0, y); else stroke.moveTo(x0, y);
+      stroke.lineTo(x1, y);
+      joined = true;
+    }
+    return { stroke: stroke, fill: null, clip: null, band: null, gaps: null, flags: 0 };
+  }
+
+  function step(label, stroke, extra) {
+    var s = line(label, stroke, extra);
+    s.paths = held;
+    return s;
+  }
+
+  function yAxis(label) {
+    return { label: label, size: 72 };
+  }
+
+  function draw(el, kind, opts, columns) {
     opts.width = width(el);
-    opts.height = HEIGHT;
+    opts.height = HEIGHT[kind];
+    opts.scales = opts.scales || {};
+    opts.scales.x = opts.scales.x || { time: false };
+    opts.scales.y = { range: fromZero };
     var plot = new uPlot(opts, columns, el);
-    charts.push([plot, el]);
+    var points = 0;
+    for (var i = 1; i < columns.length; i++) {
+      columns[i].forEach(function (v) { if (v != null) points++; });
+    }
+    el.setAttribute("data-points", String(points));
+    charts.push([plot, el, kind]);
   }
 
-  // With one interval a line has nothing to join: show the points.
-  function points(n) {
-    return { show: n < 3, size: 6 };
+  // ---- over time ----
+
+  // The cursor picks the interval under it: the first point at or after it, since a
+  // point's value holds back to the point before it.
+  function intervalUnder(u, seriesIdx, closest, x) {
+    var xs = u.data[0];
+    return xs[closest] < x && closest + 1 < xs.length ? closest + 1 : closest;
   }
 
-  function throughput(el, phase) {
-    var t = phase.time;
-    var columns = [t.x];
-    var all = [{ label: "elapsed", value: seconds }];
-    t.operations.forEach(function (op, i) {
-      columns.push(op.throughput);
-      all.push(series(op.name, color(op.name, i), {
-        points: points(t.x.length),
-        value: function (u, v) { return v == null ? "-" : number(v, 1) + "/s"; }
-      }));
-    });
-    draw(el, {
-      scales: { x: { time: false } },
-      series: all,
-      axes: [{ label: "seconds since the phase started" }, { label: "operations per second", size: 70 }]
-    }, columns);
+  // The time a point's value holds over: "2.65–2.90 s".
+  function span(u, v, idx) {
+    if (v == null || idx == null) return "";
+    if (idx == 0) return number(v, 1) + " s";
+    var from = u.data[0][idx - 1], decimals = v - from < 1 ? 2 : 1;
+    return number(from, decimals) + "–" + number(v, decimals) + " s";
   }
 
-  function latency(el, phase) {
-    var t = phase.time;
-    var columns = [t.x];
-    var all = [{ label: "elapsed", value: seconds }];
-    t.operations.forEach(function (op, i) {
-      var ms = function (u, v) { return v == null ? "-" : number(v, 3) + " ms"; };
-      columns.push(op.p50);
-      all.push(series(op.name + " p50", color(op.name, i), { points: points(t.x.length), value: ms }));
-      columns.push(op.p99);
-      all.push(series(op.name + " p99", color(op.name, i), { dash: [6, 4], points: points(t.x.length), value: ms }));
-    });
-    draw(el, {
-      scales: { x: { time: false } },
-      series: all,
-      axes: [{ label: "seconds since the phase started" }, { label: "milliseconds", size: 70 }]
-    }, columns);
+  // ---- the run on one time axis ----
+
+  // The phase a point's interval belongs to; a phase's start point ends the time before
+  // the phase.
+  function phaseOf(x) {
+    var phases = data.run.phases;
+    for (var i = 0; i < phases.length; i++) {
+      if (x > phases[i].start && x <= phases[i].end) return phases[i].name;
+    }
+    for (i = 0; i < phases.length; i++) {
+      if (x == phases[i].start) return "before " + phases[i].name;
+    }
+    return "between phases";
   }
 
-  // Failed operations per second, 429s apart: those that failed as rate_limited, and
-  // those sent again with --retry-429.
-  function failures(el, phase) {
-    var t = phase.time;
-    var columns = [t.x];
-    var all = [{ label: "elapsed", value: seconds }];
-    var perSecond = function (u, v) { return v == null ? "-" : number(v, 1) + "/s"; };
-    t.operations.forEach(function (op, i) {
-      var kinds = [
-        [op.failed, " failed", undefined],
-        [op.rate_limited, " 429 failed", [6, 4]],
-        [op.retried_429, " 429 sent again", [2, 3]]
-      ];
-      kinds.forEach(function (kind) {
-        columns.push(kind[0]);
-        all.push(series(op.name + kind[1], color(op.name, i), {
-          dash: kind[2], points: points(t.x.length), value: perSecond
-        }));
+  var runX = {
+    label: "",
+    value: function (u, v, s, idx) {
+      var time = span(u, v, idx);
+      return time && time + " · " + phaseOf(v);
+    }
+  };
+
+  // The phases as bands behind the lines, each named above the plot where its name fits
+  // in its band (with fifty short phases, few are named; hovering names any).
+  var phaseBands = {
+    hooks: {
+      drawAxes: [function (u) {
+        var ctx = u.ctx, top = u.bbox.top, height = u.bbox.height;
+        ctx.save();
+        data.run.phases.forEach(function (p, i) {
+          var x0 = u.valToPos(p.start, "x", true), x1 = u.valToPos(p.end, "x", true);
+          ctx.fillStyle = i % 2 == 0 ? "rgba(57, 105, 172, 0.08)" : "rgba(57, 105, 172, 0.03)";
+          ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+        });
+        ctx.restore();
+      }],
+      draw: [function (u) {
+        var ctx = u.ctx, ratio = window.devicePixelRatio || 1;
+        var right = u.bbox.left + u.bbox.width;
+        ctx.save();
+        ctx.font = (11 * ratio) + "px system-ui, sans-serif";
+        ctx.fillStyle = "#5b6570";
+        ctx.textAlign = "left";
+        ctx.textBaseline = "bottom";
+        data.run.phases.forEach(function (p) {
+          var x0 = u.valToPos(p.start, "x", true), x1 = u.valToPos(p.end, "x", true);
+          var w = ctx.measureText(p.name).width;
+          if (w + 6 * ratio <= x1 - x0 && x0 + w <= right) {
+            ctx.fillText(p.name, x0 + 3 * ratio, u.bbox.top - 3 * ratio);
+          }
+        });
+        ctx.restore();
+      }]
+    }
+  };
+
+  function runChart(el, series, columns, yLabel) {
+    var s = data.run.series;
+    draw(el, "run", {
+      padding: [18, 12, null, null],
+      cursor: { sync: { key: "run" }, dataIdx: intervalUnder },
+      plugins: [phaseBands],
+      series: [runX].concat(series),
+      axes: [{ label: "seconds since the run started" }, yAxis(yLabel)]
+    }, [data.run.x].concat(columns.map(function (name) { return s[name]; })));
+  }
+
+  var RUN = {
+    "run-throughput": function (el) {
+      var series = [step("all operations", "#3969ac", { value: perSecond })];
+      var columns = ["throughput"];
+      if (data.run.series.target.some(function (v) { return v != null; })) {
+        series.push(step("target rate", "#5b6570", { dash: [6, 4], width: 1.5, value: perSecond }));
+        columns.push("target");
+      }
+      runChart(el, series, columns, "operations per second");
+    },
+    "run-documents": function (el) {
+      runChart(el, [step("documents", "#7f3c8d", { value: perSecond })], ["documents"], "documents per second");
+    },
+    "run-latency": function (el) {
+      runChart(el, [
+        step("p50", "#3969ac", { value: ms }),
+        step("p99", "#3969ac", { dash: [6, 4], value: ms })
+      ], ["p50", "p99"], "milliseconds");
+    },
+    "run-failures": function (el) {
+      var names = Object.keys(KINDS);
+      runChart(el, names.map(function (kind) {
+        return step(kind, KINDS[kind].color, { dash: kind == "429, sent again" ? [2, 3] : undefined, value: perSecond });
+      }), names, "per second");
+    },
+    "run-late": function (el) {
+      runChart(el, [step("late starts", "#e73f74", { value: perSecond })], ["late"], "operations per second");
+    },
+    "run-cpu": function (el) {
+      var series = [step("sofabench", "#3969ac", { value: percent })];
+      var columns = ["cpu"];
+      if (data.run.series.machine_cpu.some(function (v) { return v != null; })) {
+        series.push(step("whole machine", "#a5aa99", { dash: [6, 4], value: percent }));
+        columns.push("machine_cpu");
+      }
+      runChart(el, series, columns, "percent of cores");
+    }
+  };
+
+  // ---- a sweep: its phases against the swept setting ----
+
+  function sweepX(sweep) {
+    return {
+      label: "",
+      value: function (u, v, s, idx) {
+        if (v == null || idx == null) return "";
+        var names = sweep.series.map(function (line) { return line.phases[idx]; })
+          .filter(function (name) { return name != null; });
+        return number(v, 0) + " · " + names.join(", ");
+      }
+    };
+  }
+
+  function sweepChart(el, sweep, series, columns, yLabel) {
+    var few = sweep.x.length <= 12;
+    draw(el, "sweep", {
+      scales: { x: sweep.log ? { time: false, distr: 3, log: 10 } : { time: false } },
+      series: [sweepX(sweep)].concat(series),
+      axes: [
+        {
+          label: sweep.axis,
+          // Few values: a tick at each value swept.
+          splits: few ? function () { return sweep.x; } : undefined,
+          values: function (u, splits) { return splits.map(function (v) { return number(v, 0); }); }
+        },
+        yAxis(yLabel)
+      ]
+    }, [sweep.x].concat(columns));
+  }
+
+  function sweepLine(label, stroke, extra) {
+    var s = line(label, stroke, extra);
+    s.spanGaps = true;
+    s.points = { show: true, size: 7 };
+    return s;
+  }
+
+  var SWEEP = {
+    "sweep-throughput": function (el, sweep) {
+      var units = {};
+      var series = sweep.series.map(function (line, i) {
+        units[line.unit] = true;
+        return sweepLine(line.name + " " + line.unit + "/s", SPARE[i % SPARE.length], { value: perSecond });
       });
-    });
-    draw(el, {
-      scales: { x: { time: false } },
-      series: all,
-      axes: [{ label: "seconds since the phase started" }, { label: "per second", size: 70 }]
-    }, columns);
+      var unit = Object.keys(units).length == 1 ? Object.keys(units)[0] + " per second" : "per second (see legend)";
+      sweepChart(el, sweep, series, sweep.series.map(function (line) { return line.throughput; }), unit);
+    },
+    "sweep-latency": function (el, sweep) {
+      var series = [], columns = [];
+      var lines = [["p50", undefined], ["p99", [6, 4]], ["p999", [2, 3]]];
+      sweep.series.forEach(function (line, i) {
+        lines.forEach(function (p) {
+          // A percentile no phase had the operations for has no line, nor a legend.
+          if (!line[p[0]].some(function (v) { return v != null; })) return;
+          var name = p[0] == "p999" ? "p99.9" : p[0];
+          var label = sweep.series.length > 1 ? line.name + " " + name : name;
+          series.push(sweepLine(label, SPARE[i % SPARE.length], { dash: p[1], value: ms }));
+          columns.push(line[p[0]]);
+        });
+      });
+      sweepChart(el, sweep, series, columns, "milliseconds (" + sweep.latency + ")");
+    }
+  };
+
+  // ---- one phase ----
+
+  var phaseX = {
+    label: "",
+    value: function (u, v, s, idx) { return span(u, v, idx); }
+  };
+
+  function phaseChart(el, phase, series, columns, yLabel) {
+    draw(el, "phase", {
+      cursor: { dataIdx: intervalUnder },
+      series: [phaseX].concat(series),
+      axes: [{ label: "seconds since the phase started" }, yAxis(yLabel)]
+    }, [phase.time.x].concat(columns));
+  }
+
+  var PHASE = {
+    throughput: function (el, phase) {
+      var t = phase.time, series = [], columns = [];
+      t.operations.forEach(function (op, i) {
+        series.push(step(op.name, color(op.name, i), { value: perSecond }));
+        columns.push(op.throughput);
+      });
+      if (t.target) {
+        series.push(step("target rate", "#5b6570", { dash: [6, 4], width: 1.5, value: perSecond }));
+        columns.push(t.target);
+      }
+      phaseChart(el, phase, series, columns, "operations per second");
+    },
+    documents: function (el, phase) {
+      phaseChart(el, phase, [step("documents", "#7f3c8d", { value: perSecond })],
+        [phase.time.documents || []], "documents per second");
+    },
+    latency: function (el, phase) {
+      var series = [], columns = [];
+      phase.time.operations.forEach(function (op, i) {
+        series.push(step(op.name + " p50", color(op.name, i), { value: ms }));
+        columns.push(op.p50);
+        series.push(step(op.name + " p99", color(op.name, i), { dash: [6, 4], value: ms }));
+        columns.push(op.p99);
+      });
+      phaseChart(el, phase, series, columns, "milliseconds");
+    },
+    failures: function (el, phase) {
+      var names = phase.time.operations.map(function (op) { return op.name; });
+      var series = phase.time.failures.map(function (f) {
+        var i = names.indexOf(f.operation);
+        return step(f.operation + " " + f.kind, color(f.operation, i), { dash: KINDS[f.kind].dash, value: perSecond });
+      });
+      phaseChart(el, phase, series, phase.time.failures.map(function (f) { return f.values; }), "per second");
+    },
+    late: function (el, phase) {
+      phaseChart(el, phase, [step("late starts", "#e73f74", { value: perSecond })],
+        [phase.time.late || []], "operations per second");
+    },
+    spectrum: spectrum
+  };
+
+  // x = 1 / (1 - q): 1 → 0 %, 10 → 90 %, 100 → 99 %, …; with as many decimals as the
+  // nines need (8 → 87.5 %, 24 → 95.83 %, 10^6 → 99.9999 %).
+  function percentile(x) {
+    var decimals = Math.min(6, Math.max(0, Math.ceil(Math.log10(x))));
+    return Number((100 - 100 / x).toFixed(decimals)) + " %";
   }
 
   function spectrum(el, phase) {
     var s = phase.spectrum;
-    var columns = [s.x];
-    var all = [{ label: "percentile", value: function (u, v) { return v == null ? "-" : percentile(v); } }];
-    s.series.forEach(function (line, i) {
-      columns.push(line.values);
-      all.push(series(line.label, color(line.operation, i), {
-        dash: line.response ? [6, 4] : undefined,
-        value: function (u, v) { return v == null ? "-" : number(v, 3) + " ms"; }
-      }));
-    });
-    var ticks = [1, 2, 10, 100, 1e3, 1e4, 1e5, 1e6];
-    draw(el, {
-      // Room on the right for the last label (99.9999%).
-      padding: [null, 40, null, null],
-      scales: { x: { time: false, distr: 3, log: 10 } },
-      series: all,
+    var most = s.x[s.x.length - 1];
+    var ticks = [1, 2, 10, 100, 1e3, 1e4, 1e5, 1e6].filter(function (x) { return x < most * 0.8; });
+    ticks.push(most);
+    draw(el, "phase", {
+      padding: [null, 48, null, null],
+      // The axis ends where the values stop supporting percentiles, not at a power of ten.
+      scales: { x: { time: false, distr: 3, log: 10, range: function () { return [1, most]; } } },
+      series: [{ label: "", value: shown(percentile) }].concat(s.series.map(function (l, i) {
+        return line(l.label, color(l.operation, i), { dash: l.response ? [6, 4] : undefined, value: ms });
+      })),
       axes: [
         {
-          label: "percentile",
-          splits: function (u) {
-            return ticks.filter(function (x) { return x >= u.scales.x.min && x <= u.scales.x.max; });
-          },
-          // Label every split, not only the powers of ten (50% too).
+          label: "percentile (log scale of 1 / (1 − percentile))",
+          splits: function () { return ticks; },
           filter: function (u, splits) { return splits; },
           values: function (u, splits) { return splits.map(percentile); }
         },
-        { label: "milliseconds", size: 70 }
+        yAxis("milliseconds")
       ]
-    }, columns);
+    }, [s.x].concat(s.series.map(function (l) { return l.values; })));
   }
 
-  var kinds = { throughput: throughput, latency: latency, failures: failures, spectrum: spectrum };
-  var boxes = document.querySelectorAll("div.chart");
-  for (var i = 0; i < boxes.length; i++) {
-    var el = boxes[i];
-    kinds[el.getAttribute("data-chart")](el, data.phases[Number(el.getAttribute("data-phase"))]);
+  // ---- drawing, folded sections, resizing ----
+
+  function drawBox(el) {
+    if (el.getAttribute("data-points") != null) return;
+    var kind = el.getAttribute("data-chart");
+    if (el.hasAttribute("data-run")) {
+      RUN[kind](el);
+    } else if (el.hasAttribute("data-sweep")) {
+      SWEEP[kind](el, data.sweeps[Number(el.getAttribute("data-sweep"))]);
+    } else {
+      PHASE[kind](el, data.phases[Number(el.getAttribute("data-phase"))]);
+    }
+  }
+
+  function drawVisible(root) {
+    var boxes = root.querySelectorAll("div.chart");
+    for (var i = 0; i < boxes.length; i++) {
+      var folded = boxes[i].closest("details:not([open])");
+      if (!folded) drawBox(boxes[i]);
+    }
+  }
+
+  drawVisible(document);
+  var sections = document.querySelectorAll("details");
+  for (var i = 0; i < sections.length; i++) {
+    sections[i].addEventListener("toggle", function (e) {
+      if (e.target.open) drawVisible(e.target);
+    });
   }
 
   var pending = null;
   window.addEventListener("resize", function () {
     clearTimeout(pending);
     pending = setTimeout(function () {
-      charts.forEach(function (c) { c[0].setSize({ width: width(c[1]), height: HEIGHT }); });
+      charts.forEach(function (c) { c[0].setSize({ width: width(c[1]), height: HEIGHT[c[2]] }); });
     }, 100);
   });
 })();

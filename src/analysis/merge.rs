@@ -315,6 +315,8 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         // Every node starts the phase's action; the first node's report stands for it.
         action: phases.iter().find_map(|p| p.action.clone()),
         logins: merge_logins(&phases)?,
+        // Every node ran the same scenario: the first node's place in a sweep is all's.
+        sweep: phases[0].sweep.clone(),
     };
     Ok(build::from_tally(facts, &tally))
 }
@@ -386,6 +388,9 @@ struct Bucket {
     waiting_after_429: u64,
     polling: bool,
     metrics: IntervalMetrics,
+    /// A node's bulk inserts came without their documents (a result written before
+    /// sofabench kept them): the sum would say too few, so the merged row says none.
+    documents_unknown: bool,
 }
 
 impl Bucket {
@@ -405,12 +410,21 @@ impl Bucket {
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
                 .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
+            let documents = match (operation, op.documents) {
+                (_, Some(documents)) => documents,
+                (Operation::BulkInsert, None) => {
+                    self.documents_unknown = true;
+                    0
+                }
+                (_, None) => op.succeeded,
+            };
             self.metrics.operations[operation].merge(&interval::IntervalOperation {
                 succeeded: op.succeeded,
                 failed: op.failed,
                 timeouts: op.timeouts,
                 rate_limited: op.rate_limited,
                 retried_429: op.retried_429,
+                documents,
                 response: histogram::decode(&op.histogram)?,
                 ..interval::IntervalOperation::default()
             });
@@ -425,7 +439,13 @@ impl Bucket {
         row.in_flight = self.in_flight;
         row.waiting_after_429 = self.waiting_after_429;
         row.polling = self.polling;
-        build::interval_ending(&row, end_ms)
+        let mut result = build::interval_ending(&row, end_ms);
+        if self.documents_unknown {
+            for op in &mut result.operations {
+                op.documents = None;
+            }
+        }
+        result
     }
 }
 
@@ -587,7 +607,7 @@ mod tests {
             SystemTime::UNIX_EPOCH + Duration::from_secs(1_010 - node.index),
             false,
             node,
-            vec![build::phase(&outcome)],
+            vec![build::phase(&outcome, None)],
         )
     }
 
@@ -787,6 +807,56 @@ mod tests {
         a.phases[0].target_rate = None;
         let alone = merge(&named(vec![a])).unwrap().result;
         assert_eq!(alone.phases[0].send_lag, None);
+    }
+
+    #[test]
+    fn bulk_documents_per_interval_and_the_sweep_point_carry_through() {
+        let mut a = node_result(&[0, 1], node(0, 2), 1);
+        let mut b = node_result(&[2, 3], node(1, 2), 1);
+        let sweep = crate::results::SweepPoint {
+            series: "crud".to_string(),
+            setting: crate::results::SweptSetting::Connections,
+            value: 4,
+        };
+        let mut h = crate::metrics::recorder::new_histogram();
+        h.record(5_000).unwrap();
+        for (result, documents) in [(&mut a, 250), (&mut b, 240)] {
+            result.phases[0].sweep = Some(sweep.clone());
+            result.phases[0].intervals[0]
+                .operations
+                .push(crate::results::IntervalOperation {
+                    operation: "bulk_insert".to_string(),
+                    succeeded: 1,
+                    failed: 0,
+                    timeouts: 0,
+                    rate_limited: 0,
+                    retried_429: 0,
+                    documents: Some(documents),
+                    throughput: 1.0,
+                    p50_ms: 5.0,
+                    p99_ms: 5.0,
+                    histogram: histogram::encode(&h),
+                });
+        }
+        let documents = |r: &RunResult| {
+            let row = &r.phases[0].intervals[0];
+            let of = |name: &str| row.operations.iter().find(|o| o.operation == name);
+            (
+                of("bulk_insert").unwrap().documents,
+                of("read").unwrap().documents,
+            )
+        };
+        let merged = merge(&named(vec![a.clone(), b.clone()])).unwrap().result;
+        assert_eq!(documents(&merged), (Some(490), None));
+        assert_eq!(merged.phases[0].sweep, Some(sweep));
+        // A node that did not keep its documents: the sum would be too small.
+        b.phases[0].intervals[0]
+            .operations
+            .last_mut()
+            .unwrap()
+            .documents = None;
+        let merged = merge(&named(vec![a, b])).unwrap().result;
+        assert_eq!(documents(&merged), (None, None));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use crate::metrics::{LoginTally, PhaseTally};
 use crate::results::build::{self, PhaseFacts};
-use crate::results::{ActionResult, IntervalResult, PhaseResult, RunResult, tally};
+use crate::results::{ActionResult, IntervalResult, PhaseResult, RunResult, SweepPoint, tally};
 use crate::workload::Operation;
 
 /// One phase of the repetitions so far, added up.
@@ -24,6 +24,9 @@ struct Merged {
     aborted: Vec<String>,
     action: Option<ActionResult>,
     logins: LoginTally,
+    /// Every repetition runs the same scenario, so a phase's place in a sweep is the
+    /// first repetition's.
+    sweep: Option<SweepPoint>,
 }
 
 impl Merged {
@@ -39,6 +42,7 @@ impl Merged {
             aborted: Vec::new(),
             action: None,
             logins: LoginTally::default(),
+            sweep: phase.sweep.clone(),
         }
     }
 
@@ -86,6 +90,7 @@ impl Merged {
             aborted: self.aborted.clone(),
             action: self.action.clone(),
             logins: (!self.logins.is_empty()).then(|| build::logins(&self.logins)),
+            sweep: self.sweep.clone(),
         };
         build::from_tally(facts, &self.tally)
     }
@@ -230,7 +235,7 @@ mod tests {
             action: None,
             logins: LoginTally::default(),
         };
-        let mut result = build::phase(&outcome);
+        let mut result = build::phase(&outcome, None);
         result.intervals = vec![interval(wall)];
         result
     }

@@ -584,18 +584,11 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 return;
             }
         };
-        // The request succeeded; its documents are counted one by one below.
-        self.shared.recorder.succeeded(
-            metrics,
-            Operation::BulkInsert,
-            0,
-            times.service,
-            times.response,
-        );
         let bulk = metrics.operation(Operation::BulkInsert);
         let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
-        // Counted here first, then on the connection and for the live figures at once.
+        // Counted here first; the refused ones then on the connection and for the live
+        // figures, the stored ones with the request's success below.
         let mut stored = 0;
         let mut refused = FailureCounts::default();
         for (&number, outcome) in numbers.iter().zip(paired.documents) {
@@ -627,17 +620,25 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         if paired.stranger_count > 0 {
             refused.add(unmatched.clone(), paired.stranger_count);
         }
-        bulk.documents += stored;
         bulk.failures.merge(&refused);
         self.shared
             .recorder
-            .documents(Operation::BulkInsert, stored, &refused);
+            .refused_documents(Operation::BulkInsert, &refused);
         for stranger in &paired.strangers {
             bulk.samples.add(
                 &unmatched,
                 &format!("a row for {stranger}, which the request did not hold"),
             );
         }
+        // The request succeeded, with the documents it stored: counted in the phase and
+        // in the interval (for documents/s over time) in one call.
+        self.shared.recorder.succeeded(
+            metrics,
+            Operation::BulkInsert,
+            stored,
+            times.service,
+            times.response,
+        );
     }
 
     /// The connection's share of a phase: the operations `work.order` yields, until they

@@ -51,6 +51,7 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     timeouts: 0,
                     rate_limited: 0,
                     retried_429: 0,
+                    documents: None,
                     throughput: 0.0,
                     p50_ms: 0.0,
                     p99_ms: 0.0,

@@ -102,6 +102,7 @@ pub(crate) mod sample {
                         timeouts: 0,
                         rate_limited: 0,
                         retried_429: 0,
+                        documents: None,
                         throughput: h.len() as f64,
                         p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
                         p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
@@ -154,6 +155,7 @@ pub(crate) mod sample {
             connection_times: None,
             connection_setup: None,
             logins: None,
+            sweep: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

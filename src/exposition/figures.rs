@@ -167,7 +167,8 @@ mod tests {
         interval.failed(Operation::Read, &Failure::Timeout);
         let mut refused = FailureCounts::default();
         refused.add(Failure::Document("conflict".to_string()), 3);
-        interval.documents(Operation::BulkInsert, 997, &refused);
+        interval.documents(Operation::BulkInsert, 997);
+        interval.refused(Operation::BulkInsert, &refused);
         interval.setup.record(300_000, None, true);
         interval.late = 2;
         interval

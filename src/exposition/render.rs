@@ -340,7 +340,8 @@ mod tests {
         let mut refused = FailureCounts::default();
         let word = crate::metrics::Failure::Document("a \"quoted\"\nword".to_string());
         refused.add(word, 2);
-        interval.documents(Operation::BulkInsert, 8, &refused);
+        interval.documents(Operation::BulkInsert, 8);
+        interval.refused(Operation::BulkInsert, &refused);
         let mut figures = Figures::default();
         figures.start_phase("crud");
         figures.add_interval(&interval, &interval.row(1.0, 1.0, 0.0), None);

@@ -19,10 +19,10 @@ pub struct IntervalOperation {
     pub rate_limited: u64,
     /// 429 answers after which the operation was sent again (not failures).
     pub retried_429: u64,
+    /// Documents the successful operations stored or touched (a bulk insert's documents).
+    pub documents: u64,
     /// Response times of successful operations, microseconds.
     pub response: Histogram<u64>,
-    /// Documents stored or operated on (a bulk insert counts its documents).
-    pub documents: u64,
     /// Failures by kind: of whole operations (adding up to `failed`), and of single
     /// documents in bulk answers (`doc:*`). Not in the row: the live metrics endpoint
     /// takes them from here.
@@ -37,8 +37,8 @@ impl Default for IntervalOperation {
             timeouts: 0,
             rate_limited: 0,
             retried_429: 0,
-            response: new_histogram(),
             documents: 0,
+            response: new_histogram(),
             failures: FailureCounts::default(),
         }
     }
@@ -51,8 +51,8 @@ impl IntervalOperation {
         self.timeouts += other.timeouts;
         self.rate_limited += other.rate_limited;
         self.retried_429 += other.retried_429;
-        let _ = self.response.add(&other.response);
         self.documents += other.documents;
+        let _ = self.response.add(&other.response);
         self.failures.merge(&other.failures);
     }
 
@@ -70,6 +70,7 @@ impl IntervalOperation {
             timeouts: self.timeouts,
             rate_limited: self.rate_limited,
             retried_429: self.retried_429,
+            documents: self.documents,
             p50_us: at(0.5),
             p99_us: at(0.99),
             histogram: String::new(),
@@ -99,6 +100,11 @@ impl IntervalMetrics {
         record_micros(&mut op.response, response_ns);
     }
 
+    /// Documents a successful operation stored or touched.
+    pub fn documents(&mut self, operation: Operation, documents: u64) {
+        self.operations[operation].documents += documents;
+    }
+
     pub fn failed(&mut self, operation: Operation, failure: &Failure) {
         let op = &mut self.operations[operation];
         op.failed += 1;
@@ -107,12 +113,9 @@ impl IntervalMetrics {
         op.failures.add(failure.clone(), 1);
     }
 
-    /// Documents an operation `stored` (or touched), and those it had `refused`, by kind
-    /// (a bulk answer's).
-    pub fn documents(&mut self, operation: Operation, stored: u64, refused: &FailureCounts) {
-        let op = &mut self.operations[operation];
-        op.documents += stored;
-        op.failures.merge(refused);
+    /// Documents a bulk answer `refused`, by kind (`doc:*`).
+    pub fn refused(&mut self, operation: Operation, refused: &FailureCounts) {
+        self.operations[operation].failures.merge(refused);
     }
 
     /// A 429 after which the operation goes out again.
@@ -152,6 +155,7 @@ impl IntervalMetrics {
             op.timeouts = 0;
             op.rate_limited = 0;
             op.retried_429 = 0;
+            op.documents = 0;
             op.response.reset();
             op.documents = 0;
             op.failures.clear();
@@ -172,6 +176,8 @@ pub struct IntervalSummary {
     pub rate_limited: u64,
     /// 429 answers after which the operation was sent again.
     pub retried_429: u64,
+    /// Documents the successful operations stored or touched.
+    pub documents: u64,
     /// Response time percentiles of successful operations, microseconds (0 when none).
     pub p50_us: u64,
     pub p99_us: u64,

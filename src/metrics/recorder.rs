@@ -205,14 +205,14 @@ impl Recorder {
         let mut shard = self.shard();
         shard.step[operation].record(service_ns, response_ns);
         shard.interval.succeeded(operation, response_ns);
-        shard.interval.operations[operation].documents += documents;
+        shard.interval.documents(operation, documents);
     }
 
-    /// What a bulk answer said of its documents, which its connection counted: `stored`,
-    /// and `refused` by kind. Only the interval takes them (the step's are counted on the
+    /// The documents a bulk answer refused, by kind (`doc:*`), which its connection
+    /// counted: only the interval takes them (the step's are counted on the
     /// connection), for the live metrics endpoint.
-    pub fn documents(&self, operation: Operation, stored: u64, refused: &FailureCounts) {
-        self.shard().interval.documents(operation, stored, refused);
+    pub fn refused_documents(&self, operation: Operation, refused: &FailureCounts) {
+        self.shard().interval.refused(operation, refused);
     }
 
     /// A failed operation, which took `took_ns` until it failed: counted on its
@@ -458,7 +458,7 @@ mod tests {
         let mut interval = IntervalMetrics::default();
         recorder.take_interval(&mut interval);
         let read = &interval.operations[Operation::Read];
-        assert_eq!(read.succeeded, 400);
+        assert_eq!((read.succeeded, read.documents), (400, 400));
         assert_eq!(read.response.len(), 400);
         let update = &interval.operations[Operation::Update];
         assert_eq!((update.failed, update.timeouts), (4, 1));

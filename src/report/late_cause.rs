@@ -241,6 +241,7 @@ mod tests {
                 timeouts: 0,
                 rate_limited: 0,
                 retried_429: 0,
+                documents: None,
                 throughput: answered as f64,
                 p50_ms: 0.0,
                 p99_ms: 0.0,

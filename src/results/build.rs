@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 
 use super::{
     ActionResult, ConnectionTimesResult, IntervalOperation, IntervalResult, IronCushion, Latency,
-    LoginsResult, OperationResult, PhaseResult, Spread, histogram, per_second,
+    LoginsResult, OperationResult, PhaseResult, Spread, SweepPoint, histogram, per_second,
 };
 use crate::metrics::setup::SetupTally;
 use crate::metrics::{
@@ -214,6 +214,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
             timeouts: m.timeouts,
             rate_limited: m.rate_limited,
             retried_429: m.retried_429,
+            documents: (op == Operation::BulkInsert).then_some(m.documents),
             throughput: if row.length > 0.0 {
                 m.succeeded as f64 / row.length
             } else {
@@ -250,10 +251,11 @@ pub struct PhaseFacts {
     pub aborted: Vec<String>,
     pub action: Option<ActionResult>,
     pub logins: Option<LoginsResult>,
+    pub sweep: Option<SweepPoint>,
 }
 
-/// The result of one phase the engine ran.
-pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
+/// The result of one phase the engine ran, at `sweep`'s point of a sweep if it is one.
+pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
     let facts = PhaseFacts {
         name: outcome.name.clone(),
         mix: outcome.operations.clone(),
@@ -268,6 +270,7 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
         aborted: outcome.aborted.clone(),
         action: outcome.action.as_ref().map(action),
         logins: (!outcome.logins.is_empty()).then(|| logins(&outcome.logins)),
+        sweep,
     };
     from_tally(facts, &outcome.tally)
 }
@@ -303,6 +306,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
             .collect(),
         action: facts.action,
         logins: facts.logins,
+        sweep: facts.sweep,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),
     }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
+pub use crate::workload::{SweepPoint, SweptSetting};
 
 /// The schema's name and version. A reader takes this version and the one before it
 /// (see [`upgrade`]), and refuses others.
@@ -133,6 +134,10 @@ pub struct PhaseResult {
     /// times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logins: Option<LoginsResult>,
+    /// Where the phase sits in a sweep (a scenario file's `sweep`, or a built-in sweep);
+    /// absent for a phase in none, and in results written before sofabench kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepPoint>,
 }
 
 /// Logins for session cookies or IAM tokens: how many, how many failed, and how long each
@@ -203,6 +208,7 @@ impl PhaseResult {
             connection_times: None,
             connection_setup: None,
             logins: None,
+            sweep: None,
         }
     }
 }
@@ -391,6 +397,10 @@ pub struct IntervalOperation {
     /// 429 answers after which the operation was sent again; absent when there were none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retried_429: u64,
+    /// Documents the interval's successful bulk inserts stored; absent for other
+    /// operations (one document each) and in results written before sofabench kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<u64>,
     /// Successful operations per second in the interval.
     pub throughput: f64,
     pub p50_ms: f64,

@@ -210,6 +210,7 @@ mod tests {
             aborted: Vec::new(),
             action: None,
             logins: None,
+            sweep: None,
         }
     }
 

@@ -129,6 +129,7 @@ mod tests {
                 target: target.to_string(),
                 two_way: false,
             }),
+            sweep: None,
         };
         let scenario = Scenario::new(
             "s",

@@ -255,7 +255,7 @@ async fn run_phases(
     };
     for (phase, share) in scenario.phases.iter().zip(shares) {
         let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
-        let result = results::build::phase(&outcome);
+        let result = results::build::phase(&outcome, phase.sweep.clone());
         print(&report::phase_text(&result, outcome.interrupted));
         record.add(result.clone()).map_err(Failed::run)?;
         measured.phases.push(result);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
 use super::{BuiltinOptions, Form, Scenario};
-use crate::workload::{Action, Operation, Phase, Weights, limits};
+use crate::workload::{Action, Operation, Phase, SweepPoint, SweptSetting, Weights, limits};
 
 /// Phases with where their settings came from, or what is wrong with the flags.
 type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
@@ -43,6 +43,11 @@ const WEIGHTS: [&str; 4] = [
 ];
 
 impl Builtin {
+    /// The reference benchmark's result form the scenario adds to the standard report.
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
     /// The scenario, with the flags and defaults applied.
     pub fn build(
         &self,
@@ -121,6 +126,18 @@ fn bulk() -> Weights {
     Weights::only(Operation::BulkInsert, 1)
 }
 
+/// `spec` as the phase of the sweep `series` where `setting` is `value`.
+fn swept(spec: Spec, series: &str, setting: SweptSetting, value: u64) -> Spec {
+    Spec {
+        sweep: Some(SweepPoint {
+            series: series.to_string(),
+            setting,
+            value,
+        }),
+        ..spec
+    }
+}
+
 fn decide_all(specs: Vec<Spec>, layers: &Layers) -> Built {
     Ok(specs.into_iter().map(|s| s.decide(layers)).collect())
 }
@@ -168,7 +185,7 @@ fn read_ratio_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
         let mix = crate::workload::plan::reads_and_creates(r);
         let mut spec = Spec::new(format!("RR_{r:02}"), mix);
         spec.scenario.total = layers.given.duration.is_none().then_some(10_000);
-        spec
+        swept(spec, "RR", SweptSetting::ReadRatio, r)
     });
     decide_all(specs.collect(), layers)
 }
@@ -196,16 +213,16 @@ fn scaling(layers: &Layers, options: &BuiltinOptions) -> Built {
             counts.into_iter().map(|n| (n, n)).collect()
         }
     };
-    let counted = |name: String, mix, n| {
-        let mut spec = Spec::new(name, mix);
+    let counted = |series: &str, mix, n| {
+        let mut spec = Spec::new(format!("{series}_{n}"), mix);
         spec.own.total = Some(n);
-        spec
+        swept(spec, series, SweptSetting::Total, n)
     };
     let mut specs = Vec::new();
     for (writes, reads) in counts {
-        specs.push(counted(format!("write_{writes}"), creates(), writes));
+        specs.push(counted("write", creates(), writes));
         if reads > 0 {
-            specs.push(counted(format!("read_{reads}"), self::reads(), reads));
+            specs.push(counted("read", self::reads(), reads));
         }
     }
     let mut planned = decide_all(specs, layers)?;
@@ -239,12 +256,12 @@ fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
     for &size in &options.batch_sizes {
         let mut spec = report_phase(format!("bulk_{size}"), bulk(), 1, size);
         spec.own.total = Some(50);
-        specs.push(spec);
+        specs.push(swept(spec, "bulk", SweptSetting::BatchSize, size));
     }
     for connections in [1, 10] {
         let mut spec = report_phase(format!("read_{connections}conn"), reads(), connections, 1);
         spec.scenario.total = layers.given.duration.is_none().then_some(1_000);
-        specs.push(spec);
+        specs.push(swept(spec, "read", SweptSetting::Connections, connections));
     }
     let replicate = |two_way| Action::Replicate {
         at: Duration::from_secs(1),
@@ -299,5 +316,68 @@ mod tests {
             );
         }
         assert_eq!(BUILTINS[0].name, "ironcushion", "the default comes first");
+    }
+
+    fn options() -> BuiltinOptions {
+        BuiltinOptions {
+            plan: crate::workload::Plan {
+                connections: 2,
+                documents_per_bulk_insert: 10,
+                bulk_inserts_per_connection: 1,
+                crud: crate::workload::CrudBound::default(),
+                weights: reads(),
+            },
+            bulk_operations_given: false,
+            full: false,
+            writes_reads: None,
+            batch_sizes: vec![50, 100],
+            replica: "replica".to_string(),
+        }
+    }
+
+    /// Each phase's place in its sweep, as `name series setting value`.
+    fn points(name: &str) -> Vec<String> {
+        let layers = Layers {
+            default: Keys {
+                connections: Some(2),
+                batch_size: Some(10),
+                ..Keys::default()
+            },
+            ..Layers::default()
+        };
+        let scenario = find(name).unwrap().build(&layers, &options()).unwrap();
+        scenario
+            .phases
+            .iter()
+            .filter_map(|p| {
+                let s = p.sweep.as_ref()?;
+                Some(format!(
+                    "{} {} {:?} {}",
+                    p.name, s.series, s.setting, s.value
+                ))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_built_in_sweeps_say_what_they_sweep() {
+        let ratios = points("read-ratio-sweep");
+        assert_eq!(ratios.len(), 7);
+        assert_eq!(ratios[1], "RR_10 RR ReadRatio 10");
+        let scaling = points("scaling");
+        assert_eq!(
+            scaling[..2],
+            ["write_10 write Total 10", "read_10 read Total 10"]
+        );
+        assert_eq!(
+            points("couchdb-report"),
+            [
+                "bulk_50 bulk BatchSize 50",
+                "bulk_100 bulk BatchSize 100",
+                "read_1conn read Connections 1",
+                "read_10conn read Connections 10"
+            ]
+        );
+        assert!(points("ironcushion").is_empty() && points("soak").is_empty());
     }
 }

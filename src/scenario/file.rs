@@ -36,7 +36,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::settings::{Keys, Layers, Origin, Origins, Spec};
-use crate::workload::{Action, KeyChoice, Operation, Phase, Weights, limits};
+use crate::workload::{
+    Action, KeyChoice, Operation, Phase, SweepPoint, SweptSetting, Weights, limits,
+};
 
 /// The top-level keys of a file that are settings of its phases, in both spellings.
 pub const SETTING_KEYS: [&str; 11] = [
@@ -387,27 +389,31 @@ fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
         };
         let mut phase = base.clone();
         let mut origins = origins;
-        match parameter.as_str() {
+        let setting = match parameter.as_str() {
             "read_ratio" if n <= 100 => {
                 // The rest of the mix are creates (the titan load test's writes).
                 phase.mix = crate::workload::plan::reads_and_creates(n);
                 phase.name = format!("{}_{n:02}", base.name);
+                SweptSetting::ReadRatio
             }
             "read_ratio" => return Err(vec![format!("sweep.read_ratio: {n} is not a percentage")]),
             "connections" if n > 0 => {
                 phase.connections = n;
                 origins.connections = Some(Origin::Phase);
                 phase.name = format!("{}_{n}", base.name);
+                SweptSetting::Connections
             }
             "batch_size" if n > 0 => {
                 phase.batch_size = n;
                 origins.batch_size = Some(Origin::Phase);
                 phase.name = format!("{}_{n}", base.name);
+                SweptSetting::BatchSize
             }
             "total" => {
                 phase.bound.total = Some(n);
                 origins.total = Some(Origin::Phase);
                 phase.name = format!("{}_{n}", base.name);
+                SweptSetting::Total
             }
             "connections" | "batch_size" => {
                 return Err(vec![format!("sweep.{parameter}: values must be 1 or more")]);
@@ -417,7 +423,12 @@ fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
                     "sweep: unknown parameter {other:?}; sweep read_ratio, connections, batch_size or total"
                 )]);
             }
-        }
+        };
+        phase.sweep = Some(SweepPoint {
+            series: base.name.clone(),
+            setting,
+            value: n,
+        });
         phases.push((phase, origins));
     }
     Ok(phases)
@@ -467,6 +478,13 @@ mod tests {
         assert_eq!(phases[1].keys, KeyChoice::Zipfian(0.8));
         assert_eq!(phases[0].connections, 4);
         assert_eq!(phases[0].batch_size, 100);
+        // The sweep's phases say where they sit in it; the plain phase is in none.
+        assert_eq!(phases[0].sweep, None);
+        let point = phases[2].sweep.as_ref().unwrap();
+        assert_eq!(
+            (point.series.as_str(), point.setting, point.value),
+            ("RR", SweptSetting::ReadRatio, 25)
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::words::counted;
-use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Weights};
+use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, SweepPoint, Weights};
 
 /// Where a phase's setting came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,6 +301,7 @@ pub struct Spec {
     pub scenario: Keys,
     pub keys: KeyChoice,
     pub action: Option<Action>,
+    pub sweep: Option<SweepPoint>,
 }
 
 impl Spec {
@@ -313,6 +314,7 @@ impl Spec {
             scenario: Keys::default(),
             keys: KeyChoice::Uniform,
             action: None,
+            sweep: None,
         }
     }
 
@@ -328,6 +330,7 @@ impl Spec {
             rate: decided.rate,
             keys: self.keys,
             action: self.action,
+            sweep: self.sweep,
         };
         (phase, decided.origins)
     }

@@ -16,7 +16,7 @@ pub use ids::DocumentIds;
 pub use operation::Operation;
 pub use order::OperationOrder;
 pub use per_operation::PerOperation;
-pub use phase::{Action, KeyChoice, Phase};
+pub use phase::{Action, KeyChoice, Phase, SweepPoint, SweptSetting};
 pub use plan::{Counts, CrudBound, Plan, Weights};
 pub use pool::DocumentPool;
 pub use rev::Rev;

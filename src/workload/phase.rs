@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::operation::Operation;
 use super::plan::{Counts, CrudBound, Weights};
 use crate::words::counted;
@@ -49,6 +51,32 @@ pub struct Phase {
     pub rate: Option<f64>,
     pub keys: KeyChoice,
     pub action: Option<Action>,
+    /// Where the phase sits in a sweep, when it is one of a sweep's phases.
+    pub sweep: Option<SweepPoint>,
+}
+
+/// The setting a sweep varies from phase to phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweptSetting {
+    /// The share of reads in the mix, in percent (the rest are creates).
+    ReadRatio,
+    Connections,
+    /// Documents per bulk insert.
+    BatchSize,
+    /// Operations of all connections together.
+    Total,
+}
+
+/// One phase of a sweep: the phases that share `series` differ only in `setting`, which
+/// is `value` in this one. Reports draw a sweep's phases against the setting.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// What the swept phases share: a scenario file's phase name (its phases are named
+    /// `<series>_<value>`), or a built-in scenario's series (`RR`, `write`, `read`, `bulk`).
+    pub series: String,
+    pub setting: SweptSetting,
+    pub value: u64,
 }
 
 impl Phase {
@@ -150,6 +178,7 @@ impl Phase {
             rate: None,
             keys: KeyChoice::Uniform,
             action: None,
+            sweep: None,
         }
     }
 }

@@ -104,6 +104,7 @@ impl Plan {
             rate: None,
             keys: KeyChoice::Uniform,
             action: None,
+            sweep: None,
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -126,6 +127,7 @@ impl Plan {
             rate,
             keys: KeyChoice::Uniform,
             action: None,
+            sweep: None,
         }
     }
 

@@ -1,0 +1,77 @@
+//! The page's building blocks: escaped text, the data blob, and a chart's box.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+/// The JSON for a `<script>` element: `<` is written as `\u003c`, so no `</script>` (nor
+/// `<!--`) inside a string can end the element early.
+pub fn script_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value)
+        .expect("chart data serializes")
+        .replace('<', "\\u003c")
+}
+
+/// Text for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Which data a chart's box draws: the page's script looks it up by these attributes.
+pub enum ChartOf {
+    /// The whole run on one time axis.
+    Run,
+    /// The sweep at this index of the page's sweeps.
+    Sweep(usize),
+    /// The phase at this index of the result's phases.
+    Phase(usize),
+}
+
+/// A chart's box: its caption (what is drawn), a note (how to read it, in what units),
+/// and the element the page's script draws `kind` into. `caption` and `note` are markup.
+pub fn chart(out: &mut String, of: ChartOf, kind: &str, caption: &str, note: &str) {
+    let place = match of {
+        ChartOf::Run => "data-run=\"\"".to_string(),
+        ChartOf::Sweep(index) => format!("data-sweep=\"{index}\""),
+        ChartOf::Phase(index) => format!("data-phase=\"{index}\""),
+    };
+    let _ = writeln!(
+        out,
+        "<figure class=\"chart-box\"><figcaption>{caption}</figcaption><div class=\"note\">{note}</div><div class=\"chart\" {place} data-chart=\"{kind}\"></div></figure>"
+    );
+}
+
+/// Seconds with microsecond digits, as Iron Cushion's fields have them.
+pub fn seconds(value: f64) -> String {
+    format!("{value:.6} s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_text_can_end_an_element_or_open_a_tag() {
+        assert_eq!(
+            escape("<a href='x'>&\"</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
+        );
+        let json = script_json(&"</script><!--");
+        assert!(!json.contains('<'), "{json}");
+        assert_eq!(
+            serde_json::from_str::<String>(&json).unwrap(),
+            "</script><!--"
+        );
+    }
+}
