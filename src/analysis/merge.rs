@@ -28,7 +28,8 @@ use crate::metrics::{IntervalMetrics, interval};
 use crate::metrics::{LoginTally, PhaseTally};
 use crate::results::build::{self, PhaseFacts};
 use crate::results::{
-    IntervalResult, LoginsResult, OperationResult, PhaseResult, RunResult, histogram, tally,
+    IntervalResult, LoginsResult, OperationResult, PhaseResult, RampResult, RunResult, histogram,
+    tally,
 };
 use crate::workload::Operation;
 
@@ -303,6 +304,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         started_at_ms,
         wall_seconds: phases.iter().map(|p| p.wall_seconds).fold(0.0, f64::max),
         target_rate: (!target_rates.is_empty()).then(|| target_rates.iter().sum()),
+        ramp: merge_ramps(&phases),
         intervals: merge_intervals(&phases, started_at_ms)?,
         aborted: aborted(parts),
         // Every node starts the phase's action; the first node's report stands for it.
@@ -310,6 +312,17 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         logins: merge_logins(&phases)?,
     };
     Ok(build::from_tally(facts, &tally))
+}
+
+/// The whole run's ramp: each node ramps its share, so the ends add up.
+fn merge_ramps(phases: &[&PhaseResult]) -> Option<RampResult> {
+    phases
+        .iter()
+        .filter_map(|p| p.ramp)
+        .reduce(|a, b| RampResult {
+            from: a.from + b.from,
+            to: a.to + b.to,
+        })
 }
 
 /// Every node's logins of the phase, added up; `None` when none logged in.
@@ -377,6 +390,8 @@ struct Bucket {
     machine_cpu: Option<f64>,
     in_flight: u64,
     waiting_after_429: u64,
+    /// Each node's share of the rate aimed at, added up.
+    target_rate: Option<f64>,
     metrics: IntervalMetrics,
 }
 
@@ -391,6 +406,10 @@ impl Bucket {
         };
         self.in_flight += row.in_flight;
         self.waiting_after_429 += row.waiting_after_429;
+        self.target_rate = match (self.target_rate, row.target_rate) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         self.metrics.late += row.late;
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
@@ -413,6 +432,7 @@ impl Bucket {
         row.machine_cpu = self.machine_cpu;
         row.in_flight = self.in_flight;
         row.waiting_after_429 = self.waiting_after_429;
+        row.target_rate = self.target_rate;
         build::interval_ending(&row, end_ms)
     }
 }
@@ -560,6 +580,7 @@ mod tests {
             aborted: Vec::new(),
             intervals: vec![interval(1.0, connections), interval(2.0, connections)],
             target_rate: None,
+            rate: None,
             interrupted: false,
             action: None,
             logins: logins(connections),
@@ -755,6 +776,33 @@ mod tests {
         a.phases[0].target_rate = None;
         let alone = merge(&named(vec![a])).unwrap().result;
         assert_eq!(alone.phases[0].send_lag, None);
+    }
+
+    #[test]
+    fn ramps_and_interval_targets_add_up_over_the_nodes() {
+        let mut a = node_result(&[0], node(0, 2), 1);
+        let mut b = node_result(&[1], node(1, 2), 1);
+        for (phase, share) in [(&mut a.phases[0], 1.0), (&mut b.phases[0], 3.0)] {
+            phase.target_rate = Some(20.0 * share);
+            phase.ramp = Some(RampResult {
+                from: 10.0 * share,
+                to: 30.0 * share,
+            });
+            phase.intervals[0].target_rate = Some(15.0 * share);
+            phase.intervals[1].target_rate = Some(25.0 * share);
+        }
+        let merged = merge(&named(vec![a, b])).unwrap().result;
+        let phase = &merged.phases[0];
+        assert_eq!(phase.target_rate, Some(80.0));
+        assert_eq!(
+            phase.ramp,
+            Some(RampResult {
+                from: 40.0,
+                to: 120.0
+            })
+        );
+        let targets: Vec<Option<f64>> = phase.intervals.iter().map(|i| i.target_rate).collect();
+        assert_eq!(targets, [Some(60.0), Some(100.0)]);
     }
 
     #[test]

@@ -162,9 +162,10 @@ pub struct RunArgs {
 
     /// Open load model: this many CRUD operations per second in total, spread evenly over
     /// the connections on a fixed schedule; latency counts from each operation's scheduled
-    /// start, so a stalled server shows in the percentiles.
-    #[arg(long, value_name = "OPS_PER_SEC", value_parser = positive_rate)]
-    rate: Option<f64>,
+    /// start, so a stalled server shows in the percentiles. FROM..TO (e.g. 100..1000)
+    /// ramps the rate linearly over the phase's --duration.
+    #[arg(long, value_name = "OPS_PER_SEC|FROM..TO", value_parser = positive_rate)]
+    rate: Option<crate::workload::Rate>,
 
     /// Under --rate, an operation that starts later than scheduled by more than this is
     /// counted as late.
@@ -453,11 +454,14 @@ fn retries_429(text: &str) -> Result<u32, String> {
     }
 }
 
-fn positive_rate(text: &str) -> Result<f64, String> {
-    let rate = text.parse::<f64>().map_err(|_| {
-        format!("{text:?} is not a rate; give operations per second above 0, e.g. --rate 500")
+/// A rate above 0, or a ramp FROM..TO.
+fn positive_rate(text: &str) -> Result<crate::workload::Rate, String> {
+    let rate = crate::workload::Rate::parse(text).map_err(|_| {
+        format!(
+            "{text:?} is not a rate; give operations per second above 0, e.g. --rate 500, or a ramp over the duration, e.g. --rate 100..1000"
+        )
     })?;
-    crate::workload::limits::rate("--rate", rate).map(|()| rate)
+    crate::workload::limits::rate_of("--rate", rate).map(|()| rate)
 }
 
 /// A number of bytes: digits, with an optional unit (B, KB, MB, GB, KiB, MiB, GiB).
@@ -689,6 +693,24 @@ mod tests {
         }
         // A number after a space is not the flag's: it is a stray argument.
         assert!(retries("sofabench run --retry-429 3").is_err());
+    }
+
+    #[test]
+    fn rates_take_a_number_or_a_ramp() {
+        let run = |line: &str| match parse(line).map(|cli| cli.command) {
+            Ok(Command::Run(run)) => Ok(run),
+            Ok(_) => panic!("run expected"),
+            Err(e) => Err(e.to_string()),
+        };
+        let ramp = run("sofabench run --rate 10..200").unwrap();
+        assert_eq!(ramp.rate, Some(crate::workload::Rate::ramp(10.0, 200.0)));
+        for (line, says) in [
+            ("--rate 0..0", "from 0.001"),
+            ("--rate 5..x", "or a ramp over the duration"),
+        ] {
+            let err = run(&format!("sofabench run {line}")).unwrap_err();
+            assert!(err.contains(says), "{line}: {err}");
+        }
     }
 
     #[test]

@@ -90,6 +90,7 @@ pub(crate) mod sample {
             machine_cpu: None,
             in_flight: 0,
             waiting_after_429: 0,
+            target_rate: None,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {
@@ -148,6 +149,7 @@ pub(crate) mod sample {
             wall_seconds: 2.0,
             connections: 2,
             target_rate: None,
+            ramp: None,
             late: 0,
             send_lag: None,
             connection_times: None,

@@ -117,6 +117,7 @@ impl IntervalMetrics {
             waiting_after_429: 0,
             stalled: false,
             after_stall: false,
+            target_rate: None,
         }
     }
 
@@ -177,6 +178,9 @@ pub struct IntervalRow {
     /// Catching up after a stall: the interval before was stalled, or was catching up
     /// and this one has late starts too.
     pub after_stall: bool,
+    /// The operations per second the schedule aimed at over this interval (open model):
+    /// under a ramp, the ramp's mean over the interval.
+    pub target_rate: Option<f64>,
 }
 
 impl IntervalRow {

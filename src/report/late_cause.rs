@@ -248,6 +248,7 @@ mod tests {
             machine_cpu: Some(cpu),
             in_flight,
             waiting_after_429: 0,
+            target_rate: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod latency;
 pub mod live;
 pub mod logins;
 pub mod numbers;
+pub mod ramp;
 pub mod summary;
 
 use std::collections::BTreeMap;

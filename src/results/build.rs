@@ -234,6 +234,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         machine_cpu: row.machine_cpu,
         in_flight: row.in_flight,
         waiting_after_429: row.waiting_after_429,
+        target_rate: row.target_rate,
     }
 }
 
@@ -245,6 +246,7 @@ pub struct PhaseFacts {
     pub started_at_ms: u64,
     pub wall_seconds: f64,
     pub target_rate: Option<f64>,
+    pub ramp: Option<super::RampResult>,
     pub intervals: Vec<IntervalResult>,
     pub aborted: Vec<String>,
     pub action: Option<ActionResult>,
@@ -259,6 +261,13 @@ pub fn phase(outcome: &PhaseOutcome) -> PhaseResult {
         started_at_ms: unix_ms(outcome.started_at),
         wall_seconds: outcome.wall.as_secs_f64(),
         target_rate: outcome.target_rate,
+        ramp: outcome
+            .rate
+            .filter(|r| r.is_ramp())
+            .map(|r| super::RampResult {
+                from: r.from,
+                to: r.to,
+            }),
         intervals: outcome
             .intervals
             .iter()
@@ -283,6 +292,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         wall_seconds,
         connections: tally.connections.len() as u64,
         target_rate: facts.target_rate,
+        ramp: facts.ramp,
         late: tally.late,
         operations: tally
             .tried()

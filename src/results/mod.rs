@@ -62,8 +62,13 @@ pub struct PhaseResult {
     /// Wall-clock time of the phase (Iron Cushion's `timeTaken`), seconds.
     pub wall_seconds: f64,
     pub connections: u64,
-    /// Operations per second aimed at (open model), if any.
+    /// Operations per second aimed at (open model), if any; under a ramp, the ramp's
+    /// mean over the time the phase ran.
     pub target_rate: Option<f64>,
+    /// The rate's ramp (open model): operations per second at the phase's start and at
+    /// the end of its duration; absent for a constant rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<RampResult>,
     /// Operations that started late by more than the threshold (open model).
     pub late: u64,
     pub operations: Vec<OperationResult>,
@@ -97,6 +102,13 @@ pub struct PhaseResult {
     /// times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logins: Option<LoginsResult>,
+}
+
+/// A rate that ramps linearly over a phase's duration, operations per second.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RampResult {
+    pub from: f64,
+    pub to: f64,
 }
 
 /// Logins for session cookies or IAM tokens: how many, how many failed, and how long each
@@ -147,6 +159,7 @@ impl PhaseResult {
             wall_seconds,
             connections: 1,
             target_rate: None,
+            ramp: None,
             late: 0,
             send_lag: None,
             operations,
@@ -333,6 +346,10 @@ pub struct IntervalResult {
     /// `in_flight`); absent when none were.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waiting_after_429: u64,
+    /// The operations per second the schedule aimed at over the interval (open model;
+    /// under a ramp, its mean over the interval); absent without a rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
