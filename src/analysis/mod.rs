@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod merge;
+pub mod search;
 pub mod thresholds;
 
 use hdrhistogram::Histogram;

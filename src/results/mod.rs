@@ -5,6 +5,7 @@
 //! so results of many nodes merge exactly; the percentiles beside them are for readers.
 
 pub mod build;
+mod search;
 pub mod tally;
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
+pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
 /// (see [`upgrade`]), and refuses others.
