@@ -73,6 +73,13 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             ));
         }
     }
+    if inputs.len() > 1
+        && let Some((name, _)) = inputs.iter().find(|(_, r)| r.search.is_some())
+    {
+        return Err(format!(
+            "{name} holds a rate search (--search-rate), which one machine runs on its own: its steps depend on each other's answers, so searches of several nodes do not merge"
+        ));
+    }
     check_nodes(inputs, &mut notes)?;
     check_sums(inputs)?;
     for (name, result) in inputs {
@@ -111,6 +118,7 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             config: merged_config(&results),
             nodes: results.iter().flat_map(|r| r.nodes.clone()).collect(),
             phases,
+            search: first.search.clone(),
         },
         notes,
     })

@@ -167,6 +167,50 @@ pub struct RunArgs {
     #[arg(long, value_name = "OPS_PER_SEC|FROM..TO", value_parser = positive_rate)]
     rate: Option<crate::workload::Rate>,
 
+    /// Search for the highest rate the database sustains within the --threshold
+    /// conditions: the scenario's last phase runs again and again, each step for
+    /// --step-duration at one rate, bisecting between LOW and HIGH operations per second
+    /// (the phases before it run once, first). A step meets when it achieves its rate,
+    /// nothing fails (unless a threshold on errors allows it) and every threshold holds.
+    #[arg(
+        long = "search-rate",
+        visible_alias = "search_rate",
+        value_name = "LOW..HIGH",
+        value_parser = search_range,
+        conflicts_with = "rate"
+    )]
+    search_rate: Option<(f64, f64)>,
+
+    /// --search-rate: how long each step runs.
+    #[arg(
+        long = "step-duration",
+        visible_alias = "step_duration",
+        value_name = "TIME",
+        value_parser = duration::parse,
+        default_value = "10s"
+    )]
+    step_duration: std::time::Duration,
+
+    /// --search-rate: the most steps, LOW and HIGH included (2 to 100).
+    #[arg(
+        long = "search-steps",
+        visible_alias = "search_steps",
+        value_name = "N",
+        default_value_t = 12
+    )]
+    search_steps: u32,
+
+    /// --search-rate: stop when the lowest rate that failed is within this much above
+    /// the highest that met (0.1% to 50%).
+    #[arg(
+        long = "search-precision",
+        visible_alias = "search_precision",
+        value_name = "PERCENT",
+        value_parser = precision,
+        default_value = "5%"
+    )]
+    search_precision: f64,
+
     /// Under --rate, an operation that starts later than scheduled by more than this is
     /// counted as late.
     #[arg(long = "late-threshold", value_name = "TIME", value_parser = duration::parse, default_value = "10ms")]
@@ -464,6 +508,40 @@ fn positive_rate(text: &str) -> Result<crate::workload::Rate, String> {
     crate::workload::limits::rate_of("--rate", rate).map(|()| rate)
 }
 
+/// `LOW..HIGH`: two rates, the first below the second.
+fn search_range(text: &str) -> Result<(f64, f64), String> {
+    let wrong = || {
+        format!(
+            "{text:?} is not a range of rates; give LOW..HIGH in operations per second, e.g. --search-rate 100..5000"
+        )
+    };
+    let (low, high) = text.split_once("..").ok_or_else(wrong)?;
+    let low: f64 = low.trim().parse().map_err(|_| wrong())?;
+    let high: f64 = high.trim().parse().map_err(|_| wrong())?;
+    crate::workload::limits::rate("--search-rate's LOW", low)?;
+    crate::workload::limits::rate("--search-rate's HIGH", high)?;
+    if low >= high {
+        return Err(format!(
+            "{text:?}: LOW must be below HIGH, e.g. --search-rate 100..5000"
+        ));
+    }
+    Ok((low, high))
+}
+
+/// A share: `5%`, or a fraction, `0.05`; from 0.1% to 50%.
+fn precision(text: &str) -> Result<f64, String> {
+    let (number, scale) = match text.trim().strip_suffix('%') {
+        Some(percent) => (percent, 100.0),
+        None => (text.trim(), 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(value) if (0.001..=0.5).contains(&(value / scale)) => Ok(value / scale),
+        _ => Err(format!(
+            "{text:?} is not a precision from 0.1% to 50%; give e.g. --search-precision 5%"
+        )),
+    }
+}
+
 /// A number of bytes: digits, with an optional unit (B, KB, MB, GB, KiB, MiB, GiB).
 fn byte_size(text: &str) -> Result<u64, String> {
     let digits = text
@@ -696,7 +774,7 @@ mod tests {
     }
 
     #[test]
-    fn rates_take_a_number_or_a_ramp() {
+    fn rates_ramp_and_searches_take_ranges() {
         let run = |line: &str| match parse(line).map(|cli| cli.command) {
             Ok(Command::Run(run)) => Ok(run),
             Ok(_) => panic!("run expected"),
@@ -704,9 +782,30 @@ mod tests {
         };
         let ramp = run("sofabench run --rate 10..200").unwrap();
         assert_eq!(ramp.rate, Some(crate::workload::Rate::ramp(10.0, 200.0)));
+        let search = run("sofabench run --search-rate 50..800 --search-precision 2%").unwrap();
+        assert_eq!(search.search_rate, Some((50.0, 800.0)));
+        assert_eq!(search.search_precision, 0.02);
+        assert_eq!(
+            (search.search_steps, search.step_duration.as_secs()),
+            (12, 10)
+        );
+        assert_eq!(precision("0.1"), Ok(0.1));
         for (line, says) in [
             ("--rate 0..0", "from 0.001"),
             ("--rate 5..x", "or a ramp over the duration"),
+            ("--search-rate 800..50", "LOW must be below HIGH"),
+            ("--search-rate 100", "not a range of rates"),
+            ("--search-rate 0..100", "--search-rate's LOW 0.0"),
+            ("--search-rate 1..1e9", "--search-rate's HIGH"),
+            ("--search-rate 1..9 --rate 5", "cannot be used with"),
+            (
+                "--search-rate 1..9 --search-precision 0%",
+                "from 0.1% to 50%",
+            ),
+            (
+                "--search-rate 1..9 --search-precision 60%",
+                "from 0.1% to 50%",
+            ),
         ] {
             let err = run(&format!("sofabench run {line}")).unwrap_err();
             assert!(err.contains(says), "{line}: {err}");

@@ -27,6 +27,9 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
         for (index, phase) in result.phases.iter().enumerate() {
             text.push_str(&phase_text(phase, result.interrupted && index == last));
         }
+        if let Some(search) = &result.search {
+            text.push_str(&crate::report::search::block(search));
+        }
     }
     let written = outputs.write(&result);
     for path in &written.paths {

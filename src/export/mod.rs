@@ -220,6 +220,7 @@ pub(crate) mod sample {
                 host: "test".to_string(),
             }],
             phases: vec![phase],
+            search: None,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod live;
 pub mod logins;
 pub mod numbers;
 pub mod ramp;
+pub mod search;
 pub mod summary;
 
 use std::collections::BTreeMap;

@@ -366,5 +366,6 @@ pub fn run(
         config,
         nodes: vec![node],
         phases,
+        search: None,
     }
 }

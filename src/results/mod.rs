@@ -40,6 +40,9 @@ pub struct RunResult {
     /// run, several after `merge`.
     pub nodes: Vec<NodeInfo>,
     pub phases: Vec<PhaseResult>,
+    /// A rate search (`--search-rate`): its steps (phases of `phases`) and its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchResult>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -440,6 +443,7 @@ mod tests {
             config: BTreeMap::new(),
             nodes: Vec::new(),
             phases: vec![phase],
+            search: None,
         }
     }
 

@@ -9,6 +9,7 @@ mod config;
 mod header;
 pub mod output;
 pub mod runner;
+mod search;
 mod setup;
 pub mod thresholds;
 mod verdict;

@@ -8,8 +8,10 @@ use std::time::SystemTime;
 use super::Setup;
 use super::header::{database_line, describe};
 use super::output::OutputFiles;
+use super::search::Search;
 use super::thresholds::print_outcomes;
 use super::verdict::verdict;
+use crate::analysis::search::SearchPlan;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, PreparedDatabase, SetupError};
@@ -19,7 +21,7 @@ use crate::engine::{Engine, PhaseOutcome, PhaseShare, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
 use crate::report::forms;
-use crate::results::{self, NodeInfo, PhaseResult, RunResult};
+use crate::results::{self, NodeInfo, PhaseResult, RunResult, SearchResult};
 use crate::scenario::{Form, Scenario};
 use crate::target::Target;
 
@@ -32,7 +34,7 @@ pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
     runtime.block_on(carry_out(setup, observer))
 }
 
-fn print(text: &str) {
+pub(super) fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -47,9 +49,11 @@ fn setup_failed(e: SetupError) -> Failed {
 }
 
 /// The phases' outcomes, and their results as the report and the result file show them.
-struct Measured {
-    outcomes: Vec<PhaseOutcome>,
-    phases: Vec<PhaseResult>,
+pub(super) struct Measured {
+    pub outcomes: Vec<PhaseOutcome>,
+    pub phases: Vec<PhaseResult>,
+    /// A rate search's steps (among `phases`) and answer.
+    pub search: Option<SearchResult>,
 }
 
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -77,6 +81,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         database,
         outputs,
         thresholds,
+        search,
         config,
         ..
     } = setup;
@@ -90,22 +95,24 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
     // rewritten after every phase (as hyperfine rewrites its exports after every
     // benchmark), marked as not finished. A file that cannot be written is reported by
     // the last write, which fails the same way.
-    let checkpoint = |phases: &[PhaseResult]| {
+    let checkpoint = |measured: &Measured| {
         if !outputs.is_empty() {
             let now = SystemTime::now();
-            let so_far = results::build::run(
+            let mut so_far = results::build::run(
                 config.clone(),
                 started,
                 now,
                 true,
                 node.clone(),
-                phases.to_vec(),
+                measured.phases.clone(),
             );
+            so_far.search = measured.search.clone();
             let _ = outputs.write(&so_far);
         }
     };
     let mut engine = Engine::new(engine, endpoints.clone(), observer, stop.clone());
-    let measured = run_phases(&mut engine, &scenario, &shares, &checkpoint).await?;
+    let searching = search.as_ref().map(|plan| (plan, thresholds.as_slice()));
+    let measured = run_phases(&mut engine, &scenario, &shares, searching, &checkpoint).await?;
     drop(engine);
     print_form(&scenario, &measured.phases);
     if database.cleanup {
@@ -113,7 +120,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         clean_up(&mut admin, database, &endpoints[0], &measured.outcomes).await?;
     }
     let interrupted = stop.stop.is_raised();
-    let result = results::build::run(
+    let mut result = results::build::run(
         config,
         started,
         SystemTime::now(),
@@ -121,6 +128,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         node,
         measured.phases,
     );
+    result.search = measured.search;
     finish(
         &outputs,
         &thresholds,
@@ -132,20 +140,32 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
 
 /// The phase loop: connections opened once for the largest phase, then each phase in
 /// turn, its report printed and `checkpoint` given the phases so far as it ends; Ctrl-C
-/// ends the loop after the phase it stopped.
+/// ends the loop after the phase it stopped. With a rate search (`searching`: its plan
+/// and thresholds), the last phase is searched rather than run once.
 async fn run_phases(
     engine: &mut Engine,
     scenario: &Scenario,
     shares: &[PhaseShare],
-    checkpoint: &dyn Fn(&[PhaseResult]),
+    searching: Option<(&SearchPlan, &[Threshold])>,
+    checkpoint: &dyn Fn(&Measured),
 ) -> Result<Measured, Failed> {
     let most = shares.iter().map(|s| s.connections).max().unwrap_or(1);
     engine.connect(most).await.map_err(Failed::run)?;
     let mut measured = Measured {
         outcomes: Vec::new(),
         phases: Vec::new(),
+        search: None,
     };
-    for (phase, share) in scenario.phases.iter().zip(shares) {
+    let search = searching
+        .zip(scenario.phases.iter().zip(shares).next_back())
+        .map(|((plan, checks), (phase, share))| Search {
+            plan,
+            checks,
+            phase,
+            share: *share,
+        });
+    let plain = scenario.phases.len() - usize::from(search.is_some());
+    for (phase, share) in scenario.phases.iter().zip(shares).take(plain) {
         let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
         let result = results::build::phase(&outcome);
         print(&report::phase_text(&result, outcome.interrupted));
@@ -155,11 +175,15 @@ async fn run_phases(
         let interrupted = outcome.interrupted;
         measured.outcomes.push(outcome);
         if interrupted {
-            break;
+            measured.search = search.as_ref().map(Search::stopped_before_its_steps);
+            return Ok(measured);
         }
         if measured.phases.len() < scenario.phases.len() {
-            checkpoint(&measured.phases);
+            checkpoint(&measured);
         }
+    }
+    if let Some(search) = search {
+        search.run(engine, &mut measured, checkpoint).await?;
     }
     Ok(measured)
 }
@@ -217,6 +241,11 @@ fn finish(
         print(&format!("wrote {}\n", path.display()));
     }
     let writing = written.report_failures();
+    if let Some(search) = &result.search {
+        // The steps were judged one by one; the phases before them as any run's are.
+        let before = outcomes.len().saturating_sub(search.steps.len());
+        return finish_search(search, &outcomes[..before], interrupted, writing);
+    }
     let failed_checks = if checks.is_empty() {
         0
     } else {
@@ -235,6 +264,29 @@ fn finish(
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
     verdict(outcomes)?;
+    writing
+}
+
+/// A rate search's end: its block, and the verdict: no rate met, or a phase before the
+/// steps failed, fails the run.
+fn finish_search(
+    search: &SearchResult,
+    before: &[PhaseOutcome],
+    interrupted: bool,
+    writing: Result<(), Failed>,
+) -> Result<(), Failed> {
+    print(&report::search::block(search));
+    if interrupted {
+        eprintln!("sofabench: interrupted; the rate search's steps above are what was done");
+        return Err(Failed::Quiet { code: INTERRUPTED });
+    }
+    verdict(before)?;
+    if search.answer.is_none() {
+        eprintln!(
+            "sofabench: no rate of the range met (see RATE SEARCH above); lower --search-rate's LOW"
+        );
+        return Err(Failed::Quiet { code: RUN_FAILED });
+    }
     writing
 }
 
