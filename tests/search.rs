@@ -126,6 +126,11 @@ fn the_search_finds_a_servers_known_capacity() {
     );
     assert_eq!(search["ending"], "converged", "{search}");
     let steps = search["steps"].as_array().unwrap();
+    // Shown with --nocapture: how close the search came, for the record.
+    eprintln!(
+        "answer {answer}/s for a capacity of 200/s, in {} steps",
+        steps.len()
+    );
     assert_eq!(number(&steps[0]["rate"]), 50.0);
     assert_eq!(number(&steps[1]["rate"]), 1_000.0);
     assert_eq!(steps[1]["meets"], false);
