@@ -28,7 +28,8 @@ use crate::metrics::{IntervalMetrics, interval};
 use crate::metrics::{LoginTally, PhaseTally};
 use crate::results::build::{self, PhaseFacts};
 use crate::results::{
-    IntervalResult, LoginsResult, OperationResult, PhaseResult, RunResult, histogram, tally,
+    IntervalResult, LoginsResult, OperationResult, PhaseResult, RampResult, RunResult, histogram,
+    tally,
 };
 use crate::workload::Operation;
 
@@ -78,6 +79,13 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             ));
         }
     }
+    if inputs.len() > 1
+        && let Some((name, _)) = inputs.iter().find(|(_, r)| r.search.is_some())
+    {
+        return Err(format!(
+            "{name} holds a rate search (--search-rate), which one machine runs on its own: its steps depend on each other's answers, so searches of several nodes do not merge"
+        ));
+    }
     check_nodes(inputs, &mut notes)?;
     check_sums(inputs)?;
     for (name, result) in inputs {
@@ -117,6 +125,7 @@ pub fn merge(inputs: &[(String, RunResult)]) -> Result<Merged, String> {
             nodes: results.iter().flat_map(|r| r.nodes.clone()).collect(),
             phases,
             repetitions: Vec::new(),
+            search: first.search.clone(),
         },
         notes,
     })
@@ -310,6 +319,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         started_at_ms,
         wall_seconds: phases.iter().map(|p| p.wall_seconds).fold(0.0, f64::max),
         target_rate: (!target_rates.is_empty()).then(|| target_rates.iter().sum()),
+        ramp: merge_ramps(&phases),
         intervals: merge_intervals(&phases, started_at_ms)?,
         aborted: aborted(parts),
         // Every node starts the phase's action; the first node's report stands for it.
@@ -319,6 +329,17 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         sweep: phases[0].sweep.clone(),
     };
     Ok(build::from_tally(facts, &tally))
+}
+
+/// The whole run's ramp: each node ramps its share, so the ends add up.
+fn merge_ramps(phases: &[&PhaseResult]) -> Option<RampResult> {
+    phases
+        .iter()
+        .filter_map(|p| p.ramp)
+        .reduce(|a, b| RampResult {
+            from: a.from + b.from,
+            to: a.to + b.to,
+        })
 }
 
 /// Every node's logins of the phase, added up; `None` when none logged in.
@@ -387,6 +408,8 @@ struct Bucket {
     in_flight: u64,
     waiting_after_429: u64,
     polling: bool,
+    /// Each node's share of the rate aimed at, added up.
+    target_rate: Option<f64>,
     metrics: IntervalMetrics,
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
@@ -406,6 +429,10 @@ impl Bucket {
         self.waiting_after_429 += row.waiting_after_429;
         // The busiest node's CPU is kept: if any node polled, it may be that one's.
         self.polling |= row.polling;
+        self.target_rate = match (self.target_rate, row.target_rate) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         self.metrics.late += row.late;
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
@@ -439,6 +466,7 @@ impl Bucket {
         row.in_flight = self.in_flight;
         row.waiting_after_429 = self.waiting_after_429;
         row.polling = self.polling;
+        row.target_rate = self.target_rate;
         let mut result = build::interval_ending(&row, end_ms);
         if self.documents_unknown {
             for op in &mut result.operations {
@@ -592,6 +620,7 @@ mod tests {
             aborted: Vec::new(),
             intervals: vec![interval(1.0, connections), interval(2.0, connections)],
             target_rate: None,
+            rate: None,
             interrupted: false,
             action: None,
             logins: logins(connections),
@@ -857,6 +886,33 @@ mod tests {
             .documents = None;
         let merged = merge(&named(vec![a, b])).unwrap().result;
         assert_eq!(documents(&merged), (None, None));
+    }
+
+    #[test]
+    fn ramps_and_interval_targets_add_up_over_the_nodes() {
+        let mut a = node_result(&[0], node(0, 2), 1);
+        let mut b = node_result(&[1], node(1, 2), 1);
+        for (phase, share) in [(&mut a.phases[0], 1.0), (&mut b.phases[0], 3.0)] {
+            phase.target_rate = Some(20.0 * share);
+            phase.ramp = Some(RampResult {
+                from: 10.0 * share,
+                to: 30.0 * share,
+            });
+            phase.intervals[0].target_rate = Some(15.0 * share);
+            phase.intervals[1].target_rate = Some(25.0 * share);
+        }
+        let merged = merge(&named(vec![a, b])).unwrap().result;
+        let phase = &merged.phases[0];
+        assert_eq!(phase.target_rate, Some(80.0));
+        assert_eq!(
+            phase.ramp,
+            Some(RampResult {
+                from: 40.0,
+                to: 120.0
+            })
+        );
+        let targets: Vec<Option<f64>> = phase.intervals.iter().map(|i| i.target_rate).collect();
+        assert_eq!(targets, [Some(60.0), Some(100.0)]);
     }
 
     #[test]

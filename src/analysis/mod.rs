@@ -7,6 +7,7 @@ pub mod differences;
 pub mod measure;
 pub mod merge;
 pub mod repetitions;
+pub mod search;
 pub mod statistics;
 pub mod thresholds;
 

@@ -9,7 +9,9 @@
 
 use crate::metrics::{LoginTally, PhaseTally};
 use crate::results::build::{self, PhaseFacts};
-use crate::results::{ActionResult, IntervalResult, PhaseResult, RunResult, SweepPoint, tally};
+use crate::results::{
+    ActionResult, IntervalResult, PhaseResult, RampResult, RunResult, SweepPoint, tally,
+};
 use crate::workload::Operation;
 
 /// One phase of the repetitions so far, added up.
@@ -27,6 +29,8 @@ struct Merged {
     /// Every repetition runs the same scenario, so a phase's place in a sweep is the
     /// first repetition's.
     sweep: Option<SweepPoint>,
+    /// Likewise its rate's ramp.
+    ramp: Option<RampResult>,
 }
 
 impl Merged {
@@ -43,6 +47,7 @@ impl Merged {
             action: None,
             logins: LoginTally::default(),
             sweep: phase.sweep.clone(),
+            ramp: phase.ramp,
         }
     }
 
@@ -91,6 +96,7 @@ impl Merged {
             action: self.action.clone(),
             logins: (!self.logins.is_empty()).then(|| build::logins(&self.logins)),
             sweep: self.sweep.clone(),
+            ramp: self.ramp,
         };
         build::from_tally(facts, &self.tally)
     }
@@ -231,6 +237,7 @@ mod tests {
             aborted: Vec::new(),
             intervals: Vec::new(),
             target_rate: None,
+            rate: None,
             interrupted: false,
             action: None,
             logins: LoginTally::default(),
@@ -252,6 +259,7 @@ mod tests {
             in_flight: 0,
             waiting_after_429: 0,
             polling: false,
+            target_rate: None,
         }
     }
 

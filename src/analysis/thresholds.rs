@@ -45,7 +45,7 @@ use hdrhistogram::Histogram;
 use super::{add_encoded, base_name, empty_histogram, primary_latency};
 use crate::metrics::Failure;
 use crate::report::numbers::{grouped, grouped_decimal};
-use crate::results::{RunResult, build, per_second};
+use crate::results::{PhaseResult, RunResult, build, per_second};
 use crate::workload::Operation;
 
 /// What a threshold measures.
@@ -359,21 +359,26 @@ impl Threshold {
 
     /// Measures the threshold's metric in `result` and compares.
     pub fn evaluate(&self, result: &RunResult) -> ThresholdOutcome {
+        self.evaluate_phases(&result.phases)
+    }
+
+    /// Measures the threshold's metric over `phases` (a result's, or one step of a rate
+    /// search) and compares.
+    pub fn evaluate_phases(&self, phases: &[PhaseResult]) -> ThresholdOutcome {
         let outcome = |actual: String, passed: bool| ThresholdOutcome {
             expression: self.expression.clone(),
             actual,
             passed,
         };
-        match self.measure(result) {
+        match self.measure(phases) {
             Ok((value, actual)) => outcome(actual, self.comparison.holds(value, self.value)),
             Err(why) => outcome(why, false),
         }
     }
 
     /// The measured value in the threshold's unit, and as text with its unit.
-    fn measure(&self, result: &RunResult) -> Result<(f64, String), String> {
-        let phases: Vec<_> = result
-            .phases
+    fn measure(&self, all: &[PhaseResult]) -> Result<(f64, String), String> {
+        let phases: Vec<_> = all
             .iter()
             .filter(|p| {
                 self.phase
@@ -384,7 +389,7 @@ impl Threshold {
         if let Some(name) = &self.phase
             && phases.is_empty()
         {
-            let names: Vec<&str> = result.phases.iter().map(|p| p.name.as_str()).collect();
+            let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
             return Err(format!(
                 "no phase {name:?} (phases: {})",
                 if names.is_empty() {

@@ -162,9 +162,54 @@ pub struct RunArgs {
 
     /// Open load model: this many CRUD operations per second in total, spread evenly over
     /// the connections on a fixed schedule; latency counts from each operation's scheduled
-    /// start, so a stalled server shows in the percentiles.
-    #[arg(long, value_name = "OPS_PER_SEC", value_parser = positive_rate)]
-    rate: Option<f64>,
+    /// start, so a stalled server shows in the percentiles. FROM..TO (e.g. 100..1000)
+    /// ramps the rate linearly over the phase's --duration.
+    #[arg(long, value_name = "OPS_PER_SEC|FROM..TO", value_parser = positive_rate)]
+    rate: Option<crate::workload::Rate>,
+
+    /// Search for the highest rate the database sustains within the --threshold
+    /// conditions: the scenario's last phase runs again and again, each step for
+    /// --step-duration at one rate, bisecting between LOW and HIGH operations per second
+    /// (the phases before it run once, first). A step meets when it achieves its rate,
+    /// nothing fails (unless a threshold on errors allows it) and every threshold holds.
+    #[arg(
+        long = "search-rate",
+        visible_alias = "search_rate",
+        value_name = "LOW..HIGH",
+        value_parser = search_range,
+        conflicts_with = "rate"
+    )]
+    search_rate: Option<(f64, f64)>,
+
+    /// --search-rate: how long each step runs.
+    #[arg(
+        long = "step-duration",
+        visible_alias = "step_duration",
+        value_name = "TIME",
+        value_parser = duration::parse,
+        default_value = "10s"
+    )]
+    step_duration: std::time::Duration,
+
+    /// --search-rate: the most steps, LOW and HIGH included (2 to 100).
+    #[arg(
+        long = "search-steps",
+        visible_alias = "search_steps",
+        value_name = "N",
+        default_value_t = 12
+    )]
+    search_steps: u32,
+
+    /// --search-rate: stop when the lowest rate that failed is within this much above
+    /// the highest that met (0.1% to 50%).
+    #[arg(
+        long = "search-precision",
+        visible_alias = "search_precision",
+        value_name = "PERCENT",
+        value_parser = precision,
+        default_value = "5%"
+    )]
+    search_precision: f64,
 
     /// Under --rate, an operation that starts later than scheduled by more than this is
     /// counted as late.
@@ -295,8 +340,15 @@ pub struct RunArgs {
     /// Repeat the whole run (or scenario) N times into one result, each repetition on a
     /// fresh database of its own (<database_name>-run1, -run2 …, created, and deleted with
     /// --cleanup) with ids of its own, from the same seed; the report shows each phase's
-    /// spread over the repetitions, and `compare` tests changes against it.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = runs)]
+    /// spread over the repetitions, and `compare` tests changes against it. Not with
+    /// --search-rate, whose steps each depend on the one before.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = runs,
+        conflicts_with = "search_rate"
+    )]
     runs: u64,
 
     /// The base address the server itself uses to reach the database's node, for
@@ -501,11 +553,48 @@ fn runs(text: &str) -> Result<u64, String> {
     }
 }
 
-fn positive_rate(text: &str) -> Result<f64, String> {
-    let rate = text.parse::<f64>().map_err(|_| {
-        format!("{text:?} is not a rate; give operations per second above 0, e.g. --rate 500")
+/// A rate above 0, or a ramp FROM..TO.
+fn positive_rate(text: &str) -> Result<crate::workload::Rate, String> {
+    let rate = crate::workload::Rate::parse(text).map_err(|_| {
+        format!(
+            "{text:?} is not a rate; give operations per second above 0, e.g. --rate 500, or a ramp over the duration, e.g. --rate 100..1000"
+        )
     })?;
-    crate::workload::limits::rate("--rate", rate).map(|()| rate)
+    crate::workload::limits::rate_of("--rate", rate).map(|()| rate)
+}
+
+/// `LOW..HIGH`: two rates, the first below the second.
+fn search_range(text: &str) -> Result<(f64, f64), String> {
+    let wrong = || {
+        format!(
+            "{text:?} is not a range of rates; give LOW..HIGH in operations per second, e.g. --search-rate 100..5000"
+        )
+    };
+    let (low, high) = text.split_once("..").ok_or_else(wrong)?;
+    let low: f64 = low.trim().parse().map_err(|_| wrong())?;
+    let high: f64 = high.trim().parse().map_err(|_| wrong())?;
+    crate::workload::limits::rate("--search-rate's LOW", low)?;
+    crate::workload::limits::rate("--search-rate's HIGH", high)?;
+    if low >= high {
+        return Err(format!(
+            "{text:?}: LOW must be below HIGH, e.g. --search-rate 100..5000"
+        ));
+    }
+    Ok((low, high))
+}
+
+/// A share: `5%`, or a fraction, `0.05`; from 0.1% to 50%.
+fn precision(text: &str) -> Result<f64, String> {
+    let (number, scale) = match text.trim().strip_suffix('%') {
+        Some(percent) => (percent, 100.0),
+        None => (text.trim(), 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(value) if (0.001..=0.5).contains(&(value / scale)) => Ok(value / scale),
+        _ => Err(format!(
+            "{text:?} is not a precision from 0.1% to 50%; give e.g. --search-precision 5%"
+        )),
+    }
 }
 
 /// A number of bytes: digits, with an optional unit (B, KB, MB, GB, KiB, MiB, GiB).
@@ -752,6 +841,45 @@ mod tests {
         for wrong in ["0", "101", "-1", "three"] {
             let err = runs(&format!("sofabench run --runs={wrong}")).unwrap_err();
             assert!(err.contains("from 1 to 100"), "{wrong}: {err}");
+        }
+    }
+
+    #[test]
+    fn rates_ramp_and_searches_take_ranges() {
+        let run = |line: &str| match parse(line).map(|cli| cli.command) {
+            Ok(Command::Run(run)) => Ok(run),
+            Ok(_) => panic!("run expected"),
+            Err(e) => Err(e.to_string()),
+        };
+        let ramp = run("sofabench run --rate 10..200").unwrap();
+        assert_eq!(ramp.rate, Some(crate::workload::Rate::ramp(10.0, 200.0)));
+        let search = run("sofabench run --search-rate 50..800 --search-precision 2%").unwrap();
+        assert_eq!(search.search_rate, Some((50.0, 800.0)));
+        assert_eq!(search.search_precision, 0.02);
+        assert_eq!(
+            (search.search_steps, search.step_duration.as_secs()),
+            (12, 10)
+        );
+        assert_eq!(precision("0.1"), Ok(0.1));
+        for (line, says) in [
+            ("--rate 0..0", "from 0.001"),
+            ("--rate 5..x", "or a ramp over the duration"),
+            ("--search-rate 800..50", "LOW must be below HIGH"),
+            ("--search-rate 100", "not a range of rates"),
+            ("--search-rate 0..100", "--search-rate's LOW 0.0"),
+            ("--search-rate 1..1e9", "--search-rate's HIGH"),
+            ("--search-rate 1..9 --rate 5", "cannot be used with"),
+            (
+                "--search-rate 1..9 --search-precision 0%",
+                "from 0.1% to 50%",
+            ),
+            (
+                "--search-rate 1..9 --search-precision 60%",
+                "from 0.1% to 50%",
+            ),
+        ] {
+            let err = run(&format!("sofabench run {line}")).unwrap_err();
+            assert!(err.contains(says), "{line}: {err}");
         }
     }
 

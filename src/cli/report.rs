@@ -26,6 +26,9 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     let mut text = String::new();
     if args.text || outputs.is_empty() {
         text.push_str(&crate::report::run_text(&result));
+        if let Some(search) = &result.search {
+            text.push_str(&crate::report::search::block(search));
+        }
     }
     let written = outputs.write(&result);
     for path in &written.paths {

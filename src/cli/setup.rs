@@ -10,6 +10,7 @@ use clap::parser::ValueSource;
 
 use super::RunArgs;
 use super::templates;
+use crate::analysis::search::SearchPlan;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
 use crate::driver::auth::{self, Auth};
@@ -72,6 +73,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
     let node = node(args)?;
     check_runs(args, &prefix).map_err(Failed::bad_input)?;
+    let search = search_plan(args, given, &scenario, &checks, node).map_err(Failed::bad_input)?;
     let (template, template_name) = templates::load(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
@@ -125,6 +127,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         database: database_policy(args),
         outputs,
         thresholds: checks,
+        search,
         config,
     })
 }
@@ -434,6 +437,75 @@ fn check_threshold_operation(check: &Threshold, scenario: &Scenario) -> Result<(
             .as_deref()
             .map_or(String::new(), |name| format!("named {name:?} "))
     ))
+}
+
+/// Steps shorter than this would measure their own start more than the rate.
+const SHORTEST_STEP: Duration = Duration::from_secs(1);
+
+/// `--search-rate` and its flags, checked: one machine searches the scenario's last
+/// phase, and the thresholds judge that phase's steps (a threshold on another phase
+/// could not judge them).
+fn search_plan(
+    args: &RunArgs,
+    given: &Given,
+    scenario: &Scenario,
+    checks: &[Threshold],
+    node: NodeSlice,
+) -> Result<Option<SearchPlan>, String> {
+    let Some((low, high)) = args.search_rate else {
+        let stray = ["step_duration", "search_steps", "search_precision"]
+            .into_iter()
+            .find(|id| given.has(id));
+        return match stray {
+            Some(id) => Err(format!(
+                "--{} only shapes a rate search; give --search-rate LOW..HIGH too, or leave it out",
+                id.replace('_', "-")
+            )),
+            None => Ok(None),
+        };
+    };
+    if args.step_duration < SHORTEST_STEP {
+        return Err(format!(
+            "--step-duration {:?}: at least 1s (a shorter step measures its own start more than the rate); give e.g. --step-duration 10s",
+            args.step_duration
+        ));
+    }
+    if !(2..=100).contains(&args.search_steps) {
+        return Err(format!(
+            "--search-steps {}: from 2 (LOW and HIGH) to 100; give e.g. --search-steps 12",
+            args.search_steps
+        ));
+    }
+    if node.count > 1 {
+        return Err(format!(
+            "--search-rate with --node-count {}: each step's rate depends on the step before, which one machine decides; search from one machine",
+            node.count
+        ));
+    }
+    let Some(last) = scenario.phases.last() else {
+        return Err("--search-rate: the scenario has no phase to search".to_string());
+    };
+    let searched = last.name.as_str();
+    let elsewhere = |c: &&Threshold| {
+        c.phase.as_deref().is_some_and(|name| name != searched)
+            || c.operation
+                .as_deref()
+                .and_then(Operation::named)
+                .is_some_and(|op| last.mix[op] == 0)
+    };
+    if let Some(check) = checks.iter().find(elsewhere) {
+        return Err(format!(
+            "--threshold {:?}: in a rate search the thresholds judge the steps of the scenario's last phase, {searched:?}, and this one looks elsewhere; give one on {searched:?} and its operations",
+            check.expression
+        ));
+    }
+    Ok(Some(SearchPlan {
+        low,
+        high,
+        step: args.step_duration,
+        most_steps: args.search_steps,
+        precision: args.search_precision,
+    }))
 }
 
 /// This node's slice, checked, and refused with flags that would make one node delete

@@ -32,12 +32,12 @@ use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::nodes;
-use crate::workload::{DocumentIds, OperationOrder, Phase};
+use crate::workload::{DocumentIds, OperationOrder, Phase, Rate, Schedule};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
 use busy_poll::BusyPoll;
-use monitor::Monitor;
+use monitor::{Aim, Monitor};
 use observer::{Observer, PhaseStart};
 pub use rate_limit::Retry429;
 pub use stop::Stop;
@@ -93,7 +93,7 @@ pub struct PhaseShare {
     /// Connections this node drives.
     pub connections: u64,
     /// This node's part of the phase's operations per second (open model).
-    pub rate: Option<f64>,
+    pub rate: Option<Rate>,
 }
 
 impl NodeSlice {
@@ -107,10 +107,34 @@ impl NodeSlice {
         let share = PhaseShare {
             first: mine.start,
             connections: per_node,
-            rate: phase.rate.map(|r| r / self.count as f64),
+            rate: phase.rate.map(|r| r.share(self.count)),
         };
         (phase, share)
     }
+}
+
+/// What this node's share of `phase` aims at under a rate: the phase's schedule, scaled
+/// to the share, ending with the phase's duration and the share's operations.
+fn aim(phase: &Phase, share: &PhaseShare) -> Option<Aim> {
+    let rate = share.rate?;
+    let mine = share.first..share.first.saturating_add(share.connections);
+    Some(Aim {
+        schedule: Schedule::new(rate, phase.bound.duration),
+        until: phase.bound.duration,
+        operations: mine.map(|c| phase.operations_of(c)).sum(),
+    })
+}
+
+/// The rate a phase aimed at as a whole: a constant one, or a ramp's mean over the
+/// stretch it ran (the whole ramp, unless stopped early).
+fn target_rate(aim: Option<Aim>, wall: Duration) -> Option<f64> {
+    let aim = aim?;
+    let rate = aim.schedule.rate();
+    if !rate.is_ramp() {
+        return Some(rate.to);
+    }
+    let ran = aim.until.map_or(wall, |until| wall.min(until));
+    Some(aim.rate_between(0.0, ran.as_secs_f64()))
 }
 
 /// Opens `client`'s connection, or with `--failover` (`fallbacks` holds every node) the
@@ -254,21 +278,17 @@ impl Engine {
             None => OperationOrder::by_weights(phase.mix, known, rng),
         }
         .with_batch(phase.batch_size);
-        // Under a rate, each connection sends at rate / connections, the connections
-        // staggered evenly within one period so the requests come evenly spaced.
+        // Under a rate, the phase's operations are due one after the other on its
+        // schedule, and the connections take them in turn: connection `index` of N sends
+        // operations index, index + N, index + 2N, … (of all nodes' connections).
         let pacing = match phase.rate {
             None => Pacing::Closed,
-            Some(rate) => {
-                // Rates are checked to a range, but a period that does not fit the clock
-                // must still not panic: it is then the longest duration.
-                let every = Duration::try_from_secs_f64(phase.connections as f64 / rate)
-                    .unwrap_or(crate::time::duration::LONGEST);
-                let offset = every.mul_f64(index as f64 / phase.connections as f64);
-                Pacing::Open {
-                    first: crate::time::duration::after(started, offset),
-                    every,
-                }
-            }
+            Some(rate) => Pacing::Open {
+                start: started,
+                schedule: Schedule::new(rate, phase.bound.duration),
+                stride: phase.connections.max(1),
+                offset: index,
+            },
         };
         PhaseWork {
             order,
@@ -319,15 +339,17 @@ impl Engine {
             done: self.progress.clone(),
         });
         self.shared.recorder.clear();
+        let aim = aim(phase, &share);
+        let started = Instant::now();
+        let started_at = SystemTime::now();
         let monitor = Arc::new(Mutex::new(Monitor::new(
             self.shared.recorder.clone(),
             observer.clone(),
-            share.rate,
+            aim,
+            started,
             self.settings.busy_poll,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
-        let started = Instant::now();
-        let started_at = SystemTime::now();
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
@@ -395,7 +417,8 @@ impl Engine {
             },
             aborted,
             intervals,
-            target_rate: share.rate,
+            target_rate: target_rate(aim, wall),
+            rate: share.rate,
             interrupted: self.stop.stop.is_raised(),
             action,
             // Since the last phase ended: the first phase's include the setup's.

@@ -9,6 +9,37 @@ use super::observer::Observer;
 use crate::cpu::{cores, process_cpu};
 use crate::metrics::interval::stalled;
 use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
+use crate::workload::Schedule;
+
+/// What a phase aims at on this node (open model): its schedule from the phase's start,
+/// which ends with the phase's duration and its operations.
+#[derive(Clone, Copy, Debug)]
+pub struct Aim {
+    pub schedule: Schedule,
+    pub until: Option<Duration>,
+    pub operations: Option<u64>,
+}
+
+impl Aim {
+    /// Operations due in the first `seconds` of the phase.
+    fn due_by(&self, seconds: f64) -> f64 {
+        let seconds = self
+            .until
+            .map_or(seconds, |until| seconds.min(until.as_secs_f64()));
+        let due = self.schedule.due_by(seconds);
+        self.operations.map_or(due, |n| due.min(n as f64))
+    }
+
+    /// The rate aimed at over the stretch from `from` to `to` seconds after the phase's
+    /// start: the operations due in it per second, exact under a ramp.
+    pub fn rate_between(&self, from: f64, to: f64) -> f64 {
+        if to > from {
+            (self.due_by(to) - self.due_by(from)) / (to - from)
+        } else {
+            self.schedule.rate_at(from)
+        }
+    }
+}
 
 /// Samples the recorder until the step ends.
 pub struct Monitor {
@@ -23,31 +54,32 @@ pub struct Monitor {
     last_in_flight: u64,
     pub rows: Vec<IntervalRow>,
     observer: Arc<dyn Observer>,
-    /// The operations per second the run aims at (open model), for the observer.
-    target_rate: Option<f64>,
+    /// What the phase aims at (open model), for each interval's target rate.
+    aim: Option<Aim>,
     /// `--busy-poll`: every row says its CPU share was full by design.
     polling: bool,
 }
 
 impl Monitor {
+    /// A monitor of a phase that starts at `started`.
     pub fn new(
         recorder: Arc<Recorder>,
         observer: Arc<dyn Observer>,
-        target_rate: Option<f64>,
+        aim: Option<Aim>,
+        started: Instant,
         polling: bool,
     ) -> Monitor {
-        let now = Instant::now();
         Monitor {
             recorder,
             interval: IntervalMetrics::default(),
-            started: now,
-            last: now,
+            started,
+            last: started,
             last_cpu: process_cpu(),
             last_machine: CpuTimes::now(),
             last_in_flight: 0,
             rows: Vec::new(),
             observer,
-            target_rate,
+            aim,
             polling,
         }
     }
@@ -68,9 +100,11 @@ impl Monitor {
         } else {
             0.0
         };
-        let mut row =
-            self.interval
-                .row(now.duration_since(self.started).as_secs_f64(), length, cpu);
+        let elapsed = now.duration_since(self.started).as_secs_f64();
+        let mut row = self.interval.row(elapsed, length, cpu);
+        row.target_rate = self
+            .aim
+            .map(|aim| aim.rate_between(elapsed - length, elapsed));
         row.machine_cpu = machine_now
             .zip(self.last_machine)
             .and_then(|(now, then)| now.busy_since(&then));
@@ -87,7 +121,7 @@ impl Monitor {
             .last()
             .is_some_and(|r| r.stalled || (r.after_stall && row.late > 0));
         self.observer
-            .interval_closed(&self.interval, &row, self.target_rate);
+            .interval_closed(&self.interval, &row, row.target_rate);
         self.rows.push(row);
         self.last = now;
         self.last_cpu = cpu_now;
@@ -113,7 +147,36 @@ pub fn spawn(monitor: Arc<Mutex<Monitor>>, interval: Duration) -> tokio::task::J
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Operation;
+    use crate::workload::{Operation, Rate};
+
+    fn aim(rate: Rate, until_s: Option<f64>, operations: Option<u64>) -> Aim {
+        let until = until_s.map(Duration::from_secs_f64);
+        Aim {
+            schedule: Schedule::new(rate, until),
+            until,
+            operations,
+        }
+    }
+
+    #[test]
+    fn an_intervals_target_is_the_schedules_mean_over_it() {
+        let ramp = aim(Rate::ramp(100.0, 300.0), Some(10.0), None);
+        // 100 + 20 t per second: its mean over [2, 3] is the rate at 2.5 s.
+        assert!((ramp.rate_between(2.0, 3.0) - 150.0).abs() < 1e-9);
+        assert!((ramp.rate_between(0.0, 10.0) - 200.0).abs() < 1e-9);
+        // An interval past the phase's duration holds only the part before it.
+        assert!((ramp.rate_between(9.5, 10.5) - 295.0 / 2.0).abs() < 1e-6);
+        assert_eq!(ramp.rate_between(11.0, 12.0), 0.0);
+        assert_eq!(
+            ramp.rate_between(4.0, 4.0),
+            180.0,
+            "no length: the rate then"
+        );
+        // A count-bounded constant rate ends with its operations: 25 due at 50/s.
+        let counted = aim(Rate::constant(50.0), None, Some(25));
+        assert_eq!(counted.rate_between(0.0, 0.4), 50.0);
+        assert!((counted.rate_between(0.4, 1.0) - 5.0 / 0.6).abs() < 1e-9);
+    }
 
     /// An observer that keeps what it is told.
     #[derive(Default)]
@@ -131,7 +194,14 @@ mod tests {
     fn rows_reach_the_observer_with_stalls_and_what_follows_them() {
         let recorder = Arc::new(Recorder::new(2));
         let keeper = Arc::new(Keeper::default());
-        let mut monitor = Monitor::new(recorder.clone(), keeper.clone(), Some(50.0), false);
+        let constant = aim(Rate::constant(50.0), Some(3_600.0), None);
+        let mut monitor = Monitor::new(
+            recorder.clone(),
+            keeper.clone(),
+            Some(constant),
+            Instant::now(),
+            false,
+        );
         // One operation in flight that no answer ends for a whole interval: a stall.
         recorder.began(None, false);
         monitor.sample();
@@ -164,7 +234,11 @@ mod tests {
         );
         assert_eq!(kept[2].0.of(Operation::Read).succeeded, 1);
         assert_eq!(kept[2].0.late, 1);
-        assert!(kept.iter().all(|(_, rate)| *rate == Some(50.0)));
+        assert!(
+            kept.iter().all(|(row, rate)| *rate == row.target_rate
+                && rate.is_some_and(|r| (r - 50.0).abs() < 1e-6)),
+            "every row carries the interval's target to the observer"
+        );
         assert_eq!(
             monitor.rows.len(),
             kept.len(),

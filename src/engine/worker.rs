@@ -18,7 +18,7 @@ use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Un
 use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder};
+use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder, Schedule};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -83,8 +83,33 @@ fn body_start(body: &[u8]) -> std::borrow::Cow<'_, str> {
 pub enum Pacing {
     /// The next operation as soon as the previous one finished.
     Closed,
-    /// Operation `k` is meant to start at `first + k * every`; latency counts from then.
-    Open { first: Instant, every: Duration },
+    /// The connection's operation `k` is the phase's operation `k * stride + offset`,
+    /// meant to start when `schedule` (from `start`) says; latency counts from then.
+    Open {
+        start: Instant,
+        schedule: Schedule,
+        stride: u64,
+        offset: u64,
+    },
+}
+
+impl Pacing {
+    /// When the connection's operation `k` is meant to start (open model only). Checked:
+    /// no rate or count can make the schedule overflow the clock.
+    fn intended(&self, k: u64) -> Option<Instant> {
+        match *self {
+            Pacing::Closed => None,
+            Pacing::Open {
+                start,
+                schedule,
+                stride,
+                offset,
+            } => {
+                let n = k.checked_mul(stride).and_then(|n| n.checked_add(offset));
+                Some(schedule.at(start, n))
+            }
+        }
+    }
 }
 
 /// How a connection numbers the documents it stores in a phase: its `j`-th new document
@@ -674,13 +699,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         while abort.is_none()
             && let Some((k, operation)) = order.next()
         {
-            let intended = match work.pacing {
-                Pacing::Closed => None,
-                // Checked: no rate or count can make the schedule overflow the clock.
-                Pacing::Open { first, every } => {
-                    Some(crate::time::duration::slot(first, every, k as u64))
-                }
-            };
+            let intended = work.pacing.intended(k as u64);
             // One clock read serves the checks and the operation's start, unless it waits.
             let mut begin = self.clock.now();
             let not_before = intended.unwrap_or(begin);

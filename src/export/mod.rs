@@ -91,6 +91,7 @@ pub(crate) mod sample {
             in_flight: 0,
             waiting_after_429: 0,
             polling: false,
+            target_rate: None,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {
@@ -150,6 +151,7 @@ pub(crate) mod sample {
             wall_seconds: 2.0,
             connections: 2,
             target_rate: None,
+            ramp: None,
             late: 0,
             send_lag: None,
             connection_times: None,
@@ -222,6 +224,7 @@ pub(crate) mod sample {
             }],
             phases: vec![phase],
             repetitions: Vec::new(),
+            search: None,
         }
     }
 }

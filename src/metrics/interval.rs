@@ -144,6 +144,7 @@ impl IntervalMetrics {
             stalled: false,
             after_stall: false,
             polling: false,
+            target_rate: None,
         }
     }
 
@@ -213,6 +214,9 @@ pub struct IntervalRow {
     /// The client's threads polled instead of sleeping (`--busy-poll`): its CPU share
     /// was full by design and says nothing of how loaded it was.
     pub polling: bool,
+    /// The operations per second the schedule aimed at over this interval (open model):
+    /// under a ramp, the ramp's mean over the interval.
+    pub target_rate: Option<f64>,
 }
 
 impl IntervalRow {

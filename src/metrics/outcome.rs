@@ -23,8 +23,11 @@ pub struct PhaseOutcome {
     pub aborted: Vec<String>,
     /// The phase's intervals, as the live lines showed them.
     pub intervals: Vec<IntervalRow>,
-    /// The operations per second the phase aimed at (open model).
+    /// The operations per second the phase aimed at (open model); under a ramp, its
+    /// mean over the time the phase ran.
     pub target_rate: Option<f64>,
+    /// This node's rate (open model), constant or a ramp.
+    pub rate: Option<crate::workload::Rate>,
     /// True when the run was stopped (Ctrl-C) during this phase.
     pub interrupted: bool,
     /// What the phase's background action did, if it had one.

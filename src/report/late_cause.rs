@@ -251,6 +251,7 @@ mod tests {
             in_flight,
             waiting_after_429: 0,
             polling: false,
+            target_rate: None,
         }
     }
 

@@ -10,7 +10,9 @@ pub mod latency;
 pub mod live;
 pub mod logins;
 pub mod numbers;
+pub mod ramp;
 pub mod repetitions;
+pub mod search;
 pub mod summary;
 pub mod table;
 

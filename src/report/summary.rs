@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use super::numbers::grouped;
+use super::numbers::{grouped, grouped_decimal};
 use crate::cpu::{SATURATED, cores};
 use crate::results::{PhaseResult, histogram};
 
@@ -103,9 +103,17 @@ fn rate_lines(phase: &PhaseResult, out: &mut String) {
         .map(|o| o.succeeded + o.failed)
         .sum();
     let delivered = started as f64 / phase.wall_seconds.max(1e-9);
+    let aimed = match phase.ramp {
+        Some(ramp) => format!(
+            "ramp from {}/s to {}/s (mean target {target:.1}/s)",
+            grouped_decimal(ramp.from, 1),
+            grouped_decimal(ramp.to, 1)
+        ),
+        None => format!("target {target:.1}/s"),
+    };
     let _ = writeln!(
         out,
-        "  rate: target {target:.1}/s, delivered {delivered:.1}/s; {} of {} operations started late",
+        "  rate: {aimed}, delivered {delivered:.1}/s; {} of {} operations started late",
         grouped(phase.late),
         grouped(started)
     );
@@ -120,7 +128,9 @@ fn rate_lines(phase: &PhaseResult, out: &mut String) {
         );
     }
     if phase.late > 0 {
-        super::late_cause::lines(phase, target, out);
+        // Connections must keep up with a ramp's highest rate, not its mean.
+        let highest = phase.ramp.map_or(target, |r| r.from.max(r.to));
+        super::late_cause::lines(phase, highest, out);
     } else if delivered < target * 0.98 {
         // Every operation started on time: what is missing never started, or the phase
         // lasted past its schedule while its last answers came in.
@@ -253,6 +263,7 @@ pub fn summary(phase: &PhaseResult) -> String {
     histogram_lines(phase, &mut out);
     status_lines(phase, &mut out);
     rate_lines(phase, &mut out);
+    super::ramp::lines(phase, &mut out);
     saturation_line(phase, &mut out);
     out
 }

@@ -236,6 +236,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         in_flight: row.in_flight,
         waiting_after_429: row.waiting_after_429,
         polling: row.polling,
+        target_rate: row.target_rate,
     }
 }
 
@@ -247,6 +248,7 @@ pub struct PhaseFacts {
     pub started_at_ms: u64,
     pub wall_seconds: f64,
     pub target_rate: Option<f64>,
+    pub ramp: Option<super::RampResult>,
     pub intervals: Vec<IntervalResult>,
     pub aborted: Vec<String>,
     pub action: Option<ActionResult>,
@@ -262,6 +264,13 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
         started_at_ms: unix_ms(outcome.started_at),
         wall_seconds: outcome.wall.as_secs_f64(),
         target_rate: outcome.target_rate,
+        ramp: outcome
+            .rate
+            .filter(|r| r.is_ramp())
+            .map(|r| super::RampResult {
+                from: r.from,
+                to: r.to,
+            }),
         intervals: outcome
             .intervals
             .iter()
@@ -287,6 +296,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         wall_seconds,
         connections: tally.connections.len() as u64,
         target_rate: facts.target_rate,
+        ramp: facts.ramp,
         late: tally.late,
         operations: tally
             .tried()
@@ -362,5 +372,6 @@ pub fn run(
         nodes: vec![node],
         phases,
         repetitions: Vec::new(),
+        search: None,
     }
 }

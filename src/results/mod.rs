@@ -5,6 +5,7 @@
 //! so results of many nodes merge exactly; the percentiles beside them are for readers.
 
 pub mod build;
+mod search;
 pub mod tally;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
+pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
 /// (see [`upgrade`]), and refuses others.
@@ -41,6 +43,9 @@ pub struct RunResult {
     /// The phases; with repetitions (`run --runs N`), each phase of all repetitions
     /// merged: their operations together, as if one phase had done them all.
     pub phases: Vec<PhaseResult>,
+    /// A rate search (`--search-rate`): its steps (phases of `phases`) and its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchResult>,
     /// With `run --runs N`: each repetition of the run, with its own phases, in the order
     /// they ran; absent for a plain run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -99,8 +104,13 @@ pub struct PhaseResult {
     /// Wall-clock time of the phase (Iron Cushion's `timeTaken`), seconds.
     pub wall_seconds: f64,
     pub connections: u64,
-    /// Operations per second aimed at (open model), if any.
+    /// Operations per second aimed at (open model), if any; under a ramp, the ramp's
+    /// mean over the time the phase ran.
     pub target_rate: Option<f64>,
+    /// The rate's ramp (open model): operations per second at the phase's start and at
+    /// the end of its duration; absent for a constant rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<RampResult>,
     /// Operations that started late by more than the threshold (open model).
     pub late: u64,
     pub operations: Vec<OperationResult>,
@@ -138,6 +148,13 @@ pub struct PhaseResult {
     /// absent for a phase in none, and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+}
+
+/// A rate that ramps linearly over a phase's duration, operations per second.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RampResult {
+    pub from: f64,
+    pub to: f64,
 }
 
 /// Logins for session cookies or IAM tokens: how many, how many failed, and how long each
@@ -188,6 +205,7 @@ impl PhaseResult {
             wall_seconds,
             connections: 1,
             target_rate: None,
+            ramp: None,
             late: 0,
             send_lag: None,
             operations,
@@ -375,6 +393,10 @@ pub struct IntervalResult {
     /// `in_flight`); absent when none were.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waiting_after_429: u64,
+    /// The operations per second the schedule aimed at over the interval (open model;
+    /// under a ramp, its mean over the interval); absent without a rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
     /// True when the client's threads polled instead of sleeping (`--busy-poll`): `cpu`
     /// was full by design and says nothing of how loaded the client was; absent when not.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -476,6 +498,7 @@ mod tests {
             nodes: Vec::new(),
             phases: vec![phase],
             repetitions: Vec::new(),
+            search: None,
         }
     }
 

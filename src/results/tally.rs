@@ -206,6 +206,7 @@ mod tests {
             started_at_ms: 0,
             wall_seconds: 2.0,
             target_rate: Some(50.0),
+            ramp: None,
             intervals: Vec::new(),
             aborted: Vec::new(),
             action: None,

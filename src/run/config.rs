@@ -30,7 +30,8 @@ pub struct ConfigRecord {
     pub read_weight: u64,
     pub update_weight: u64,
     pub delete_weight: u64,
-    pub rate: Option<f64>,
+    /// A number, or `{"from": …, "to": …}` for a ramp.
+    pub rate: Option<crate::workload::Rate>,
     pub scenario: String,
     /// Each phase described, as the header prints it.
     pub phases: Vec<String>,
@@ -108,7 +109,7 @@ mod tests {
             read_weight: 2,
             update_weight: 3,
             delete_weight: 3,
-            rate: Some(2.5),
+            rate: Some(crate::workload::Rate::constant(2.5)),
             scenario: "ironcushion".to_string(),
             phases: vec!["a".to_string()],
             timeout_seconds: Some(30.0),

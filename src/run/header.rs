@@ -35,6 +35,17 @@ pub fn describe(setup: &Setup) -> String {
             settings::describe(phase, origins)
         ));
     }
+    if let (Some(plan), Some(last)) = (&setup.search, scenario.phases.last()) {
+        text.push_str(&format!(
+            "  rate search: phase {} in steps of {:?} between {}/s and {}/s, at most {} steps, until within {}% (--search-rate); the phases before it run once\n",
+            last.name,
+            plan.step,
+            plan.low,
+            plan.high,
+            plan.most_steps,
+            (plan.precision * 100_000.0).round() / 1_000.0
+        ));
+    }
     let ids = if setup.runs > 1 {
         format!("{}-r<N>-NNNNNNNNNN in repetition N", engine.ids.prefix())
     } else {

@@ -11,6 +11,7 @@ pub mod output;
 mod record;
 pub mod repeat;
 pub mod runner;
+mod search;
 mod setup;
 pub mod thresholds;
 mod verdict;

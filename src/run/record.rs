@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use super::repeat::Pass;
 use crate::analysis::repetitions::Merger;
-use crate::results::{self, NodeInfo, PhaseResult, RepetitionResult, RunResult};
+use crate::results::{self, NodeInfo, PhaseResult, RepetitionResult, RunResult, SearchResult};
 
 pub struct Record {
     config: BTreeMap<String, serde_json::Value>,
@@ -20,6 +20,9 @@ pub struct Record {
     ended: Vec<RepetitionResult>,
     /// The pass under way: a repetition, or the plain run itself.
     current: Option<RepetitionResult>,
+    /// A rate search's steps so far and its answer (`--search-rate`, never with
+    /// repetitions).
+    pub search: Option<SearchResult>,
 }
 
 impl Record {
@@ -36,6 +39,7 @@ impl Record {
             merger: repeated.then(Merger::default),
             ended: Vec::new(),
             current: None,
+            search: None,
         }
     }
 
@@ -98,6 +102,7 @@ impl Record {
         if self.merger.is_some() {
             result.repetitions = passes.into_iter().cloned().collect();
         }
+        result.search.clone_from(&self.search);
         result
     }
 }

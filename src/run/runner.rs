@@ -9,9 +9,11 @@ use super::header::{database_line, describe};
 use super::output::OutputFiles;
 use super::record::Record;
 use super::repeat::{self, Pass};
+use super::search::Search;
 use super::thresholds::{failed, print_outcomes};
 use super::verdict::{Counts, judge};
 use super::{DatabasePolicy, Setup};
+use crate::analysis::search::SearchPlan;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase, SetupError};
@@ -23,7 +25,7 @@ use crate::report;
 use crate::report::closing::{self, Closing};
 use crate::report::forms;
 use crate::report::repetitions::heading;
-use crate::results::{self, NodeInfo, PhaseResult, RunResult};
+use crate::results::{self, NodeInfo, PhaseResult, RunResult, SearchResult};
 use crate::scenario::{Form, Scenario};
 use crate::target::Target;
 use crate::words::counted;
@@ -38,7 +40,7 @@ pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
     runtime.block_on(carry_out(setup, observer))
 }
 
-fn print(text: &str) {
+pub(super) fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -53,9 +55,11 @@ fn setup_failed(e: SetupError) -> Failed {
 }
 
 /// The phases' outcomes, and their results as the report and the result file show them.
-struct Measured {
-    outcomes: Vec<PhaseOutcome>,
-    phases: Vec<PhaseResult>,
+pub(super) struct Measured {
+    pub outcomes: Vec<PhaseOutcome>,
+    pub phases: Vec<PhaseResult>,
+    /// A rate search's steps (among `phases`) and answer.
+    pub search: Option<SearchResult>,
 }
 
 /// What every pass of the run (the plain run, or each repetition) shares.
@@ -72,6 +76,9 @@ struct Run {
     observer: Arc<dyn Observer>,
     stop: Stop,
     outputs: OutputFiles,
+    /// `--search-rate`: how the last phase is searched, and the thresholds judging it.
+    search: Option<SearchPlan>,
+    thresholds: Vec<Threshold>,
 }
 
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -97,6 +104,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         database,
         outputs,
         thresholds,
+        search,
         config,
         ..
     } = setup;
@@ -117,6 +125,8 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         observer,
         stop,
         outputs,
+        search,
+        thresholds,
     };
     let mut counts = Counts::default();
     for pass in &passes {
@@ -129,7 +139,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
     let interrupted = run.stop.stop.is_raised();
     let result = record.result(interrupted);
     print(&report::repetitions::spread(&result));
-    finish(&run.outputs, &thresholds, &result, &counts, interrupted)
+    finish(&run.outputs, &run.thresholds, &result, &counts, interrupted)
 }
 
 /// With `--runs`, before anything is sent: a repetition's database that already holds
@@ -204,7 +214,19 @@ async fn run_pass(
     let observer = run.observer.clone();
     let mut engine = Engine::new(settings, run.endpoints.clone(), observer, run.stop.clone());
     let outputs = &run.outputs;
-    let measured = run_phases(&mut engine, &scenario, &run.shares, record, outputs).await?;
+    let searching = run
+        .search
+        .as_ref()
+        .map(|plan| (plan, run.thresholds.as_slice()));
+    let measured = run_phases(
+        &mut engine,
+        &scenario,
+        &run.shares,
+        record,
+        outputs,
+        searching,
+    )
+    .await?;
     drop(engine);
     print_form(&scenario, &measured.phases);
     let deleted = if run.database.cleanup {
@@ -219,7 +241,11 @@ async fn run_pass(
     } else {
         String::new()
     };
-    counts.add(&measured.outcomes, &label);
+    // A rate search's steps were judged one by one; the phases before them count as
+    // any run's do.
+    let steps = measured.search.as_ref().map_or(0, |s| s.steps.len());
+    let before = measured.outcomes.len().saturating_sub(steps);
+    counts.add(&measured.outcomes[..before], &label);
     record.end(interrupted, deleted);
     if pass.index < pass.count && !interrupted {
         checkpoint(outputs, record);
@@ -231,7 +257,7 @@ async fn run_pass(
 /// rewritten after every phase but the run's last (as hyperfine rewrites its exports
 /// after every benchmark), marked as not finished. A file that cannot be written is
 /// reported by the last write, which fails the same way.
-fn checkpoint(outputs: &OutputFiles, record: &Record) {
+pub(super) fn checkpoint(outputs: &OutputFiles, record: &Record) {
     if !outputs.is_empty() {
         let _ = outputs.write(&record.result(true));
     }
@@ -246,14 +272,25 @@ async fn run_phases(
     shares: &[PhaseShare],
     record: &mut Record,
     outputs: &OutputFiles,
+    searching: Option<(&SearchPlan, &[Threshold])>,
 ) -> Result<Measured, Failed> {
     let most = shares.iter().map(|s| s.connections).max().unwrap_or(1);
     engine.connect(most).await.map_err(Failed::run)?;
     let mut measured = Measured {
         outcomes: Vec::new(),
         phases: Vec::new(),
+        search: None,
     };
-    for (phase, share) in scenario.phases.iter().zip(shares) {
+    let search = searching
+        .zip(scenario.phases.iter().zip(shares).next_back())
+        .map(|((plan, checks), (phase, share))| Search {
+            plan,
+            checks,
+            phase,
+            share: *share,
+        });
+    let plain = scenario.phases.len() - usize::from(search.is_some());
+    for (phase, share) in scenario.phases.iter().zip(shares).take(plain) {
         let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
         let result = results::build::phase(&outcome, phase.sweep.clone());
         print(&report::phase_text(&result, outcome.interrupted));
@@ -264,11 +301,16 @@ async fn run_phases(
         let interrupted = outcome.interrupted;
         measured.outcomes.push(outcome);
         if interrupted {
-            break;
+            measured.search = search.as_ref().map(Search::stopped_before_its_steps);
+            record.search.clone_from(&measured.search);
+            return Ok(measured);
         }
         if measured.phases.len() < scenario.phases.len() {
             checkpoint(outputs, record);
         }
+    }
+    if let Some(search) = search {
+        search.run(engine, &mut measured, record, outputs).await?;
     }
     Ok(measured)
 }
@@ -325,6 +367,10 @@ fn finish(
     for path in &written.paths {
         print(&format!("wrote {}\n", path.display()));
     }
+    if let Some(search) = &result.search {
+        // Its thresholds were judged step by step: its block is the run's summary.
+        return finish_search(search, counts, interrupted, written.report_failures());
+    }
     let thresholds = if checks.is_empty() {
         Vec::new()
     } else {
@@ -359,6 +405,29 @@ fn finish(
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
     verdict.print()?;
+    writing
+}
+
+/// A rate search's end: its block, and the verdict: no rate met, or a phase before the
+/// steps failed, fails the run.
+fn finish_search(
+    search: &SearchResult,
+    before: &Counts,
+    interrupted: bool,
+    writing: Result<(), Failed>,
+) -> Result<(), Failed> {
+    print(&report::search::block(search));
+    if interrupted {
+        eprintln!("sofabench: interrupted; the rate search's steps above are what was done");
+        return Err(Failed::Quiet { code: INTERRUPTED });
+    }
+    judge(before).print()?;
+    if search.answer.is_none() {
+        eprintln!(
+            "sofabench: no rate of the range met (see RATE SEARCH above); lower --search-rate's LOW"
+        );
+        return Err(Failed::Quiet { code: RUN_FAILED });
+    }
     writing
 }
 

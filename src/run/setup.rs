@@ -1,6 +1,7 @@
 //! Everything a run needs, checked and typed, made once from the flags (as ripgrep's
 //! high-level arguments are made from its low-level ones).
 
+use crate::analysis::search::SearchPlan;
 use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
 use crate::engine::{NodeSlice, PhaseShare, RunSettings};
@@ -32,6 +33,8 @@ pub struct Setup {
     pub database: DatabasePolicy,
     pub outputs: OutputFiles,
     pub thresholds: Vec<Threshold>,
+    /// `--search-rate`: search the last phase's highest rate that meets the thresholds.
+    pub search: Option<SearchPlan>,
     /// The settings as the result file records them.
     pub config: ConfigRecord,
     /// How many times the whole scenario runs (`--runs`), each on a database of its

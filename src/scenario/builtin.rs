@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
 use super::{BuiltinOptions, Form, Scenario};
-use crate::workload::{Action, Operation, Phase, SweepPoint, SweptSetting, Weights, limits};
+use crate::workload::{Action, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits};
 
 /// Phases with where their settings came from, or what is wrong with the flags.
 type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
@@ -294,7 +294,7 @@ fn soak(layers: &Layers, options: &BuiltinOptions) -> Built {
     let mut soak = Spec::new("soak", options.plan.weights);
     soak.scenario = Keys {
         duration: Some(Duration::from_secs(3600)),
-        rate: Some(100.0),
+        rate: Some(Rate::constant(100.0)),
         ..Keys::default()
     };
     decide_all(vec![load, soak], layers)

@@ -15,7 +15,7 @@
 //! mix = { read = 9, update = 1 }
 //! duration = "30s"
 //! connections = 20
-//! rate = 1000
+//! rate = 1000                     # or a ramp over the duration: { from = 100, to = 1000 }
 //! keys = "zipfian"                # uniform (default), latest, or { zipfian = 0.8 }
 //! compact_at = "10s"              # or replicate_at = "5s", replicate_to = URL or NAME, two_way = true
 //! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total
@@ -37,7 +37,7 @@ use serde::Deserialize;
 
 use super::settings::{Keys, Layers, Origin, Origins, Spec};
 use crate::workload::{
-    Action, KeyChoice, Operation, Phase, SweepPoint, SweptSetting, Weights, limits,
+    Action, KeyChoice, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits,
 };
 
 /// The top-level keys of a file that are settings of its phases, in both spellings.
@@ -72,16 +72,14 @@ struct ScenarioFile {
     total_operations: Option<u64>,
     #[serde(alias = "time")]
     duration: Option<String>,
-    rate: Option<f64>,
+    rate: Option<toml::Value>,
 }
 
 impl ScenarioFile {
     /// The top-level settings, checked.
     fn settings(&self) -> Result<Keys, Vec<String>> {
         let duration = duration("duration", &self.duration).map_err(|e| vec![e.to_string()])?;
-        if let Some(problem) = rate_problem(self.rate) {
-            return Err(vec![problem]);
-        }
+        let rate = rate(&self.rate).map_err(|e| vec![e])?;
         // Checked here under their own names: the phases that take them would otherwise be
         // blamed for a value none of them gave.
         let open_files = limits::open_files();
@@ -105,13 +103,45 @@ impl ScenarioFile {
             operations: self.num_crud_operations,
             total: self.total_operations,
             duration,
-            rate: self.rate,
+            rate,
         })
     }
 }
 
-fn rate_problem(rate: Option<f64>) -> Option<String> {
-    rate.and_then(|r| limits::rate("rate:", r).err())
+/// A rate as a file writes it, checked: `rate = 500`, or a ramp over the phase's
+/// duration, `rate = { from = 100, to = 1000 }` or `rate = "100..1000"`.
+fn rate(value: &Option<toml::Value>) -> Result<Option<Rate>, String> {
+    let number = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64));
+    let rate = match value {
+        None => return Ok(None),
+        Some(toml::Value::String(text)) => Rate::parse(text).map_err(|e| format!("rate: {e}"))?,
+        Some(toml::Value::Table(t)) => {
+            match (t.get("from").and_then(number), t.get("to").and_then(number)) {
+                (Some(from), Some(to)) if t.len() == 2 => Rate::ramp(from, to),
+                _ => {
+                    let keys: Vec<&str> = t.keys().map(String::as_str).collect();
+                    return Err(format!(
+                        "rate: a table with {} is not a ramp; write {{ from = 100, to = 1000 }} (operations per second at the phase's start and at its end, both numbers)",
+                        if keys.is_empty() {
+                            "no keys".to_string()
+                        } else {
+                            format!("keys {}", keys.join(", "))
+                        }
+                    ));
+                }
+            }
+        }
+        Some(v) => match number(v) {
+            Some(r) => Rate::constant(r),
+            None => {
+                return Err(format!(
+                    "rate: {v} is not a rate; give operations per second (rate = 500) or a ramp (rate = {{ from = 100, to = 1000 }})"
+                ));
+            }
+        },
+    };
+    limits::rate_of("rate:", rate)?;
+    Ok(Some(rate))
 }
 
 #[derive(Deserialize)]
@@ -125,7 +155,7 @@ struct PhaseEntry {
     duration: Option<String>,
     connections: Option<u64>,
     batch_size: Option<u64>,
-    rate: Option<f64>,
+    rate: Option<toml::Value>,
     keys: Option<toml::Value>,
     compact_at: Option<String>,
     replicate_at: Option<String>,
@@ -311,9 +341,7 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     let action = action(entry)
         .map_err(|errors| errors.into_iter().for_each(|e| note(Err(e))))
         .unwrap_or(None);
-    if let Some(problem) = rate_problem(entry.rate) {
-        note(Err(problem));
-    }
+    let phase_rate = rate(&entry.rate).map_err(|e| note(Err(e))).unwrap_or(None);
     let mut spec = Spec::new(entry.name.clone(), mix);
     spec.own = Keys {
         connections: entry.connections,
@@ -321,7 +349,7 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
         operations: entry.operations,
         total: entry.total,
         duration: phase_duration,
-        rate: entry.rate,
+        rate: phase_rate,
     };
     spec.keys = keys;
     spec.action = action;
@@ -553,18 +581,26 @@ mod tests {
     fn a_phase_key_beats_a_flag_which_beats_the_file_which_beats_the_defaults() {
         let mut layers = defaults();
         let planned = phases(TWO_PHASES, &layers);
-        assert_eq!(planned[0].0.rate, Some(5.0));
+        assert_eq!(planned[0].0.rate, Some(Rate::constant(5.0)));
         assert_eq!(planned[0].1.rate, Some(Origin::Phase));
-        assert_eq!(planned[1].0.rate, Some(50.0), "the file's top level");
-        assert_eq!(planned[1].1.rate, Some(Origin::File));
-        assert_eq!(planned[1].1.connections, Some(Origin::Default));
-        layers.given.rate = Some(500.0);
-        layers.given.connections = Some(7);
-        let planned = phases(TWO_PHASES, &layers);
-        assert_eq!(planned[0].0.rate, Some(5.0), "the phase's own key wins");
         assert_eq!(
             planned[1].0.rate,
-            Some(500.0),
+            Some(Rate::constant(50.0)),
+            "the file's top level"
+        );
+        assert_eq!(planned[1].1.rate, Some(Origin::File));
+        assert_eq!(planned[1].1.connections, Some(Origin::Default));
+        layers.given.rate = Some(Rate::constant(500.0));
+        layers.given.connections = Some(7);
+        let planned = phases(TWO_PHASES, &layers);
+        assert_eq!(
+            planned[0].0.rate,
+            Some(Rate::constant(5.0)),
+            "the phase's own key wins"
+        );
+        assert_eq!(
+            planned[1].0.rate,
+            Some(Rate::constant(500.0)),
             "the flag wins over the file"
         );
         assert_eq!(planned[1].1.rate, Some(Origin::Flag("--rate")));
@@ -642,6 +678,21 @@ mod tests {
             ("keys = { zipfian = 0 }", "strictly between 0 and 1"),
             ("rate = 1e12", "to 10000000"),
             ("rate = inf", "to 10000000"),
+            ("rate = { from = 0, to = 0 }", "from 0.001"),
+            (
+                "rate = { from = 10, to = -1 }",
+                "a ramp goes from one rate to another",
+            ),
+            (
+                "rate = { from = 10 }",
+                "a table with keys from is not a ramp",
+            ),
+            (
+                "rate = { from = 1, to = 2, over = 3 }",
+                "keys from, over, to",
+            ),
+            ("rate = '10..fast'", "give operations per second"),
+            ("rate = true", "true is not a rate"),
             ("replicate_to = 'copy'", "replicate_to needs replicate_at"),
             ("two_way = true", "two_way needs replicate_at"),
             ("compact_at = '87601h'", "longer than 10 years"),
@@ -659,5 +710,37 @@ mod tests {
         let values: Vec<String> = (1..=1001).map(|n| n.to_string()).collect();
         let many = problems_of(&format!("sweep = {{ total = [{}] }}", values.join(",")));
         assert!(many[0].contains("1001 values; at most 1000"), "{many:?}");
+    }
+
+    #[test]
+    fn a_rate_ramps_as_a_table_or_as_text_and_a_flat_one_is_constant() {
+        let text = r#"
+            rate = "5..50"
+            [[phase]]
+            name = "up"
+            mix = { read = 1 }
+            duration = "10s"
+            rate = { from = 100, to = 1000.5 }
+            [[phase]]
+            name = "file"
+            mix = { read = 1 }
+            duration = "10s"
+            [[phase]]
+            name = "flat"
+            mix = { read = 1 }
+            duration = "10s"
+            rate = { from = 7, to = 7 }
+        "#;
+        let planned = phases(text, &defaults());
+        assert_eq!(planned[0].0.rate, Some(Rate::ramp(100.0, 1000.5)));
+        assert_eq!(planned[1].0.rate, Some(Rate::ramp(5.0, 50.0)));
+        assert_eq!(planned[1].1.rate, Some(Origin::File));
+        assert_eq!(planned[2].0.rate, Some(Rate::constant(7.0)));
+        assert!(
+            planned[0]
+                .0
+                .describe()
+                .contains("ramping from 100 to 1000.5 ops/s")
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::words::counted;
-use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, SweepPoint, Weights};
+use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Rate, SweepPoint, Weights};
 
 /// Where a phase's setting came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +45,9 @@ pub struct Keys {
     /// Operations of all connections together.
     pub total: Option<u64>,
     pub duration: Option<Duration>,
-    /// Operations per second of all connections together (a bulk request counts one).
-    pub rate: Option<f64>,
+    /// Operations per second of all connections together (a bulk request counts one),
+    /// constant or ramping over the phase's duration.
+    pub rate: Option<Rate>,
 }
 
 /// The flag that gives each key.
@@ -105,7 +106,7 @@ pub struct Decided {
     pub connections: u64,
     pub batch_size: u64,
     pub bound: CrudBound,
-    pub rate: Option<f64>,
+    pub rate: Option<Rate>,
     pub origins: Origins,
 }
 
@@ -343,11 +344,11 @@ mod tests {
     fn layers() -> Layers {
         Layers {
             given: Keys {
-                rate: Some(500.0),
+                rate: Some(Rate::constant(500.0)),
                 ..Keys::default()
             },
             file: Keys {
-                rate: Some(50.0),
+                rate: Some(Rate::constant(50.0)),
                 connections: Some(4),
                 ..Keys::default()
             },
@@ -368,7 +369,7 @@ mod tests {
         let decided = layers().decide(&own, &Keys::default());
         assert_eq!(decided.batch_size, 7);
         assert_eq!(decided.origins.batch_size, Some(Origin::Phase));
-        assert_eq!(decided.rate, Some(500.0));
+        assert_eq!(decided.rate, Some(Rate::constant(500.0)));
         assert_eq!(decided.origins.rate, Some(Origin::Flag("--rate")));
         assert_eq!(decided.connections, 4);
         assert_eq!(decided.origins.connections, Some(Origin::File));
@@ -395,7 +396,7 @@ mod tests {
             "the scenario's over the flag's default"
         );
         assert_eq!(layers.value().connections, Some(10));
-        assert_eq!(layers.value().rate, Some(500.0));
+        assert_eq!(layers.value().rate, Some(Rate::constant(500.0)));
     }
 
     #[test]
@@ -423,7 +424,7 @@ mod tests {
         let mut own_total = Spec::new("reads", reads);
         own_total.own.total = Some(10);
         let mut no_own = Spec::new("more", reads);
-        no_own.own.rate = Some(5.0);
+        no_own.own.rate = Some(Rate::constant(5.0));
         let (a, oa) = own_total.decide(&given);
         let (b, ob) = no_own.decide(&given);
         let unused = flags_no_phase_takes(&given.given, &[a.clone(), b.clone()], &[oa, ob]);

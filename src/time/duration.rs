@@ -30,13 +30,6 @@ pub fn after(start: Instant, duration: Duration) -> Instant {
         .unwrap_or(start)
 }
 
-/// The `k`-th slot of a schedule: `first + k × every`, or the farthest moment the clock
-/// can hold when that does not fit (as [`after`]), never a panic.
-pub fn slot(first: Instant, every: Duration, k: u64) -> Instant {
-    let offset = Duration::try_from_secs_f64(every.as_secs_f64() * k as f64).unwrap_or(LONGEST);
-    after(first, offset)
-}
-
 fn parse_any(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -97,8 +90,5 @@ mod tests {
             now + Duration::from_secs(1)
         );
         assert!(after(now, Duration::MAX) >= now);
-        let every = Duration::from_millis(3);
-        assert_eq!(slot(now, every, 7), now + every.mul_f64(7.0));
-        assert!(slot(now, Duration::MAX, u64::MAX) >= now);
     }
 }

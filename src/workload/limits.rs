@@ -4,7 +4,7 @@
 //! the input (`what`), the range and why.
 
 use super::phase::KeyChoice;
-use super::{Operation, Phase};
+use super::{Operation, Phase, Rate};
 
 /// Documents per `_bulk_docs` request. A request is built in memory whole (documents ×
 /// template size), and servers refuse bodies far smaller than a million documents
@@ -88,6 +88,21 @@ pub fn rate(what: &str, r: f64) -> Result<(), String> {
     }
     Err(format!(
         "{what} {r:?}: give operations per second from 0.001 (one every 1000 s) to 10000000 (far beyond any server)"
+    ))
+}
+
+/// A phase's rate: a constant one as [`rate`]; each end of a ramp 0 or in that range, as
+/// long as one is above 0 (a ramp from or down to 0 is a ramp, one of 0 to 0 runs nothing).
+pub fn rate_of(what: &str, rate: Rate) -> Result<(), String> {
+    if !rate.is_ramp() {
+        return self::rate(what, rate.from);
+    }
+    let in_range = |r: f64| r == 0.0 || (LEAST_RATE..=MOST_RATE).contains(&r);
+    if in_range(rate.from) && in_range(rate.to) && rate.peak() >= LEAST_RATE {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} {rate}: a ramp goes from one rate to another, each 0 or from 0.001 to 10000000 operations per second, e.g. 100..1000"
     ))
 }
 
@@ -206,7 +221,13 @@ pub fn phase(phase: &Phase, open_files: Option<u64>) -> Vec<String> {
         batch_size(&at("batch_size"), phase.batch_size),
     ];
     if let Some(r) = phase.rate {
-        checks.push(rate(&at("rate"), r));
+        checks.push(rate_of(&at("rate"), r));
+        if r.is_ramp() && phase.bound.duration.is_none() {
+            checks.push(Err(format!(
+                "{}: a ramp ({r}) runs over the phase's duration; give the phase a duration (duration = \"60s\" in a scenario file, or --duration)",
+                at("rate")
+            )));
+        }
     }
     if let KeyChoice::Zipfian(c) = phase.keys {
         checks.push(zipfian(c).map_err(|e| format!("phase {:?}: {e}", phase.name)));
@@ -284,6 +305,19 @@ mod tests {
         for bad in [0.0, -1.0, 1e-300, 1e7 + 1.0, f64::INFINITY, f64::NAN] {
             assert!(rate("--rate", bad).is_err(), "{bad}");
         }
+        for good in [(0.0, 1.0), (5.0, 0.0), (0.001, 10_000_000.0), (700.0, 7.0)] {
+            assert!(rate_of("r", Rate::ramp(good.0, good.1)).is_ok(), "{good:?}");
+        }
+        for bad in [
+            (0.0, 0.0),
+            (0.0, 1e-4),
+            (-1.0, 5.0),
+            (1.0, 1e8),
+            (f64::NAN, 1.0),
+        ] {
+            let err = rate_of("r", Rate::ramp(bad.0, bad.1)).unwrap_err();
+            assert!(err.starts_with("r "), "{bad:?}: {err}");
+        }
         assert!(node_count(1).is_ok() && node_count(MOST_NODES).is_ok());
         assert!(node_count(0).is_err() && node_count(1_000_000_000_000).is_err());
         assert!(zipfian(0.99).is_ok());
@@ -360,5 +394,22 @@ mod tests {
         p.keys = KeyChoice::Zipfian(1.0);
         p.connections = 5000;
         assert_eq!(phase(&p, Some(1024)).len(), 2);
+    }
+
+    #[test]
+    fn a_ramp_needs_the_phase_to_have_a_duration() {
+        let mut p = sample("up");
+        p.rate = Some(Rate::ramp(10.0, 100.0));
+        let problems = phase(&p, None);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0]
+                .starts_with("phase \"up\": rate: a ramp (10..100) runs over the phase's duration"),
+            "{problems:?}"
+        );
+        p.bound.duration = Some(Duration::from_secs(5));
+        assert!(phase(&p, None).is_empty());
+        p.rate = Some(Rate::ramp(0.0, 0.0));
+        assert!(phase(&p, None)[0].contains("from 0.001"));
     }
 }

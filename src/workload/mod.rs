@@ -10,6 +10,7 @@ pub mod per_operation;
 pub mod phase;
 pub mod plan;
 pub mod pool;
+pub mod rate;
 pub mod rev;
 
 pub use ids::DocumentIds;
@@ -19,4 +20,5 @@ pub use per_operation::PerOperation;
 pub use phase::{Action, KeyChoice, Phase, SweepPoint, SweptSetting};
 pub use plan::{Counts, CrudBound, Plan, Weights};
 pub use pool::DocumentPool;
+pub use rate::{Rate, Schedule};
 pub use rev::Rev;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::operation::Operation;
 use super::plan::{Counts, CrudBound, Weights};
+use super::rate::Rate;
 use crate::words::counted;
 
 /// How reads, updates and deletes choose among the documents a connection knows, as
@@ -47,8 +48,9 @@ pub struct Phase {
     pub connections: u64,
     /// Documents per bulk insert.
     pub batch_size: u64,
-    /// Operations per second of all connections together (open model).
-    pub rate: Option<f64>,
+    /// Operations per second of all connections together (open model), constant or
+    /// ramping over the phase's duration.
+    pub rate: Option<Rate>,
     pub keys: KeyChoice,
     pub action: Option<Action>,
     /// Where the phase sits in a sweep, when it is one of a sweep's phases.
@@ -143,9 +145,11 @@ impl Phase {
             .iter()
             .map(|op| format!("{op} {}", self.mix[*op]))
             .collect();
-        let rate = self
-            .rate
-            .map_or(String::new(), |r| format!(" at {r} ops/s"));
+        let rate = match self.rate {
+            None => String::new(),
+            Some(r) if r.is_ramp() => format!(" ramping from {} to {} ops/s", r.from, r.to),
+            Some(r) => format!(" at {r} ops/s"),
+        };
         let keys = match self.keys {
             KeyChoice::Uniform => String::new(),
             KeyChoice::Zipfian(c) => format!(", zipfian keys ({c})"),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::operation::Operation;
 use super::per_operation::PerOperation;
 use super::phase::{KeyChoice, Phase};
+use super::rate::Rate;
 
 /// The relative weights of the operations in a mix (`--create_weight` …; `bulk_insert`
 /// in scenario phases).
@@ -91,7 +92,7 @@ impl Plan {
 
     /// Iron Cushion's two steps as phases (`bulk_insert`, then `crud`), leaving out a step
     /// with nothing to do. `rate` paces the CRUD step (open model).
-    pub fn phases(&self, rate: Option<f64>) -> Vec<Phase> {
+    pub fn phases(&self, rate: Option<Rate>) -> Vec<Phase> {
         let bulk = Phase {
             name: "bulk_insert".to_string(),
             mix: Weights::only(Operation::BulkInsert, 1),
@@ -113,7 +114,7 @@ impl Plan {
     }
 
     /// Iron Cushion's CRUD step as a phase.
-    fn crud_phase(&self, rate: Option<f64>) -> Phase {
+    fn crud_phase(&self, rate: Option<Rate>) -> Phase {
         Phase {
             name: "crud".to_string(),
             mix: {

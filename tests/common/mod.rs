@@ -4,6 +4,7 @@
 
 pub mod auth_server;
 pub mod bad_server;
+pub mod capacity_server;
 pub mod couch_like;
 pub mod counting_proxy;
 pub mod cut_proxy;

@@ -18,7 +18,7 @@ use crate::engine::transport::scripted::{ScriptedServer, VirtualClock};
 use crate::metrics::{ConnectionMetrics, Failure, Recorder};
 use crate::seed;
 use crate::template::{DocumentWriter, Template};
-use crate::workload::{Counts, DocumentIds, KeyChoice, Operation, OperationOrder};
+use crate::workload::{Counts, DocumentIds, KeyChoice, Operation, OperationOrder, Rate, Schedule};
 
 type TestWorker = Worker<ScriptedServer, VirtualClock>;
 
@@ -96,9 +96,12 @@ fn work(order: OperationOrder) -> PhaseWork {
 
 /// Under a rate: operation `k` meant to start at `first + k * every`.
 fn open(first: Instant, every_ms: u64) -> Pacing {
+    let rate = Rate::constant(1_000.0 / every_ms as f64);
     Pacing::Open {
-        first,
-        every: Duration::from_millis(every_ms),
+        start: first,
+        schedule: Schedule::new(rate, None),
+        stride: 1,
+        offset: 0,
     }
 }
 

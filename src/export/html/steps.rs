@@ -108,6 +108,7 @@ mod tests {
                 in_flight: 0,
                 waiting_after_429: 0,
                 polling: false,
+                target_rate: None,
             });
         }
         phase

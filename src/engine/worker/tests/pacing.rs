@@ -83,6 +83,43 @@ fn under_a_rate_the_kth_operation_is_sent_at_first_plus_k_periods() {
     assert_eq!(metrics.of(Read).succeeded, 6);
 }
 
+/// From 0 to 1,000 operations per second over one second, for the second of two
+/// connections: it takes the phase's operations 1, 3, 5, …
+fn ramp_for_the_second_of_two(clock: &VirtualClock) -> Pacing {
+    Pacing::Open {
+        start: clock.start(),
+        schedule: Schedule::new(Rate::ramp(0.0, 1_000.0), Some(Duration::from_secs(1))),
+        stride: 2,
+        offset: 1,
+    }
+}
+
+#[test]
+fn under_a_ramp_each_operation_is_sent_when_the_ramps_integral_reaches_it() {
+    let Ran { sent, metrics, .. } = Reads {
+        pacing: ramp_for_the_second_of_two,
+        deadline_ms: Some(140),
+        ..Reads::default()
+    }
+    .run();
+    // 500 t² operations are due by t: the phase's operation n at √(n / 500) s.
+    let due_ms = |n: f64| (n / 500.0).sqrt() * 1_000.0;
+    let expected: Vec<f64> = [1.0, 3.0, 5.0, 7.0, 9.0].map(due_ms).to_vec();
+    assert_eq!(
+        sent.len(),
+        expected.len(),
+        "{sent:?}: none past the deadline"
+    );
+    for (sent, expected) in sent.iter().zip(&expected) {
+        assert!(
+            (sent - expected).abs() < 0.001,
+            "{sent} ms, due at {expected} ms"
+        );
+    }
+    assert_eq!(metrics.late, 0);
+    assert_eq!(metrics.of(Read).succeeded, 5);
+}
+
 #[test]
 fn operations_that_start_later_than_the_threshold_are_late() {
     // The first answer takes 35 ms: the next three go out as soon as the connection is
