@@ -70,7 +70,8 @@ fn values(phase: &PhaseResult, interval: &IntervalResult) -> Vec<Option<f64>> {
         .any(|o| o.operation == "bulk_insert");
     let mut values = vec![
         rate(measures::succeeded(interval), interval),
-        phase.target_rate,
+        // The interval's own target follows a ramp (see phase_charts).
+        interval.target_rate.or(phase.target_rate),
         if bulk {
             bulk_documents(interval).and_then(|n| rate(n, interval))
         } else {
@@ -128,6 +129,8 @@ mod tests {
         second.name = "again".to_string();
         second.started_at_ms += 10_000;
         second.target_rate = Some(50.0);
+        // A ramp: the second interval's own target (its mean) is drawn, not the phase's.
+        second.intervals[1].target_rate = Some(70.0);
         result.phases.push(second);
         let charts = run_charts(&result);
         let spans: Vec<(f64, f64)> = charts.phases.iter().map(|p| (p.start, p.end)).collect();
@@ -138,6 +141,7 @@ mod tests {
         // The sample's first interval has 4 reads, its second 3 creates and 2 reads.
         assert_eq!(throughput[..4], [None, Some(4.0), Some(5.0), None]);
         assert_eq!(charts.series["target"][4], Some(50.0));
+        assert_eq!(charts.series["target"][5], Some(70.0));
         assert_eq!(charts.series["target"][0], None);
         // Late starts are drawn under a rate only.
         assert_eq!(charts.series["late"][0], None);

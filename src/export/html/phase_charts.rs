@@ -115,7 +115,9 @@ fn time_series(phase: &PhaseResult) -> TimeSeries {
             let op = interval.operations.iter().find(|o| o.operation == *name);
             values.extend(operation_values(op, interval));
         }
-        values.push(phase.target_rate);
+        // The interval's own target follows a ramp; files written before it have the
+        // phase's constant rate only.
+        values.push(interval.target_rate.or(phase.target_rate));
         values.push(rate(interval.late, interval));
         values.push(bulk_documents(interval).and_then(|n| rate(n, interval)));
         values
