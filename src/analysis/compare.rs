@@ -274,7 +274,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::results::{NodeInfo, OperationResult, RepetitionResult, build};
+    use crate::results::{OperationResult, RepetitionResult, build};
 
     fn op(name: &str, throughput: f64, latencies_us: &[u64]) -> OperationResult {
         let mut h = super::super::empty_histogram();
@@ -308,18 +308,7 @@ mod tests {
     }
 
     fn result(phases: Vec<PhaseResult>) -> RunResult {
-        let mut r = build::run(
-            BTreeMap::new(),
-            std::time::UNIX_EPOCH,
-            std::time::UNIX_EPOCH,
-            false,
-            NodeInfo {
-                index: 0,
-                count: 1,
-                host: String::new(),
-            },
-            phases,
-        );
+        let mut r = RunResult::of_phases(phases);
         r.tool.version = "0.1.0".into();
         r
     }

@@ -158,18 +158,7 @@ mod tests {
     use super::*;
 
     fn result(config: Value) -> RunResult {
-        let mut result = crate::results::build::run(
-            BTreeMap::new(),
-            std::time::UNIX_EPOCH,
-            std::time::UNIX_EPOCH,
-            false,
-            crate::results::NodeInfo {
-                index: 0,
-                count: 1,
-                host: String::new(),
-            },
-            Vec::new(),
-        );
+        let mut result = RunResult::of_phases(Vec::new());
         result.config = serde_json::from_value(config).unwrap();
         result
     }

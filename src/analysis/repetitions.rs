@@ -199,7 +199,6 @@ pub fn count(result: &RunResult) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
     use crate::metrics::{ConnectionMetrics, PhaseOutcome, StepLatencies};
@@ -320,18 +319,7 @@ mod tests {
     }
 
     fn result(phases: Vec<PhaseResult>, repetitions: Vec<RepetitionResult>) -> RunResult {
-        let mut result = build::run(
-            BTreeMap::new(),
-            UNIX_EPOCH,
-            UNIX_EPOCH,
-            false,
-            crate::results::NodeInfo {
-                index: 0,
-                count: 1,
-                host: String::new(),
-            },
-            phases,
-        );
+        let mut result = RunResult::of_phases(phases);
         result.repetitions = repetitions;
         result
     }

@@ -704,18 +704,7 @@ mod tests {
                 ],
             ),
         ];
-        build::run(
-            BTreeMap::new(),
-            std::time::UNIX_EPOCH,
-            std::time::UNIX_EPOCH,
-            false,
-            crate::results::NodeInfo {
-                index: 0,
-                count: 1,
-                host: String::new(),
-            },
-            phases,
-        )
+        RunResult::of_phases(phases)
     }
 
     fn check(text: &str) -> ThresholdOutcome {

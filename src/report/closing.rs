@@ -206,9 +206,8 @@ pub fn text(closing: &Closing) -> String {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
-    use std::time::UNIX_EPOCH;
 
-    use crate::results::{Latency, NodeInfo, OperationResult, build};
+    use crate::results::{Latency, OperationResult, build};
 
     fn latency(values_us: &[u64]) -> Latency {
         let mut h = empty_histogram();
@@ -262,12 +261,7 @@ mod tests {
             PhaseResult::of_operations("bulk_insert", 2.0, vec![bulk]),
             crud,
         ];
-        let node = NodeInfo {
-            index: 0,
-            count: 1,
-            host: String::new(),
-        };
-        build::run(BTreeMap::new(), UNIX_EPOCH, UNIX_EPOCH, false, node, phases)
+        RunResult::of_phases(phases)
     }
 
     fn outcome(expression: &str, passed: bool) -> ThresholdOutcome {

@@ -125,7 +125,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::results::{NodeInfo, OperationResult, PhaseResult, build};
+    use crate::results::{OperationResult, PhaseResult, build};
 
     fn reads(throughput: f64, latency_us: u64) -> PhaseResult {
         let mut h = crate::analysis::empty_histogram();
@@ -154,18 +154,7 @@ mod tests {
     }
 
     fn repeated(figures: &[(f64, u64, bool, bool)]) -> RunResult {
-        let mut result = build::run(
-            BTreeMap::new(),
-            std::time::UNIX_EPOCH,
-            std::time::UNIX_EPOCH,
-            false,
-            NodeInfo {
-                index: 0,
-                count: 1,
-                host: String::new(),
-            },
-            vec![reads(0.0, 1)],
-        );
+        let mut result = RunResult::of_phases(vec![reads(0.0, 1)]);
         result.repetitions = figures
             .iter()
             .enumerate()
@@ -231,18 +220,7 @@ mod tests {
             text.ends_with("  databases: deleted (--cleanup)\n"),
             "{text}"
         );
-        let plain = build::run(
-            BTreeMap::new(),
-            std::time::UNIX_EPOCH,
-            std::time::UNIX_EPOCH,
-            false,
-            NodeInfo {
-                index: 0,
-                count: 1,
-                host: String::new(),
-            },
-            Vec::new(),
-        );
+        let plain = RunResult::of_phases(Vec::new());
         assert_eq!(spread(&plain), "");
     }
 

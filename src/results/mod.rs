@@ -192,6 +192,20 @@ pub struct ConnectionTimesResult {
 }
 
 #[cfg(test)]
+impl RunResult {
+    /// A finished run of `phases` on one node, with no settings, for tests.
+    pub fn of_phases(phases: Vec<PhaseResult>) -> RunResult {
+        let node = NodeInfo {
+            index: 0,
+            count: 1,
+            host: String::new(),
+        };
+        let epoch = std::time::UNIX_EPOCH;
+        build::run(BTreeMap::new(), epoch, epoch, false, node, phases)
+    }
+}
+
+#[cfg(test)]
 impl PhaseResult {
     /// A phase of `operations` over `wall_seconds` with nothing else measured, for tests.
     pub fn of_operations(
