@@ -2,7 +2,13 @@
 //! them above which the client, not the server, may be what limits the figures. The
 //! engine measures with these and the report judges with them.
 
+use std::sync::OnceLock;
 use std::time::Duration;
+
+/// `--threads`: the runtime threads the run was given, when set (once, before the
+/// runtime starts). Process-wide because the process runs one runtime, and every CPU
+/// share the engine measures and the report judges is of these threads' cores.
+static THREADS: OnceLock<usize> = OnceLock::new();
 
 /// CPU time this process has used, user plus system.
 pub fn process_cpu() -> Duration {
@@ -16,9 +22,19 @@ pub fn process_cpu() -> Duration {
     time(usage.ru_utime) + time(usage.ru_stime)
 }
 
-/// Cores the client may use.
+/// The cores of this machine the process may run on.
+pub fn machine_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Gives the run `threads` runtime threads; the first call counts.
+pub fn set_threads(threads: usize) {
+    let _ = THREADS.set(threads);
+}
+
+/// Cores the client may use: its runtime threads (`--threads`), one per core by default.
 pub fn cores() -> f64 {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+    THREADS.get().copied().unwrap_or_else(machine_cores) as f64
 }
 
 /// Above this share of its cores, the client itself may be what limits the figures.

@@ -738,3 +738,39 @@ fn the_report_ends_with_a_summary_a_person_reads_first() {
     assert_eq!(lines[5], "  verdict: FAILED: 1 threshold failed");
     assert!(lines[6].starts_with("  result files: none written"));
 }
+
+/// `--threads` sets the client's threads: the header and the result say how many, the
+/// run is the same; a count out of range is refused before anything is sent.
+#[test]
+fn the_client_runs_on_the_threads_it_is_given() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("{ADDRESS}={}", server.admin_url);
+    let out = tempfile::tempdir().unwrap();
+    let json = format!("--json={}", out.path().join("r.json").display());
+    let run = small_run(&server, "threads", &[&address, "--threads=1", &json]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("  client: 1 thread ("),
+        "{}",
+        run.stdout
+    );
+    let (create, delete) = (run.count("create"), run.count("delete"));
+    let (status, info) = get(&server.admin_db("threads"));
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["doc_count"], json!(400 + create - delete), "{info}");
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(result["config"]["threads"], json!(1));
+
+    for wrong in ["0", "1025", "many"] {
+        let refused = small_run(&server, "never", &[&address, &format!("--threads={wrong}")]);
+        assert_eq!(refused.code, 2, "{wrong}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains("from 1 to 1024"),
+            "{}",
+            refused.stderr
+        );
+    }
+    let (status, _) = get(&server.admin_db("never"));
+    assert_eq!(status, 404, "nothing was created");
+}

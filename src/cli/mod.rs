@@ -269,6 +269,12 @@ pub struct RunArgs {
     #[arg(long = "busy-poll")]
     busy_poll: bool,
 
+    /// How many threads (and so cores) the client runs its connections on, like the
+    /// Aerospike benchmark's processes and titan's worker threads; the client's CPU share
+    /// is then of these. Default: one per core of this machine.
+    #[arg(long, value_name = "N", value_parser = threads)]
+    threads: Option<usize>,
+
     /// Send an operation the server turned away with 429 Too Many Requests again, at most
     /// MAX times (10 without a number), after the Retry-After it asked for (at most 60 s;
     /// without a usable one, a backoff with jitter). Retries and the time waited are
@@ -538,6 +544,19 @@ fn retries_429(text: &str) -> Result<u32, String> {
         Ok(n) if (1..=limit).contains(&n) => Ok(n),
         _ => Err(format!(
             "{text:?} is not a number of retries from 1 to {limit}; give e.g. --retry-429=5, or --retry-429 alone for {DEFAULT_RETRIES_429}"
+        )),
+    }
+}
+
+/// The most runtime threads `--threads` gives a run.
+const MOST_THREADS: usize = 1024;
+
+/// A number of threads, 1 to [`MOST_THREADS`].
+fn threads(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MOST_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?} is not a number of threads from 1 to {MOST_THREADS}; give e.g. --threads 4 (the default is one per core)"
         )),
     }
 }

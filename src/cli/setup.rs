@@ -119,6 +119,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let config = config_record(args, &engine, &plan, &layers, &scenario, &template_name);
     Ok(Setup {
         runs: args.runs,
+        threads: args.threads.unwrap_or_else(crate::cpu::machine_cores),
         engine,
         scenario,
         shares,
@@ -642,6 +643,7 @@ fn config_record(
         action_timeout_seconds: seconds(engine.actions.wait),
         max_response_size: args.max_response_size,
         retry_429: engine.retry_429.map(|r| r.most),
+        threads: args.threads.unwrap_or_else(crate::cpu::machine_cores) as u64,
         runs: (args.runs > 1).then_some(args.runs),
     }
 }

@@ -56,6 +56,8 @@ pub struct ConfigRecord {
     /// The most times an operation turned away with a 429 is sent again (`--retry-429`);
     /// `null` when a 429 is not retried.
     pub retry_429: Option<u32>,
+    /// The runtime threads the client ran on (`--threads`, else one per core).
+    pub threads: u64,
     /// `--runs N`: how many repetitions the result holds (each in its `repetitions`);
     /// absent for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,10 +129,11 @@ mod tests {
             action_timeout_seconds: None,
             max_response_size: 64 << 20,
             retry_429: None,
+            threads: 2,
             runs: None,
         };
         let mut map = record.to_map();
-        assert_eq!(map.len(), 36, "runs is left out of a plain run's record");
+        assert_eq!(map.len(), 37, "runs is left out of a plain run's record");
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));

@@ -81,14 +81,14 @@ fn repetitions_line(setup: &Setup) -> String {
     )
 }
 
-/// How the nodes are spoken to and the client waits, when it is not the default (plain
-/// keep-alive connections, sleeping threads): TLS and its checks, a connection per
-/// request, busy polling.
+/// How the nodes are spoken to and how the client runs: a connection per request and TLS
+/// without checks when asked for, always the client's threads, and busy polling.
 fn connection_line(setup: &Setup) -> String {
     let mut text = String::new();
     if !setup.config.keep_alive {
         text.push_str("  connections: a new one for every request (--disable-keepalive)\n");
     }
+    text.push_str(&threads_line(setup.threads));
     if setup.config.busy_poll {
         text.push_str("  client: its threads poll for answers instead of sleeping, each one fully busy (--busy-poll)\n");
     }
@@ -96,6 +96,23 @@ fn connection_line(setup: &Setup) -> String {
         text.push_str("  WARNING: --insecure: the servers' TLS certificates are not checked\n");
     }
     text
+}
+
+/// The threads the client runs on, and whether they are the default.
+fn threads_line(threads: usize) -> String {
+    let cores = crate::cpu::machine_cores();
+    let how = if threads == cores {
+        "one per core of this machine".to_string()
+    } else {
+        format!(
+            "this machine has {}",
+            crate::words::counted(cores as u64, "core")
+        )
+    };
+    format!(
+        "  client: {} ({how}; --threads)\n",
+        crate::words::counted(threads as u64, "thread")
+    )
 }
 
 /// How requests authenticate, when they do: the mode, and for the modes that log in,

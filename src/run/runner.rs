@@ -33,7 +33,9 @@ use crate::workload::DocumentIds;
 
 /// Runs `setup`, telling `observer` of progress and intervals, on a runtime of its own.
 pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
+    crate::cpu::set_threads(setup.threads);
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(setup.threads)
         .enable_all()
         .build()
         .map_err(|e| Failed::run(format!("cannot start the runtime: {e}")))?;

@@ -40,6 +40,8 @@ pub struct Setup {
     /// How many times the whole scenario runs (`--runs`), each on a database of its
     /// own; 1 for a plain run on the database given.
     pub runs: u64,
+    /// The runtime threads the client runs on (`--threads`, else one per core).
+    pub threads: usize,
 }
 
 impl Setup {
