@@ -110,6 +110,40 @@ pub struct Target {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// False with --disable-keepalive: every request on a new connection.
     pub keep_alive: bool,
+    /// CouchDB's shards (`q`) and copies (`n`) for a database the run creates.
+    pub shards: Shards,
+}
+
+/// CouchDB's `q` (shards) and `n` (copies of each) asked for at a database's creation
+/// (`--db-q`, `--db-n`); the server's defaults where not given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shards {
+    pub q: Option<u32>,
+    pub n: Option<u32>,
+}
+
+impl Shards {
+    pub fn is_given(&self) -> bool {
+        self.q.is_some() || self.n.is_some()
+    }
+
+    /// The query string of the creating `PUT`: `?q=8&n=3`, or nothing.
+    pub fn query(&self) -> String {
+        let parts: Vec<String> = [("q", self.q), ("n", self.n)]
+            .into_iter()
+            .filter_map(|(name, value)| value.map(|v| format!("{name}={v}")))
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        }
+    }
+
+    /// `q=8, n=3` as the header and messages name them.
+    pub fn describe(&self) -> String {
+        self.query().trim_start_matches('?').replace('&', ", ")
+    }
 }
 
 impl Target {
@@ -150,6 +184,7 @@ impl Target {
             database: database.to_string(),
             tls: None,
             keep_alive: true,
+            shards: Shards::default(),
         })
     }
 
@@ -295,6 +330,23 @@ fn validate_database_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_make_the_creating_query() {
+        let both = Shards {
+            q: Some(8),
+            n: Some(3),
+        };
+        assert_eq!(both.query(), "?q=8&n=3");
+        assert_eq!(both.describe(), "q=8, n=3");
+        let n = Shards {
+            q: None,
+            n: Some(2),
+        };
+        assert_eq!((n.query().as_str(), n.is_given()), ("?n=2", true));
+        let none = Shards::default();
+        assert_eq!((none.query().as_str(), none.is_given()), ("", false));
+    }
 
     #[test]
     fn credentials_are_split_off_and_never_printed() {

@@ -774,3 +774,26 @@ fn the_client_runs_on_the_threads_it_is_given() {
     let (status, _) = get(&server.admin_db("never"));
     assert_eq!(status, 404, "nothing was created");
 }
+
+/// `--db-q`/`--db-n` need a server that shards databases: PouchDB Server does not, so
+/// the run says so before any operation and leaves no database behind.
+#[test]
+fn shards_are_refused_by_a_server_without_them() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("{ADDRESS}={}", server.admin_url);
+    let run = small_run(&server, "sharded", &[&address, "--db-q=4", "--db-n=1"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(
+            "the server does not shard databases (GET on database \"sharded\" has no \"cluster\")"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stdout.contains("RESULTS"), "{}", run.stdout);
+    let (status, _) = get(&server.admin_db("sharded"));
+    assert_eq!(status, 404, "the database it made is deleted");
+    let refused = small_run(&server, "sharded", &[&address, "--db-q=0"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--db-q"), "{}", refused.stderr);
+}

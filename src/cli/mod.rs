@@ -275,6 +275,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = threads)]
     threads: Option<usize>,
 
+    /// CouchDB's q for a database the run creates: how many shards it is split into
+    /// (1 to 256). Apache CouchDB 2 and later; the run refuses a server that does not
+    /// report shards, or a database with other ones.
+    #[arg(long = "db-q", value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=256))]
+    db_q: Option<u32>,
+
+    /// CouchDB's n for a database the run creates: how many copies of each shard (1 to
+    /// 16; a server may cap it at its nodes, which the run then refuses).
+    #[arg(long = "db-n", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    db_n: Option<u32>,
+
     /// Send an operation the server turned away with 429 Too Many Requests again, at most
     /// MAX times (10 without a number), after the Retry-After it asked for (at most 60 s;
     /// without a usable one, a backoff with jitter). Retries and the time waited are

@@ -21,7 +21,7 @@ use crate::files::{self, Kind};
 use crate::run::output::OutputFiles;
 use crate::run::{ConfigRecord, DatabasePolicy, Setup, TlsRecord};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
-use crate::target::{Credentials, Target};
+use crate::target::{Credentials, Shards, Target};
 use crate::template::DocumentWriter;
 use crate::workload::{CrudBound, DocumentIds, Operation, Plan, Weights, ids};
 use crate::workload::{limits, nodes};
@@ -227,6 +227,10 @@ fn target(args: &RunArgs) -> Result<Target, Failed> {
         target.tls = Some(tls::client_config(&tls).map_err(Failed::bad_input)?);
     }
     target.keep_alive = !args.disable_keepalive;
+    target.shards = Shards {
+        q: args.db_q,
+        n: args.db_n,
+    };
     Ok(target)
 }
 
@@ -644,6 +648,8 @@ fn config_record(
         max_response_size: args.max_response_size,
         retry_429: engine.retry_429.map(|r| r.most),
         threads: args.threads.unwrap_or_else(crate::cpu::machine_cores) as u64,
+        db_q: args.db_q,
+        db_n: args.db_n,
         runs: (args.runs > 1).then_some(args.runs),
     }
 }

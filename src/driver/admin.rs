@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::auth::Mode;
 use super::connection::{Call, Client, Endpoint, Exchange};
 use super::http1::Method;
-use crate::target::Target;
+use crate::target::{Shards, Target};
 
 /// Administrative requests are few; a generous limit still ends a hung server quickly.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,6 +54,14 @@ pub struct PreparedDatabase {
 #[derive(Deserialize)]
 struct DatabaseInfo {
     doc_count: u64,
+    /// CouchDB 2 and later: the database's shards and copies. PouchDB Server has none.
+    cluster: Option<Cluster>,
+}
+
+#[derive(Deserialize)]
+struct Cluster {
+    q: u64,
+    n: u64,
 }
 
 /// One administrative client per target, talking to its first node.
@@ -61,6 +69,7 @@ pub struct Admin {
     client: Client,
     database_path: String,
     target_text: String,
+    shards: Shards,
 }
 
 impl Admin {
@@ -69,6 +78,7 @@ impl Admin {
             client: Client::new(endpoint, Some(ADMIN_TIMEOUT)),
             database_path: target.database_path(),
             target_text: format!("database {:?}", target.database),
+            shards: target.shards,
         }
     }
 
@@ -153,7 +163,7 @@ impl Admin {
     /// Creates the database; `false` when it exists already (412), as when several
     /// nodes of one run start together and another node created it first.
     async fn try_create(&mut self) -> Result<bool, SetupError> {
-        let path = self.database_path.clone();
+        let path = format!("{}{}", self.database_path, self.shards.query());
         let answer = self.call(Method::Put, &path).await?;
         self.credentials_problem(answer.status, "creating the database")?;
         match answer.status {
@@ -182,6 +192,55 @@ impl Admin {
 
     /// Makes the database ready for a run, following the user's rule for existing data.
     pub async fn prepare(
+        &mut self,
+        existing: ExistingDatabase,
+    ) -> Result<PreparedDatabase, SetupError> {
+        let prepared = self.prepare_database(existing).await?;
+        if let Err(problem) = self.check_shards().await {
+            // A database made with other shards than asked is of no use to the run.
+            if prepared.created {
+                self.delete().await?;
+            }
+            return Err(problem);
+        }
+        Ok(prepared)
+    }
+
+    /// With `--db-q`/`--db-n`: the database has the shards and copies asked for, as its
+    /// `cluster` says; a server without one (PouchDB Server) has no shards to ask for.
+    async fn check_shards(&mut self) -> Result<(), SetupError> {
+        if !self.shards.is_given() {
+            return Ok(());
+        }
+        let path = self.database_path.clone();
+        let answer = self.call(Method::Get, &path).await?;
+        let info: Option<DatabaseInfo> = serde_json::from_slice(&answer.body).ok();
+        let Some(cluster) = info.and_then(|i| i.cluster) else {
+            return Err(SetupError {
+                message: format!(
+                    "the server does not shard databases (GET on {} has no \"cluster\"), so --db-q and --db-n cannot be honoured: they need Apache CouchDB 2 or later (PouchDB Server has neither); leave them out",
+                    self.target_text
+                ),
+                bad_input: true,
+            });
+        };
+        let wanted = |asked: Option<u32>, has: u64| asked.is_none_or(|a| u64::from(a) == has);
+        if wanted(self.shards.q, cluster.q) && wanted(self.shards.n, cluster.n) {
+            return Ok(());
+        }
+        Err(SetupError {
+            message: format!(
+                "{} has q={}, n={}, not the {} asked for: an existing database keeps the shards it was made with (add --recreate to make it anew), and a server may cap n at its nodes",
+                self.target_text,
+                cluster.q,
+                cluster.n,
+                self.shards.describe()
+            ),
+            bad_input: true,
+        })
+    }
+
+    async fn prepare_database(
         &mut self,
         existing: ExistingDatabase,
     ) -> Result<PreparedDatabase, SetupError> {

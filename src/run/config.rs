@@ -58,6 +58,10 @@ pub struct ConfigRecord {
     pub retry_429: Option<u32>,
     /// The runtime threads the client ran on (`--threads`, else one per core).
     pub threads: u64,
+    /// `--db-q` and `--db-n`: the shards and copies asked for the database; `null` for
+    /// the server's default.
+    pub db_q: Option<u32>,
+    pub db_n: Option<u32>,
     /// `--runs N`: how many repetitions the result holds (each in its `repetitions`);
     /// absent for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,10 +134,12 @@ mod tests {
             max_response_size: 64 << 20,
             retry_429: None,
             threads: 2,
+            db_q: None,
+            db_n: None,
             runs: None,
         };
         let mut map = record.to_map();
-        assert_eq!(map.len(), 37, "runs is left out of a plain run's record");
+        assert_eq!(map.len(), 39, "runs is left out of a plain run's record");
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));

@@ -139,7 +139,13 @@ fn auth_line(auth: &Auth) -> String {
 
 /// Whether the run created the database, or how many documents it found.
 pub fn database_line(target: &Target, prepared: &PreparedDatabase) -> String {
-    if prepared.created {
+    if prepared.created && target.shards.is_given() {
+        format!(
+            "  database {:?}: created by this run with {}\n",
+            target.database,
+            target.shards.describe()
+        )
+    } else if prepared.created {
         format!("  database {:?}: created by this run\n", target.database)
     } else {
         format!(

@@ -156,9 +156,9 @@ impl Phase {
             KeyChoice::Latest => ", latest keys".to_string(),
         };
         format!(
-            "{}: {} connections, {} ({}){rate}{keys}",
+            "{}: {}, {} ({}){rate}{keys}",
             self.name,
-            self.connections,
+            crate::words::counted(self.connections, "connection"),
             bounds.join(" or "),
             mix.join(", ")
         )
