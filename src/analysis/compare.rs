@@ -271,7 +271,6 @@ pub fn compare(a: (&str, &RunResult), b: (&str, &RunResult)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
     use crate::results::{OperationResult, RepetitionResult, build};
@@ -289,17 +288,9 @@ mod tests {
             documents_failed: 0,
             throughput,
             documents_per_sec: 0.0,
-            failures: BTreeMap::new(),
-            failure_samples: Default::default(),
-            failed_latency: None,
-            resends: 0,
-            retried_429: 0,
-            retry_429_wait_ns: 0,
-            unknown_outcomes: 0,
-            not_run: 0,
-            statuses: BTreeMap::new(),
             latency: build::latency(&h),
             response: build::latency(&super::super::empty_histogram()),
+            ..OperationResult::unmeasured()
         }
     }
 

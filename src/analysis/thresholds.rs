@@ -667,17 +667,9 @@ mod tests {
             documents_failed: failed,
             throughput: 0.0,
             documents_per_sec: 0.0,
-            failures: BTreeMap::new(),
-            failure_samples: Default::default(),
-            failed_latency: None,
-            resends: 0,
-            retried_429: 0,
-            retry_429_wait_ns: 0,
-            unknown_outcomes: 0,
-            not_run: 0,
-            statuses: BTreeMap::new(),
             latency: latency(values_us),
             response: latency(&[]),
+            ..OperationResult::unmeasured()
         }
     }
 

@@ -205,7 +205,6 @@ pub fn text(closing: &Closing) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     use crate::results::{Latency, OperationResult, build};
 
@@ -229,17 +228,9 @@ mod tests {
             documents_failed: failed,
             throughput: succeeded as f64 / 2.0,
             documents_per_sec: 0.0,
-            failures: BTreeMap::new(),
-            failure_samples: Default::default(),
-            failed_latency: None,
-            resends: 0,
-            retried_429: 0,
-            retry_429_wait_ns: 0,
-            unknown_outcomes: 0,
-            not_run: 0,
-            statuses: BTreeMap::new(),
             latency: latency(values_us),
             response: latency(&response),
+            ..OperationResult::unmeasured()
         }
     }
 

@@ -122,7 +122,6 @@ fn databases(repetitions: &[RepetitionResult]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
     use crate::results::{OperationResult, PhaseResult, build};
@@ -138,17 +137,9 @@ mod tests {
             documents_failed: 0,
             throughput,
             documents_per_sec: throughput,
-            failures: BTreeMap::new(),
-            failure_samples: BTreeMap::new(),
-            failed_latency: None,
-            resends: 0,
-            retried_429: 0,
-            retry_429_wait_ns: 0,
-            unknown_outcomes: 0,
-            not_run: 0,
-            statuses: BTreeMap::new(),
             latency: build::latency(&h),
             response: build::latency(&h),
+            ..OperationResult::unmeasured()
         };
         PhaseResult::of_operations("crud", 1.0, vec![op])
     }

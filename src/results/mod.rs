@@ -206,6 +206,35 @@ impl RunResult {
 }
 
 #[cfg(test)]
+impl OperationResult {
+    /// An operation with nothing counted or measured, for tests to fill in the fields
+    /// they are about (`..OperationResult::unmeasured()`).
+    pub fn unmeasured() -> OperationResult {
+        let nothing = build::latency(&crate::metrics::recorder::new_histogram());
+        OperationResult {
+            operation: String::new(),
+            succeeded: 0,
+            failed: 0,
+            documents: 0,
+            documents_failed: 0,
+            throughput: 0.0,
+            documents_per_sec: 0.0,
+            failures: BTreeMap::new(),
+            failure_samples: BTreeMap::new(),
+            failed_latency: None,
+            resends: 0,
+            retried_429: 0,
+            retry_429_wait_ns: 0,
+            unknown_outcomes: 0,
+            not_run: 0,
+            statuses: BTreeMap::new(),
+            latency: nothing.clone(),
+            response: nothing,
+        }
+    }
+}
+
+#[cfg(test)]
 impl PhaseResult {
     /// A phase of `operations` over `wall_seconds` with nothing else measured, for tests.
     pub fn of_operations(
