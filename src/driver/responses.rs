@@ -62,7 +62,8 @@ fn leading_rev(body: &[u8]) -> Option<&str> {
 #[derive(Debug, PartialEq)]
 pub enum BulkItem {
     Stored(Rev),
-    /// The server's error word (`conflict`, `forbidden`, …).
+    /// The server's error word (`conflict`, `forbidden`, …), as it wrote it: the
+    /// failure it becomes bounds it (`Failure::document`).
     Failed(String),
 }
 

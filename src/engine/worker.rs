@@ -623,7 +623,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     self.pool.add(number, rev);
                     continue;
                 }
-                DocumentOutcome::Refused(word) => Failure::Document(word),
+                DocumentOutcome::Refused(word) => Failure::document(&word),
                 DocumentOutcome::NoRow | DocumentOutcome::Repeated => {
                     if bulk.samples.wants(&unmatched) {
                         let what = if outcome == DocumentOutcome::NoRow {

@@ -49,6 +49,48 @@ impl Failure {
     pub fn is_document(&self) -> bool {
         matches!(self, Failure::Document(_))
     }
+
+    /// The failure of a document the server refused with the error `word`. The word is
+    /// the server's to choose, so one that is not a short plain word (`conflict`,
+    /// `forbidden`) becomes `other`: a server cannot fill a report with its own text.
+    pub fn document(word: &str) -> Failure {
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        if (1..=Self::WORD_LENGTH).contains(&word.len()) && word.chars().all(plain) {
+            Failure::Document(word.to_string())
+        } else {
+            Failure::Document(OTHER_WORD.to_string())
+        }
+    }
+
+    /// The longest error word kept as the server wrote it.
+    pub const WORD_LENGTH: usize = 32;
+
+    /// Distinct document error words kept apart in one table; the rest are counted
+    /// together as `doc:other`, so no server can make the tables grow without end.
+    pub const DOCUMENT_WORDS: usize = 16;
+}
+
+/// The word of the document failures counted together once there are too many words.
+const OTHER_WORD: &str = "other";
+
+/// `failure`, or `doc:other` when it is a document failure with a word not among
+/// `known` and `known` already holds [`Failure::DOCUMENT_WORDS`] words.
+fn within_words<'a>(failure: Failure, known: impl Iterator<Item = &'a Failure>) -> Failure {
+    if !failure.is_document() {
+        return failure;
+    }
+    let mut words = 0;
+    for kind in known.filter(|kind| kind.is_document()) {
+        if *kind == failure {
+            return failure;
+        }
+        words += 1;
+    }
+    if words < Failure::DOCUMENT_WORDS {
+        failure
+    } else {
+        Failure::Document(OTHER_WORD.to_string())
+    }
 }
 
 impl Failure {
@@ -64,7 +106,7 @@ impl Failure {
             "no_document" => Failure::NoDocument,
             "rate_limited" => Failure::RateLimited,
             _ => match name.strip_prefix("doc:") {
-                Some(word) => Failure::Document(word.to_string()),
+                Some(word) => Failure::document(word),
                 // Files written before the kind existed name a 429 by its status.
                 None => Failure::of_status(name.parse().ok()?),
             },
@@ -110,6 +152,7 @@ impl FailureCounts {
         if n == 0 {
             return;
         }
+        let failure = within_words(failure, self.counts.iter().map(|(f, _)| f));
         match self.counts.iter_mut().find(|(f, _)| *f == failure) {
             Some((_, count)) => *count = count.saturating_add(n),
             None => self.counts.push((failure, n)),
@@ -182,6 +225,10 @@ impl FailureSamples {
         if !self.wants(failure) {
             return;
         }
+        let failure = &within_words(failure.clone(), self.samples.iter().map(|(f, _)| f));
+        if !self.wants(failure) {
+            return;
+        }
         let text = cut(text.trim(), Self::LENGTH);
         match self.samples.iter_mut().find(|(f, _)| f == failure) {
             Some((_, kept)) if kept.contains(&text) => {}
@@ -244,6 +291,30 @@ mod tests {
         assert_eq!(Failure::of_status(429).to_string(), "rate_limited");
         assert_eq!(Failure::named("429"), Some(Failure::RateLimited));
         assert_eq!(Failure::of_status(503), Failure::Status(503));
+    }
+
+    #[test]
+    fn a_server_cannot_grow_the_document_words_without_end() {
+        assert_eq!(Failure::document("conflict").to_string(), "doc:conflict");
+        assert_eq!(Failure::document(&"x".repeat(33)).to_string(), "doc:other");
+        assert_eq!(Failure::document("no spaces").to_string(), "doc:other");
+        assert_eq!(Failure::document("").to_string(), "doc:other");
+        let mut counts = FailureCounts::default();
+        let mut samples = FailureSamples::default();
+        for i in 0..1000 {
+            let word = Failure::document(&format!("w{i}"));
+            counts.add(word.clone(), 1);
+            samples.add(&word, "text");
+        }
+        counts.add(Failure::document("w3"), 1);
+        counts.add(Failure::Status(500), 1);
+        assert_eq!(counts.iter().count(), Failure::DOCUMENT_WORDS + 2);
+        assert_eq!(counts.total(), 1002);
+        let other = Failure::document("other");
+        let of = |f: &Failure| counts.iter().find(|(k, _)| *k == f).map(|(_, n)| n);
+        assert_eq!(of(&other), Some(1000 - 16));
+        assert_eq!(of(&Failure::document("w3")), Some(2));
+        assert_eq!(samples.sorted().len(), Failure::DOCUMENT_WORDS + 1);
     }
 
     #[test]
