@@ -312,6 +312,28 @@ fn a_jwt_goes_as_a_bearer_token_and_to_the_replicator_as_a_header() {
     let expected = json!({"url": format!("{}/checked", server.url), "headers": {"Authorization": format!("Bearer {token}")}});
     assert_eq!(replication["source"], expected);
     assert_hidden(&[&token], &run, &text);
+    assert!(
+        run.stdout.contains("expires at") && run.stdout.contains("not renewable"),
+        "{}",
+        run.stdout
+    );
+
+    // A token that has expired is refused before a request is sent, naming the claim.
+    let expired = jwt(key, &json!({"sub": "bench", "exp": unix_now() - 60}));
+    let served = (server.served(), server.refused());
+    let (run, _, _) = replicating_run(
+        &server,
+        (tempfile::tempdir().unwrap().path(), "expired"),
+        &["--auth", "jwt"],
+        &[("SOFABENCH_TOKEN", &expired)],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("SOFABENCH_TOKEN expired at"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!((server.served(), server.refused()), served);
 
     // A token signed with another key is refused before the run starts, saying what to check.
     let forged = jwt(b"another key", &json!({"sub": "bench"}));

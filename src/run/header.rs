@@ -124,7 +124,10 @@ fn auth_line(auth: &Auth) -> String {
         Mode::Cookie => {
             "a session cookie per node from POST /_session, renewed ahead of its expiry and after a 401".to_string()
         }
-        Mode::Jwt => "the token in SOFABENCH_TOKEN as a bearer token".to_string(),
+        Mode::Jwt => format!(
+            "the token in SOFABENCH_TOKEN as a bearer token, {}",
+            auth.token_expiry().unwrap_or_default()
+        ),
         Mode::Proxy => format!(
             "proxy authentication headers for user {:?}",
             auth.user().unwrap_or_default()

@@ -12,6 +12,7 @@ mod answer;
 mod credential;
 mod header;
 mod iam;
+mod jwt;
 mod mode;
 mod proxy;
 mod replication;
@@ -143,6 +144,12 @@ impl Auth {
         }
     }
 
+    /// When the JWT expires, in jwt mode, for the run's header.
+    pub fn token_expiry(&self) -> Option<String> {
+        let token = self.token.as_deref()?;
+        Some(jwt::describe(jwt::expiry(token), unix_now()))
+    }
+
     /// The token endpoint's address, in iam mode.
     pub fn iam_token_url(&self) -> Option<String> {
         self.iam.as_ref().map(|i| i.endpoint.to_string())
@@ -249,11 +256,19 @@ fn needs_credentials(mode: Mode, credentials: Option<Credentials>) -> Result<Cre
     })
 }
 
+/// Seconds since the Unix epoch; a clock set before 1970 reads as 0.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 fn jwt(token: Option<String>) -> Result<String, String> {
     let token = token.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).ok_or(
         "--auth jwt needs the token in the SOFABENCH_TOKEN environment variable (it is sent as Authorization: Bearer TOKEN, which CouchDB's jwt_authentication_handler checks)",
     )?;
     header::check_token("SOFABENCH_TOKEN", &token)?;
+    jwt::check_not_expired("SOFABENCH_TOKEN", jwt::expiry(&token), unix_now())?;
     Ok(token)
 }
 
