@@ -163,6 +163,26 @@ fn the_search_finds_a_servers_known_capacity() {
         "{}",
         again.stdout
     );
+    // `check` judges the answer step, not the steps above it that failed by design.
+    let check = sofabench(&[
+        "check",
+        json.to_str().unwrap(),
+        "--threshold",
+        "p99 < 100ms",
+    ]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check.stdout.contains("judged on its answer step crud@"),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        check.stdout.contains("PASS  p99 < 100ms"),
+        "{}",
+        check.stdout
+    );
+    let strict = sofabench(&["check", json.to_str().unwrap(), "--threshold", "p99 < 1us"]);
+    assert_eq!(strict.code, 1, "{}\n{}", strict.stdout, strict.stderr);
 }
 
 /// A rate as the report prints it: one decimal, thousands grouped.
@@ -216,6 +236,14 @@ fn a_range_whose_bottom_fails_ends_without_an_answer_and_fails_the_run() {
     let reasons = search["steps"][0]["reasons"][0].as_str().unwrap();
     assert!(reasons.starts_with("achieved "), "{reasons}");
     assert!(reasons.ends_with(" of 400.0/s"), "{reasons}");
+    // With no step that met, `check` has nothing to judge and fails, saying why.
+    let check = sofabench(&["check", json.to_str().unwrap(), "--threshold", "p99 < 1s"]);
+    assert_eq!(check.code, 1, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check.stderr.contains("found no rate that met"),
+        "{}",
+        check.stderr
+    );
 }
 
 #[test]

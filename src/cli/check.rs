@@ -12,7 +12,8 @@ pub fn execute(args: CheckArgs) -> Result<(), Failed> {
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
     crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
         .map_err(Failed::bad_input)?;
-    let outcomes = print_outcomes(&checks, &result)?;
+    let judged = judged_phases(&result)?;
+    let outcomes = print_outcomes(&checks, &judged)?;
     let failed = failed(&outcomes);
     if failed > 0 {
         eprintln!(
@@ -22,4 +23,37 @@ pub fn execute(args: CheckArgs) -> Result<(), Failed> {
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
     Ok(())
+}
+
+/// The result whose phases the thresholds judge. A rate search's steps above its answer
+/// failed by design (that is how the answer was found), so a search is judged on its
+/// answer step and the phases before the steps, and says so; a search without an answer
+/// fails the check.
+fn judged_phases(result: &RunResult) -> Result<RunResult, Failed> {
+    let Some(search) = &result.search else {
+        return Ok(result.clone());
+    };
+    let steps: Vec<&str> = search.steps.iter().map(|s| s.phase.as_str()).collect();
+    let answer = search
+        .steps
+        .iter()
+        .filter(|s| s.meets && Some(s.rate) == search.answer)
+        .map(|s| s.phase.as_str())
+        .next_back();
+    let Some(answer) = answer else {
+        eprintln!(
+            "sofabench: the rate search of phase {} found no rate that met its thresholds: there is no step to judge",
+            search.phase
+        );
+        return Err(Failed::Quiet { code: RUN_FAILED });
+    };
+    println!(
+        "a rate search: judged on its answer step {answer} and the phases before the steps; the other {} steps are left out",
+        steps.len().saturating_sub(1)
+    );
+    let mut judged = result.clone();
+    judged
+        .phases
+        .retain(|p| p.name == answer || !steps.contains(&p.name.as_str()));
+    Ok(judged)
 }
