@@ -25,6 +25,7 @@ pub mod results;
 pub mod run;
 pub mod scenario;
 pub mod seed;
+pub mod server_stats;
 pub mod target;
 pub mod template;
 pub mod time;
