@@ -13,7 +13,7 @@ pub mod pool;
 pub mod rate;
 pub mod rev;
 
-pub use ids::DocumentIds;
+pub use ids::{DocumentIds, IdScheme, Partitions};
 pub use operation::Operation;
 pub use order::OperationOrder;
 pub use per_operation::PerOperation;
