@@ -357,9 +357,7 @@ mod tests {
     #[test]
     fn a_zipfian_spread_favours_the_first_partitions() {
         let ids = DocumentIds::new("p").with_partitions(Some(Partitions::zipfian(100, 0.99)));
-        let first = (0..2000)
-            .filter(|&n| ids.id(n).starts_with("p0:"))
-            .count();
+        let first = (0..2000).filter(|&n| ids.id(n).starts_with("p0:")).count();
         // Partition 0's share of 100 under 1/k^0.99 is about 19 %; uniform is 1 %.
         assert!((250..550).contains(&first), "{first}");
     }
