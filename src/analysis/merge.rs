@@ -623,6 +623,7 @@ mod tests {
             rate: None,
             interrupted: false,
             action: None,
+            changes: None,
             logins: logins(connections),
         };
         let mut config = BTreeMap::new();

@@ -239,6 +239,7 @@ mod tests {
             rate: None,
             interrupted: false,
             action: None,
+            changes: None,
             logins: LoginTally::default(),
         };
         let mut result = build::phase(&outcome, None);

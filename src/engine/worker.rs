@@ -159,6 +159,8 @@ pub struct Worker<T = Client, C = SystemClock> {
     path: String,
     id: String,
     rev: String,
+    /// The phase's `_changes` consumers' table, told of every write the server answered.
+    changes: Option<Arc<super::changes::Table>>,
 }
 
 /// When an operation began (its local processing starts) and when the schedule meant it
@@ -279,6 +281,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             path: String::new(),
             id: String::new(),
             rev: String::new(),
+            changes: None,
         }
     }
 
@@ -620,6 +623,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             let failure = match outcome {
                 DocumentOutcome::Stored(rev) => {
                     stored += 1;
+                    self.bulk_written_for_feeds(number, &rev);
                     self.pool.add(number, rev);
                     continue;
                 }
@@ -872,6 +876,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             start,
             |w, _, answer| {
                 let rev = written(answer)?;
+                w.written_for_feeds(&rev);
                 w.pool.add(number, rev);
                 Ok(())
             },
@@ -942,6 +947,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 start,
                 |w, _, answer| {
                     let rev = written(answer)?;
+                    w.written_for_feeds(&rev);
                     w.pool.set_rev(slot, rev);
                     Ok(())
                 },
@@ -974,7 +980,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 false,
                 start,
                 |w, _, answer| {
-                    written(answer)?;
+                    let rev = written(answer)?;
+                    w.written_for_feeds(&rev);
                     w.pool.remove(slot);
                     Ok(())
                 },
@@ -1030,6 +1037,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
 
+mod changes;
 mod retry_429;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::words::counted;
+use crate::workload::changes::ChangesFeed;
 use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Rate, SweepPoint, Weights};
 
 /// Where a phase's setting came from.
@@ -303,6 +304,7 @@ pub struct Spec {
     pub keys: KeyChoice,
     pub action: Option<Action>,
     pub sweep: Option<SweepPoint>,
+    pub changes: Option<ChangesFeed>,
 }
 
 impl Spec {
@@ -316,6 +318,7 @@ impl Spec {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            changes: None,
         }
     }
 
@@ -332,6 +335,7 @@ impl Spec {
             keys: self.keys,
             action: self.action,
             sweep: self.sweep,
+            changes: self.changes,
         };
         (phase, decided.origins)
     }

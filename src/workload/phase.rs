@@ -55,6 +55,8 @@ pub struct Phase {
     pub action: Option<Action>,
     /// Where the phase sits in a sweep, when it is one of a sweep's phases.
     pub sweep: Option<SweepPoint>,
+    /// `_changes` consumers following the database while the phase's operations run.
+    pub changes: Option<super::changes::ChangesFeed>,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -183,6 +185,7 @@ impl Phase {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            changes: None,
         }
     }
 }
