@@ -5,6 +5,7 @@
 //! so results of many nodes merge exactly; the percentiles beside them are for readers.
 
 pub mod build;
+pub mod changes;
 mod search;
 pub mod tally;
 
@@ -16,6 +17,7 @@ pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
+pub use changes::ChangesResult;
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -148,6 +150,9 @@ pub struct PhaseResult {
     /// absent for a phase in none, and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+    /// What the phase's `_changes` consumers saw; absent for a phase without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangesResult>,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -270,6 +275,7 @@ impl PhaseResult {
             connection_setup: None,
             logins: None,
             sweep: None,
+            changes: None,
         }
     }
 }
