@@ -28,6 +28,7 @@ fn the_built_in_scenarios_are_listed() {
         "scaling",
         "couchdb-report",
         "soak",
+        "changes",
     ] {
         assert!(
             run.stdout.lines().any(|l| l.starts_with(name)),

@@ -61,7 +61,15 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
     let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let options = builtin_options(args, given, &plan, &target, &prefix);
-    let scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
+    let mut scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
+    let builtin = scenario::builtin(
+        args.scenario
+            .as_deref()
+            .unwrap_or(scenario::BUILTINS[0].name),
+    );
+    args.changes
+        .apply(&mut scenario, builtin.is_some(), args.node_count)
+        .map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)

@@ -164,6 +164,8 @@ struct PhaseEntry {
     two_way: bool,
     #[serde(default)]
     sweep: BTreeMap<String, Vec<toml::Value>>,
+    /// The phase's `_changes` consumers (see `scenario::changes`).
+    changes: Option<toml::Value>,
 }
 
 /// A file's phases with where their settings came from.
@@ -353,6 +355,11 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     };
     spec.keys = keys;
     spec.action = action;
+    spec.changes = entry.changes.as_ref().and_then(|value| {
+        super::changes::feed(value)
+            .map_err(|errors| problems.extend(errors))
+            .ok()
+    });
     (spec, problems)
 }
 
