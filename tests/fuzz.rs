@@ -1,8 +1,8 @@
 //! Property tests with generated and mutated input for every parser of untrusted text:
 //! templates (JSON and XML), scenario files, `--config` files (TOML and JSON, through
 //! everything `run` checks before it sends), threshold expressions, result files and the
-//! histograms inside them (and `compare` of what they hold), HTTP/1.1 responses, a 429's `Retry-After`, and CouchDB's
-//! answers. None may panic, whatever it is given.
+//! histograms inside them (and `compare` of what they hold), HTTP/1.1 responses, a 429's `Retry-After`, CouchDB's
+//! answers, and `_changes` feeds cut into chunks anywhere. None may panic, whatever it is given.
 //!
 //! CI runs proptest's default number of cases per property (256). To search longer:
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz`. A failure prints the input
@@ -17,6 +17,7 @@ use sofabench::analysis::thresholds::Threshold;
 use sofabench::driver::Method;
 use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
 use sofabench::driver::responses;
+use sofabench::engine::changes::{lines::Lines, parse};
 use sofabench::engine::rate_limit;
 use sofabench::metrics::histogram;
 use sofabench::report::run_text;
@@ -425,5 +426,38 @@ proptest! {
     fn http_dates_read_back(secs in 0i64..253_402_300_800) {
         let text = imf_fixdate(secs);
         prop_assert_eq!(sofabench::time::http_date::parse(&text), Some(secs), "{}", text);
+    }
+}
+
+/// A continuous feed as CouchDB sends it: changes, a heartbeat, a deletion.
+const FEED: &str = "{\"seq\":\"1-g1AAAA\",\"id\":\"a\",\"changes\":[{\"rev\":\"1-0123456789abcdef0123456789abcdef\"}]}\n\n{\"seq\":2,\"id\":\"b\",\"changes\":[{\"rev\":\"2-x\"}],\"deleted\":true,\"doc\":{\"_id\":\"b\"}}\n";
+
+proptest! {
+    /// Whatever bytes come, in whatever chunks: no line handed on is over the bound, and
+    /// reading a line as a change never panics.
+    #[test]
+    fn changes_feeds_cut_anywhere_read_or_say_why(
+        text in mutated(FEED),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+        limit in 1usize..200,
+    ) {
+        let bytes = text.as_bytes();
+        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        at.sort_unstable();
+        let mut lines = Lines::new(limit);
+        let mut start = 0;
+        for end in at.into_iter().chain([bytes.len()]) {
+            let mut longest = 0;
+            let pushed = lines.push(&bytes[start..end], |line| {
+                longest = longest.max(line.len());
+                let _ = parse::line(line);
+            });
+            prop_assert!(longest <= limit);
+            if pushed.is_err() {
+                break;
+            }
+            start = end;
+        }
+        let _ = parse::answer(bytes);
     }
 }

@@ -30,6 +30,7 @@ fn the_built_in_scenarios_are_listed() {
         "soak",
         "doc-size-sweep",
         "id-scheme",
+        "changes",
     ] {
         assert!(
             run.stdout.lines().any(|l| l.starts_with(name)),

@@ -633,6 +633,7 @@ mod tests {
             rate: None,
             interrupted: false,
             action: None,
+            changes: None,
             logins: logins(connections),
             server_notes: Vec::new(),
         };

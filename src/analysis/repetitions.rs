@@ -248,6 +248,7 @@ mod tests {
             rate: None,
             interrupted: false,
             action: None,
+            changes: None,
             logins: LoginTally::default(),
             server_notes: Vec::new(),
         };

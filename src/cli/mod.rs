@@ -4,6 +4,7 @@
 //! kebab-case spelling (`--num-connections 100`). An Iron Cushion command line with the
 //! program name replaced by `sofabench` runs as it is: without a subcommand, `run` is meant.
 
+mod changes;
 mod check;
 mod compare;
 mod completions;
@@ -405,6 +406,9 @@ pub struct RunArgs {
     /// report says its end is unknown. 0 waits forever.
     #[arg(long = "action-timeout", value_name = "TIME", value_parser = duration::parse, default_value = "10m")]
     action_timeout: std::time::Duration,
+
+    #[command(flatten)]
+    changes: changes::ChangesArgs,
 
     /// Prefix of the document ids (default: a random one per run, so runs never collide).
     #[arg(long = "id-prefix", value_name = "TEXT")]

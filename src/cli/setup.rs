@@ -70,6 +70,14 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     };
     scenario::apply_shape(&mut scenario.phases, flags_shape)
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
+    let builtin = scenario::builtin(
+        args.scenario
+            .as_deref()
+            .unwrap_or(scenario::BUILTINS[0].name),
+    );
+    args.changes
+        .apply(&mut scenario, builtin.is_some(), args.node_count)
+        .map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)

@@ -153,6 +153,14 @@ impl Endpoint {
         Endpoint { tls, ..self }
     }
 
+    /// The header lines a request to the node carries now (Host, Accept, and the
+    /// credential's), for a reader that does not go through a [`Client`].
+    pub fn header_lines(&self) -> Vec<u8> {
+        HeaderCopy::default()
+            .current(&self.headers, &self.credential)
+            .to_vec()
+    }
+
     /// The same endpoint, reading bodies of at most `limit` bytes.
     pub fn with_max_response(self, limit: u64) -> Endpoint {
         Endpoint {
@@ -355,6 +363,48 @@ impl Openings {
     }
 }
 
+/// A new byte stream to the endpoint's node (TCP, and over TLS its handshake), and what
+/// setting it up took: the request path's connections, and readers of endless answers
+/// (the changes feed) that do not go through a [`Client`].
+pub async fn open_stream(endpoint: &Endpoint) -> Result<(Stream, Opening), TransportError> {
+    let began = Instant::now();
+    let address = (endpoint.node.host.as_str(), endpoint.node.port);
+    let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
+        Err(_) => return Err(TransportError::ConnectTimeout),
+        Ok(Err(e)) => return Err(TransportError::Connect(e)),
+        Ok(Ok(tcp)) => tcp,
+    };
+    let connected = Instant::now();
+    let stream = match (&endpoint.tls, endpoint.node.scheme) {
+        (Some(tls), _) => {
+            // Bounded on its own: with `--timeout 0` nothing else would end a
+            // server that accepts connections and never shakes hands.
+            let handshake = tokio::time::timeout(CONNECT_TIMEOUT, tls.handshake(tcp)).await;
+            let stream = handshake.map_err(|_| {
+                TransportError::Handshake(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no handshake within {} s", CONNECT_TIMEOUT.as_secs()),
+                ))
+            })??;
+            Stream::Tls(Box::new(stream))
+        }
+        (None, Scheme::Http) => Stream::Plain(tcp),
+        (None, Scheme::Https) => {
+            return Err(TransportError::Handshake(io::Error::other(
+                "no TLS configuration was made for this https:// node",
+            )));
+        }
+    };
+    stream.set_nodelay();
+    let opened = Instant::now();
+    let opening = Opening {
+        connect_ns: nanos(began, connected),
+        handshake_ns: endpoint.tls.as_ref().map(|_| nanos(connected, opened)),
+        reconnect: false,
+    };
+    Ok((stream, opening))
+}
+
 /// An open connection and its buffers.
 struct Connection {
     stream: Stream,
@@ -380,48 +430,14 @@ impl Connection {
     /// Connects to the endpoint's node, and over TLS shakes hands; returns the
     /// connection and what setting it up took.
     async fn open(endpoint: &Endpoint) -> Result<(Connection, Opening), TransportError> {
-        let began = Instant::now();
-        let address = (endpoint.node.host.as_str(), endpoint.node.port);
-        let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
-            Err(_) => return Err(TransportError::ConnectTimeout),
-            Ok(Err(e)) => return Err(TransportError::Connect(e)),
-            Ok(Ok(tcp)) => tcp,
-        };
-        let connected = Instant::now();
-        let stream = match (&endpoint.tls, endpoint.node.scheme) {
-            (Some(tls), _) => {
-                // Bounded on its own: with `--timeout 0` nothing else would end a
-                // server that accepts connections and never shakes hands.
-                let handshake = tokio::time::timeout(CONNECT_TIMEOUT, tls.handshake(tcp)).await;
-                let stream = handshake.map_err(|_| {
-                    TransportError::Handshake(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("no handshake within {} s", CONNECT_TIMEOUT.as_secs()),
-                    ))
-                })??;
-                Stream::Tls(Box::new(stream))
-            }
-            (None, Scheme::Http) => Stream::Plain(tcp),
-            (None, Scheme::Https) => {
-                return Err(TransportError::Handshake(io::Error::other(
-                    "no TLS configuration was made for this https:// node",
-                )));
-            }
-        };
-        stream.set_nodelay();
-        let opened = Instant::now();
-        let opening = Opening {
-            connect_ns: nanos(began, connected),
-            handshake_ns: endpoint.tls.as_ref().map(|_| nanos(connected, opened)),
-            reconnect: false,
-        };
+        let (stream, opening) = open_stream(endpoint).await?;
         let connection = Connection {
             stream,
             request: Vec::new(),
             received: BytesMut::new(),
             completed: 0,
             idle: true,
-            idle_since: opened,
+            idle_since: Instant::now(),
             _open: OpenConnection::count(),
         };
         Ok((connection, opening))

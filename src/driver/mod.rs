@@ -7,7 +7,7 @@ pub mod auth;
 pub mod connection;
 pub mod http1;
 pub mod responses;
-mod stream;
+pub mod stream;
 pub mod tls;
 
 /// Revisions are the documents' (`workload`); the driver reads them from answers.

@@ -10,6 +10,7 @@ mod alarm;
 mod backoff;
 mod bulk_answer;
 mod busy_poll;
+pub mod changes;
 mod deal;
 mod machine;
 pub mod monitor;
@@ -334,6 +335,13 @@ impl Engine {
             self.deal_documents(count);
             self.active = count;
         }
+        // The consumers start from the database's sequence before the first write.
+        let mut watch = match &phase.changes {
+            Some(feed) => Some(
+                changes::Watch::start(feed, &self.endpoints, &self.shared.database_path).await?,
+            ),
+            None => None,
+        };
         self.progress.store(0, Ordering::Relaxed);
         let observer = self.observer.clone();
         observer.phase_started(&PhaseStart {
@@ -354,10 +362,13 @@ impl Engine {
             self.settings.busy_poll,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
-        let watch = self
+        let server_looks = self
             .settings
             .server_stats
             .then(|| server_watch::spawn(&self.endpoints, self.settings.interval, started));
+        if let Some(watch) = &mut watch {
+            watch.sample_from(started, self.settings.interval);
+        }
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
@@ -376,6 +387,7 @@ impl Engine {
         for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
+            worker.follow_changes(watch.as_ref().map(|w| w.table()));
             let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
             tasks.push(tokio::spawn(async move {
                 let (metrics, abort) = worker.run(work).await;
@@ -401,11 +413,19 @@ impl Engine {
             monitor.sample();
             std::mem::take(&mut monitor.rows)
         };
-        let server_notes = match watch {
+        let server_notes = match server_looks {
             Some(watch) => self.join_server_figures(watch, &mut intervals),
             None => Vec::new(),
         };
         observer.phase_ended();
+        // Interrupted: what was seen so far is what there is; no grace.
+        let changes = match (watch, &phase.changes) {
+            (Some(watch), Some(feed)) if !self.stop.stop.is_raised() => {
+                Some(watch.finish(feed.grace).await)
+            }
+            (Some(watch), _) => Some(watch.finish(Duration::ZERO).await),
+            (None, _) => None,
+        };
         let action = match action {
             Some(task) => Some(
                 task.await
@@ -433,6 +453,7 @@ impl Engine {
             rate: share.rate,
             interrupted: self.stop.stop.is_raised(),
             action,
+            changes,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
             server_notes,

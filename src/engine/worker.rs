@@ -165,6 +165,8 @@ pub struct Worker<T = Client, C = SystemClock> {
     path: String,
     id: String,
     rev: String,
+    /// The phase's `_changes` consumers' table, told of every write the server answered.
+    changes: Option<Arc<super::changes::Table>>,
 }
 
 /// When an operation began (its local processing starts) and when the schedule meant it
@@ -286,6 +288,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             path: String::new(),
             id: String::new(),
             rev: String::new(),
+            changes: None,
         }
     }
 
@@ -628,6 +631,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             let failure = match outcome {
                 DocumentOutcome::Stored(rev) => {
                     stored += 1;
+                    self.bulk_written_for_feeds(number, &rev);
                     self.pool.add(number, rev);
                     continue;
                 }
@@ -884,6 +888,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             start,
             |w, _, answer| {
                 let rev = written(answer)?;
+                w.written_for_feeds(&rev);
                 w.pool.add(number, rev);
                 Ok(())
             },
@@ -955,6 +960,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 start,
                 |w, _, answer| {
                     let rev = written(answer)?;
+                    w.written_for_feeds(&rev);
                     w.pool.set_rev(slot, rev);
                     Ok(())
                 },
@@ -987,7 +993,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 false,
                 start,
                 |w, _, answer| {
-                    written(answer)?;
+                    let rev = written(answer)?;
+                    w.written_for_feeds(&rev);
                     w.pool.remove(slot);
                     Ok(())
                 },
@@ -1043,6 +1050,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
 
+mod changes;
 mod retry_429;
 #[cfg(test)]
 mod tests;

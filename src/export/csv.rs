@@ -6,11 +6,12 @@
 use std::io::{self, Write};
 
 use super::phase_operations;
-use crate::results::{IntervalOperation, IntervalResult, RunResult};
+use crate::metrics::changes::ChangesInterval;
+use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
 /// keep working.
-pub const COLUMNS: [&str; 19] = [
+pub const COLUMNS: [&str; 22] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -30,6 +31,9 @@ pub const COLUMNS: [&str; 19] = [
     "server_memory_bytes",
     "server_run_queue",
     "server_tasks",
+    "changes_per_second",
+    "changes_lag_seconds",
+    "changes_open_feeds",
 ];
 
 fn decimal(value: f64, decimals: usize) -> String {
@@ -80,6 +84,30 @@ fn server_cells(interval: &IntervalResult) -> [String; 5] {
     ]
 }
 
+/// The phase's consumers' figures taken at the interval's end (their sampler ticks with
+/// the interval's), or empty cells when the phase has no consumers.
+fn changes_cells(phase: &PhaseResult, interval: &IntervalResult) -> [String; 3] {
+    let nearest = phase.changes.as_ref().and_then(|c| {
+        c.intervals.iter().min_by(|a, b| {
+            let off = |i: &ChangesInterval| (i.elapsed_seconds - interval.elapsed_seconds).abs();
+            off(a).total_cmp(&off(b))
+        })
+    });
+    match nearest {
+        Some(c)
+            if (c.elapsed_seconds - interval.elapsed_seconds).abs()
+                < interval.length_seconds / 2.0 =>
+        {
+            [
+                decimal(c.changes_per_second, 3),
+                decimal(c.lag_seconds, 3),
+                c.open_feeds.to_string(),
+            ]
+        }
+        _ => Default::default(),
+    }
+}
+
 /// Writes the series of every phase.
 pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
     let mut writer = ::csv::Writer::from_writer(out);
@@ -87,6 +115,11 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
     for phase in &result.phases {
         let operations = phase_operations(phase);
         for interval in &phase.intervals {
+            // The interval's own cells, the same on each of its rows.
+            let shared: Vec<String> = server_cells(interval)
+                .into_iter()
+                .chain(changes_cells(phase, interval))
+                .collect();
             for &name in &operations {
                 let found = interval.operations.iter().find(|o| o.operation == name);
                 let none = IntervalOperation {
@@ -110,8 +143,7 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                         decimal(ms, 3)
                     }
                 };
-                let [requests, request_p99, memory, run_queue, tasks] = server_cells(interval);
-                writer.write_record([
+                let cells = [
                     phase.name.clone(),
                     interval.end_ms.to_string(),
                     decimal(interval.elapsed_seconds, 3),
@@ -126,12 +158,8 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     interval.late.to_string(),
                     op.rate_limited.to_string(),
                     op.retried_429.to_string(),
-                    requests,
-                    request_p99,
-                    memory,
-                    run_queue,
-                    tasks,
-                ])?;
+                ];
+                writer.write_record(cells.iter().chain(&shared))?;
             }
         }
     }
@@ -152,10 +180,10 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,",
             ]
         );
     }
@@ -185,6 +213,49 @@ mod tests {
         assert_eq!(
             server_cells(&IntervalResult::default()),
             ["", "", "", "", ""]
+        );
+    }
+
+    #[test]
+    fn consumers_figures_go_beside_the_interval_they_were_taken_at() {
+        let mut result = super::super::sample::result();
+        let at = |elapsed_seconds: f64| ChangesInterval {
+            elapsed_seconds,
+            changes_per_second: 120.5,
+            lag_seconds: 0.25,
+            open_feeds: 2,
+        };
+        let report = crate::metrics::changes::ChangesReport {
+            feed: "continuous".to_string(),
+            consumers: 2,
+            include_docs: false,
+            selector: None,
+            heartbeat_ms: 1000,
+            grace_seconds: 5.0,
+            latency: crate::metrics::recorder::new_histogram(),
+            writes_tracked: 0,
+            writes_untracked: 0,
+            early: 0,
+            superseded: 0,
+            missing_writes: 0,
+            missing_sightings: 0,
+            unmatched: 0,
+            changes: 0,
+            waited_seconds: 0.0,
+            troubles: Default::default(),
+            // Only the second interval has figures near its end.
+            intervals: vec![at(2.001)],
+        };
+        result.phases[0].changes = Some(crate::results::changes::changes(&report));
+        let mut out = Vec::new();
+        write(&result, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].ends_with(",0,0,,,,,,,,"), "{}", lines[1]);
+        assert!(
+            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2"),
+            "{}",
+            lines[3]
         );
     }
 }

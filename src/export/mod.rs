@@ -159,6 +159,7 @@ pub(crate) mod sample {
             connection_setup: None,
             logins: None,
             sweep: None,
+            changes: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

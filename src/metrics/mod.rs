@@ -1,6 +1,7 @@
 //! The tallies: what connections count (per connection, without locks) and time (into
 //! the shared recorder's per-thread shards), added up into one [`PhaseTally`] per phase.
 
+pub mod changes;
 pub mod connection;
 pub mod errors;
 pub mod histogram;

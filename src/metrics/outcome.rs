@@ -32,6 +32,8 @@ pub struct PhaseOutcome {
     pub interrupted: bool,
     /// What the phase's background action did, if it had one.
     pub action: Option<ActionReport>,
+    /// What the phase's `_changes` consumers measured, if it had any.
+    pub changes: Option<super::changes::ChangesReport>,
     /// Logins (session cookies, IAM tokens) since the previous phase ended, or for the
     /// first phase since the run started: outside every operation's times.
     pub logins: super::LoginTally,

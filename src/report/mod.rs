@@ -1,6 +1,7 @@
 //! Turning measurements into what users read.
 
 pub mod achieved;
+pub mod changes;
 pub mod closing;
 pub mod connections;
 pub mod forms;
@@ -83,6 +84,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     out.push_str(&logins::line(phase));
     out.push_str(&summary::action(phase));
     out.push_str(&server::lines(phase));
+    out.push_str(&changes::lines(phase));
     let mut reasons = phase.aborted.clone();
     reasons.sort();
     reasons.dedup();

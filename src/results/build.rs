@@ -284,7 +284,9 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
         sweep,
         server_notes: outcome.server_notes.clone(),
     };
-    from_tally(facts, &outcome.tally)
+    let mut result = from_tally(facts, &outcome.tally);
+    result.changes = outcome.changes.as_ref().map(super::changes::changes);
+    result
 }
 
 /// A phase's result from what it says besides its tally and its tally: the one way a
@@ -323,6 +325,8 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         server_notes: facts.server_notes,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),
+        // A phase's own consumers' figures; a merge of nodes has none (see `phase`).
+        changes: None,
     }
 }
 

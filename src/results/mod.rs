@@ -5,6 +5,7 @@
 //! so results of many nodes merge exactly; the percentiles beside them are for readers.
 
 pub mod build;
+pub mod changes;
 mod search;
 pub mod tally;
 
@@ -16,6 +17,7 @@ pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
+pub use changes::ChangesResult;
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -152,6 +154,9 @@ pub struct PhaseResult {
     /// `_node/_local/_stats`: `…: GET /_node/_local/_stats gave 404`); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_notes: Vec<String>,
+    /// What the phase's `_changes` consumers saw; absent for a phase without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangesResult>,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -275,6 +280,7 @@ impl PhaseResult {
             logins: None,
             sweep: None,
             server_notes: Vec::new(),
+            changes: None,
         }
     }
 }

@@ -131,6 +131,7 @@ mod tests {
                 two_way: false,
             }),
             sweep: None,
+            changes: None,
         };
         let scenario = Scenario::new(
             "s",

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
 use super::{BuiltinOptions, Form, Scenario};
+use crate::workload::changes::ChangesFeed;
 use crate::workload::{
     Action, DocSize, IdScheme, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits,
 };
@@ -67,7 +68,7 @@ impl Builtin {
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 7] = [
+pub static BUILTINS: [Builtin; 8] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -121,6 +122,13 @@ pub static BUILTINS: [Builtin; 7] = [
         description: "the same bulk load with sequential ids, then with random (uuid) ids",
         form: Form::Standard,
         phases: id_scheme,
+        takes: &[],
+    },
+    Builtin {
+        name: "changes",
+        description: "writers at a fixed rate (--rate, default 200/s; --duration, default 30s) with 2 _changes consumers (--changes-* flags), reporting change latency",
+        form: Form::Standard,
+        phases: changes,
         takes: &[],
     },
 ];
@@ -344,6 +352,29 @@ fn soak(layers: &Layers, options: &BuiltinOptions) -> Built {
         ..Keys::default()
     };
     decide_all(vec![load, soak], layers)
+}
+
+/// A load of one bulk request per connection (so that updates and deletes find
+/// documents from the start), then creates, updates and deletes at a fixed rate while two
+/// consumers follow the feed: a rate the server keeps up with, so that the latency is the
+/// feed's, not a queue's.
+fn changes(layers: &Layers, _: &BuiltinOptions) -> Built {
+    let mut load = Spec::new("changes_load", bulk());
+    load.own.operations = Some(1);
+    let mix = Weights::from_fn(|op| match op {
+        Operation::Create => 50,
+        Operation::Update => 40,
+        Operation::Delete => 10,
+        _ => 0,
+    });
+    let mut writes = Spec::new("changes", mix);
+    writes.scenario = Keys {
+        duration: Some(Duration::from_secs(30)),
+        rate: Some(Rate::constant(200.0)),
+        ..Keys::default()
+    };
+    writes.changes = Some(ChangesFeed::with_consumers(2));
+    decide_all(vec![load, writes], layers)
 }
 
 #[cfg(test)]

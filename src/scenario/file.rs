@@ -169,6 +169,8 @@ struct PhaseEntry {
     id_scheme: Option<String>,
     #[serde(default)]
     sweep: BTreeMap<String, Vec<toml::Value>>,
+    /// The phase's `_changes` consumers (see `scenario::changes`).
+    changes: Option<toml::Value>,
 }
 
 /// A file's phases with where their settings came from.
@@ -374,6 +376,11 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
             .map_err(|e| note(Err(e)))
             .unwrap_or(None),
     };
+    spec.changes = entry.changes.as_ref().and_then(|value| {
+        super::changes::feed(value)
+            .map_err(|errors| problems.extend(errors))
+            .ok()
+    });
     (spec, problems)
 }
 

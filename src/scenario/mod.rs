@@ -2,6 +2,7 @@
 //! reference benchmarks they reproduce.
 
 mod builtin;
+mod changes;
 pub mod file;
 pub mod settings;
 

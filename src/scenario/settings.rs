@@ -9,6 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::words::counted;
+use crate::workload::changes::ChangesFeed;
 use crate::workload::{
     Action, CrudBound, KeyChoice, Operation, Phase, Rate, Shape, SweepPoint, Weights,
 };
@@ -306,6 +307,7 @@ pub struct Spec {
     pub action: Option<Action>,
     pub sweep: Option<SweepPoint>,
     pub shape: Shape,
+    pub changes: Option<ChangesFeed>,
 }
 
 impl Spec {
@@ -320,6 +322,7 @@ impl Spec {
             action: None,
             sweep: None,
             shape: Shape::default(),
+            changes: None,
         }
     }
 
@@ -337,6 +340,7 @@ impl Spec {
             action: self.action,
             sweep: self.sweep,
             shape: self.shape,
+            changes: self.changes,
         };
         (phase, decided.origins)
     }

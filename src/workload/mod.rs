@@ -1,6 +1,7 @@
 //! What a run does: the operations, how many of each every connection performs, in what
 //! order, and on which documents.
 
+pub mod changes;
 pub mod ids;
 pub mod limits;
 pub mod nodes;

@@ -77,6 +77,8 @@ pub struct Phase {
     /// Where the phase sits in a sweep, when it is one of a sweep's phases.
     pub sweep: Option<SweepPoint>,
     pub shape: Shape,
+    /// `_changes` consumers following the database while the phase's operations run.
+    pub changes: Option<super::changes::ChangesFeed>,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -217,6 +219,7 @@ impl Phase {
             action: None,
             sweep: None,
             shape: Shape::default(),
+            changes: None,
         }
     }
 }

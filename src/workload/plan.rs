@@ -107,6 +107,7 @@ impl Plan {
             action: None,
             sweep: None,
             shape: Shape::default(),
+            changes: None,
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -131,6 +132,7 @@ impl Plan {
             action: None,
             sweep: None,
             shape: Shape::default(),
+            changes: None,
         }
     }
 

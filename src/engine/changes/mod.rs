@@ -1,0 +1,249 @@
+//! A phase's `_changes` consumers: started before its operations, from the database's
+//! sequence at that moment; fed each write the connections make; stopped once every
+//! write has been seen or the grace after the operations has passed.
+
+mod consumer;
+pub mod lines;
+pub mod parse;
+mod table;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
+
+pub use table::Table;
+
+use crate::driver::{Call, Client, Endpoint, Method};
+use crate::metrics::changes::{ChangesInterval, ChangesReport, Troubles};
+use crate::metrics::recorder::new_histogram;
+use crate::workload::changes::ChangesFeed;
+use consumer::{Consumer, ConsumerTally, Feed, Live};
+use parse::Seq;
+
+use super::stop::Signal;
+
+/// How long the phase waits for its consumers' first answers before its operations start.
+const READY_WAIT: Duration = Duration::from_secs(5);
+
+/// How often the end of a phase looks whether every write has been seen.
+const SETTLED_LOOK: Duration = Duration::from_millis(20);
+
+/// A phase's running consumers.
+pub struct Watch {
+    feed: Arc<Feed>,
+    stop: Signal,
+    consumers: Vec<JoinHandle<ConsumerTally>>,
+    sampler: Option<JoinHandle<()>>,
+    intervals: Arc<Mutex<Vec<ChangesInterval>>>,
+}
+
+/// The database's sequence now, where the consumers start: `GET /db`'s `update_seq`.
+async fn current_seq(endpoint: Arc<Endpoint>, database_path: &str) -> Result<Seq, String> {
+    let mut client = Client::new(endpoint, Some(Duration::from_secs(30)));
+    let call = Call {
+        method: Method::Get,
+        path: database_path,
+        body: None,
+    };
+    let answer = client.send(&call).await.map_err(|e| {
+        format!(
+            "cannot ask the database where its changes feed stands: {}",
+            e.error
+        )
+    })?;
+    if answer.status != 200 {
+        return Err(format!(
+            "GET {database_path} answered {} where the changes consumers start; check the database and the credentials",
+            answer.status
+        ));
+    }
+    let info: serde_json::Value = serde_json::from_slice(&answer.body)
+        .map_err(|_| format!("GET {database_path} did not answer JSON"))?;
+    match info.get("update_seq") {
+        Some(serde_json::Value::Number(n)) => Ok(Seq(n.to_string())),
+        Some(serde_json::Value::String(s)) => Ok(Seq(s.clone())),
+        _ => Err(format!(
+            "GET {database_path} has no update_seq for the changes consumers to start from"
+        )),
+    }
+}
+
+/// Asks once for the feed filtered by `selector`, so that a server that cannot filter
+/// by selector (PouchDB Server takes `_selector` for a design document's name) stops the
+/// run with its answer, rather than leaving the consumers reconnecting all phase long.
+async fn check_selector(
+    endpoint: Arc<Endpoint>,
+    database_path: &str,
+    selector: &str,
+) -> Result<(), String> {
+    let mut client = Client::new(endpoint, Some(Duration::from_secs(30)));
+    let path = format!("{database_path}/_changes?filter=_selector&limit=0");
+    let body = format!("{{\"selector\":{selector}}}");
+    let call = Call {
+        method: Method::Post,
+        path: &path,
+        body: Some(body.as_bytes()),
+    };
+    let answer = client.send(&call).await.map_err(|e| {
+        format!(
+            "cannot ask for the changes feed with a selector: {}",
+            e.error
+        )
+    })?;
+    if answer.status == 200 {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&answer.body[..answer.body.len().min(200)]);
+    let said = client.endpoint().credential.hide_in(&said);
+    Err(format!(
+        "the server refused the changes feed's selector (filter=_selector): {} {}; CouchDB 2 and later filter feeds by selector, PouchDB Server does not: leave out the selector there",
+        answer.status,
+        said.trim()
+    ))
+}
+
+impl Watch {
+    /// Starts `settings.consumers` consumers over `endpoints` (in turn) from the
+    /// database's current sequence, and waits (a while) for each one's first answer so
+    /// that the phase's writes do not wait for connections.
+    pub async fn start(
+        settings: &ChangesFeed,
+        endpoints: &[Arc<Endpoint>],
+        database_path: &str,
+    ) -> Result<Watch, String> {
+        if let Some(selector) = &settings.selector {
+            check_selector(endpoints[0].clone(), database_path, selector).await?;
+        }
+        let since = current_seq(endpoints[0].clone(), database_path).await?;
+        let feed = Arc::new(Feed {
+            settings: settings.clone(),
+            path: format!("{database_path}/_changes"),
+            table: Arc::new(Table::new(settings.consumers)),
+            live: Arc::new(Live::default()),
+        });
+        let stop = Signal::default();
+        let consumers = (0..settings.consumers)
+            .map(|i| {
+                let endpoint = endpoints[i as usize % endpoints.len()].clone();
+                let consumer = Consumer::new(i, feed.clone(), endpoint, since.clone());
+                tokio::spawn(consumer.run(stop.clone()))
+            })
+            .collect();
+        let waited = Instant::now();
+        while feed.live.ready.load(Ordering::Relaxed) < settings.consumers
+            && waited.elapsed() < READY_WAIT
+        {
+            tokio::time::sleep(SETTLED_LOOK).await;
+        }
+        Ok(Watch {
+            feed,
+            stop,
+            consumers,
+            sampler: None,
+            intervals: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// Takes the consumers' figures every `interval` from the phase's start.
+    pub fn sample_from(&mut self, phase_start: Instant, interval: Duration) {
+        let task = sample(
+            self.feed.clone(),
+            self.intervals.clone(),
+            (phase_start, interval),
+        );
+        self.sampler = Some(tokio::spawn(task));
+    }
+
+    /// Where the phase's connections tell of their writes.
+    pub fn table(&self) -> Arc<Table> {
+        self.feed.table.clone()
+    }
+
+    /// Waits until every write has been seen, or `grace` has passed, then stops the
+    /// consumers and adds up what they measured.
+    pub async fn finish(self, grace: Duration) -> ChangesReport {
+        let table = &self.feed.table;
+        let began = Instant::now();
+        while table.pending() > 0 && began.elapsed() < grace {
+            tokio::time::sleep(SETTLED_LOOK).await;
+        }
+        let waited = began.elapsed();
+        self.stop.raise();
+        let mut latency = new_histogram();
+        let (mut changes, mut superseded) = (0, 0);
+        let mut troubles = Troubles::default();
+        for task in self.consumers {
+            // A consumer task ends only when stopped; a panic would be a bug, and its
+            // figures are then missing from the sums (the troubles say nothing of it).
+            if let Ok(tally) = task.await {
+                let _ = latency.add(&tally.latency);
+                changes += tally.changes;
+                superseded += tally.superseded;
+                troubles.add(&tally.troubles);
+            }
+        }
+        if let Some(sampler) = self.sampler {
+            sampler.abort();
+        }
+        let left = table.leftover();
+        let _ = latency.record_n(0, left.early);
+        let settings = &self.feed.settings;
+        let intervals =
+            std::mem::take(&mut *self.intervals.lock().unwrap_or_else(|p| p.into_inner()));
+        ChangesReport {
+            feed: settings.feed.name().to_string(),
+            consumers: settings.consumers,
+            include_docs: settings.include_docs,
+            selector: settings.selector.clone(),
+            heartbeat_ms: settings.heartbeat.as_millis() as u64,
+            grace_seconds: grace.as_secs_f64(),
+            latency,
+            writes_tracked: left.tracked,
+            writes_untracked: left.untracked,
+            early: left.early,
+            superseded,
+            missing_writes: left.missing_writes,
+            missing_sightings: left.missing_sightings,
+            unmatched: left.unmatched,
+            changes,
+            waited_seconds: waited.as_secs_f64(),
+            troubles,
+            intervals,
+        }
+    }
+}
+
+/// Takes the consumers' figures once per interval.
+async fn sample(
+    feed: Arc<Feed>,
+    out: Arc<Mutex<Vec<ChangesInterval>>>,
+    (started, interval): (Instant, Duration),
+) {
+    let mut last = (started, feed.live.changes.load(Ordering::Relaxed));
+    let interval = interval.max(Duration::from_millis(1));
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::from_std(started) + interval, interval);
+    loop {
+        ticks.tick().await;
+        let now = Instant::now();
+        let changes = feed.live.changes.load(Ordering::Relaxed);
+        let length = now.saturating_duration_since(last.0).as_secs_f64();
+        let row = ChangesInterval {
+            elapsed_seconds: now.saturating_duration_since(started).as_secs_f64(),
+            changes_per_second: if length > 0.0 {
+                changes.saturating_sub(last.1) as f64 / length
+            } else {
+                0.0
+            },
+            lag_seconds: feed
+                .table
+                .oldest_pending()
+                .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64()),
+            open_feeds: feed.live.open.load(Ordering::Relaxed),
+        };
+        out.lock().unwrap_or_else(|p| p.into_inner()).push(row);
+        last = (now, changes);
+    }
+}

@@ -1,0 +1,66 @@
+//! A phase's `_changes` consumers as the result file keeps them.
+
+use serde::{Deserialize, Serialize};
+
+use super::Latency;
+use super::build::latency;
+use crate::metrics::changes::{ChangesInterval, ChangesReport, Troubles};
+
+/// What the phase's consumers saw (absent for a phase without consumers).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ChangesResult {
+    /// `continuous`, `longpoll` or `normal`.
+    pub feed: String,
+    pub consumers: u64,
+    pub include_docs: bool,
+    /// The Mango selector the feed was filtered with (`filter=_selector`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    pub heartbeat_ms: u64,
+    pub grace_seconds: f64,
+    /// From a write's answer to its sighting on a consumer's feed, one value per
+    /// (write, consumer); sightings before the answer count as 0.
+    pub latency: Latency,
+    /// Writes tracked, and those the bounded table had no room for (not in `latency`).
+    pub writes_tracked: u64,
+    pub writes_untracked: u64,
+    /// Sightings before their write's answer (in `latency` as 0).
+    pub early: u64,
+    /// (write, consumer) pairs seen only through a later revision of the document.
+    pub superseded: u64,
+    /// Writes some consumer had not seen when the grace ended, and the pairs missing.
+    pub missing_writes: u64,
+    pub missing_sightings: u64,
+    /// Changes that matched no tracked write (other writers, untracked writes, a change
+    /// seen again after a reconnect).
+    pub unmatched: u64,
+    /// Changes received by all consumers together.
+    pub changes: u64,
+    /// Seconds waited after the operations for the last writes to show.
+    pub waited_seconds: f64,
+    pub troubles: Troubles,
+    pub intervals: Vec<ChangesInterval>,
+}
+
+pub fn changes(report: &ChangesReport) -> ChangesResult {
+    ChangesResult {
+        feed: report.feed.clone(),
+        consumers: report.consumers,
+        include_docs: report.include_docs,
+        selector: report.selector.clone(),
+        heartbeat_ms: report.heartbeat_ms,
+        grace_seconds: report.grace_seconds,
+        latency: latency(&report.latency),
+        writes_tracked: report.writes_tracked,
+        writes_untracked: report.writes_untracked,
+        early: report.early,
+        superseded: report.superseded,
+        missing_writes: report.missing_writes,
+        missing_sightings: report.missing_sightings,
+        unmatched: report.unmatched,
+        changes: report.changes,
+        waited_seconds: report.waited_seconds,
+        troubles: report.troubles,
+        intervals: report.intervals.clone(),
+    }
+}

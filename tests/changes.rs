@@ -1,0 +1,386 @@
+//! `_changes` consumers against PouchDB Server on disk with an admin: every write the
+//! run made is seen on every feed kind, with its latency; and against a proxy whose
+//! feeds misbehave: each trouble is counted, the consumer reconnects from where it
+//! stood, nothing hangs and memory stays bounded.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::feed_proxy::{FeedProxy, Trouble};
+use common::*;
+use serde_json::Value;
+
+const CONSUMERS: u64 = 2;
+
+fn result(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Writes the database holds a trace of: each document's latest generation counts its
+/// create, updates and delete.
+fn writes_in(db_url: &str) -> u64 {
+    changes(db_url).iter().map(|(_, g, _)| u64::from(*g)).sum()
+}
+
+fn field(changes: &Value, name: &str) -> u64 {
+    changes[name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{name} in {changes}"))
+}
+
+/// The sum of a figure over the phases' consumers.
+fn total(result: &Value, name: &str) -> u64 {
+    phases(result).iter().map(|c| field(c, name)).sum()
+}
+
+fn phases(result: &Value) -> Vec<&Value> {
+    result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["changes"])
+        .collect()
+}
+
+/// Iron Cushion's two steps with consumers; returns the result and the text.
+fn run_with(address: &str, database: &str, extra: &[&str], json: &Path) -> (Value, String) {
+    let mut args = vec![
+        "run".to_string(),
+        format!("--database_address={address}"),
+        format!("--database_name={database}"),
+        "--quiet".to_string(),
+        "--num_connections=2".to_string(),
+        "--num_bulk_insert_operations=1".to_string(),
+        "--num_documents_per_bulk_insert=20".to_string(),
+        "--num_crud_operations=40".to_string(),
+        "--changes-grace=30s".to_string(),
+        "--json".to_string(),
+        json.to_str().unwrap().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = sofabench(&args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    (result(json), run.stdout)
+}
+
+fn every_write_is_seen(feed: &str) {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let database = format!("changes-{feed}");
+    let consumers = CONSUMERS.to_string();
+    let (result, text) = run_with(
+        &server.admin_url,
+        &database,
+        &["--changes-consumers", &consumers, "--changes-feed", feed],
+        &json,
+    );
+    let made = writes_in(&server.admin_db(&database));
+    assert!(made > 60, "{made} writes");
+    assert_eq!(total(&result, "writes_tracked"), made, "{text}");
+    for changes in phases(&result) {
+        assert_eq!(changes["feed"], feed);
+        let tracked = field(changes, "writes_tracked");
+        let seen = changes["latency"]["count"].as_u64().unwrap();
+        // Every (write, consumer) pair: seen with its latency, or through a later
+        // revision of its document (a feed names only the latest).
+        assert_eq!(
+            seen + field(changes, "superseded"),
+            tracked * CONSUMERS,
+            "{changes}"
+        );
+        assert!(seen > 0);
+        for none in [
+            "missing_writes",
+            "missing_sightings",
+            "writes_untracked",
+            "unmatched",
+        ] {
+            assert_eq!(field(changes, none), 0, "{none}: {changes}");
+        }
+        assert_eq!(changes["troubles"]["reconnects"], 0, "{changes}");
+        assert!(changes["latency"]["max_ms"].as_f64().unwrap() > 0.0);
+        assert!(
+            changes["latency"]["histogram"]
+                .as_str()
+                .is_some_and(|h| !h.is_empty())
+        );
+    }
+    assert!(
+        text.contains(&format!("changes feed: 2 {feed} consumers")),
+        "{text}"
+    );
+    assert!(text.contains("none missing"), "{text}");
+}
+
+#[test]
+fn every_write_is_seen_on_a_continuous_feed() {
+    every_write_is_seen("continuous");
+}
+
+#[test]
+fn every_write_is_seen_on_a_longpoll_feed() {
+    every_write_is_seen("longpoll");
+}
+
+#[test]
+fn every_write_is_seen_on_a_normal_feed() {
+    every_write_is_seen("normal");
+}
+
+/// The largest resident set of `pid` seen so far, in KiB.
+fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn misbehaving_feeds_are_counted_and_followed_again_from_the_last_sequence() {
+    let server = PouchServer::secured(Storage::Disk);
+    let endless = 256 * 1024 * 1024;
+    let proxy = FeedProxy::start(
+        server.port,
+        &[
+            Trouble::Stall(Duration::from_secs(10)),
+            Trouble::ResetMidLine,
+            Trouble::EndlessLine(endless),
+            Trouble::Garbage,
+        ],
+    );
+    let (user, password) = ADMIN;
+    let address = proxy
+        .url
+        .replace("http://", &format!("http://{user}:{password}@"));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let database = "changes-troubles";
+    let started = Instant::now();
+    let child = spawn_sofabench(&[
+        "run",
+        &format!("--database_address={address}"),
+        &format!("--database_name={database}"),
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=20",
+        "--num_crud_operations=40",
+        "--changes-consumers=1",
+        "--changes-heartbeat=200ms",
+        "--changes-grace=30s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let pid = child.id();
+    let mut peak = 0;
+    while std::fs::metadata(format!("/proc/{pid}/status")).is_ok()
+        && started.elapsed() < Duration::from_secs(120)
+    {
+        peak = peak.max(resident_kib(pid).unwrap_or(0));
+        if std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z ")) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = finish(child);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // The stall alone takes 1.4 s to be seen (twice the heartbeat and a second): no
+    // trouble made the run wait for its end.
+    assert!(started.elapsed() < Duration::from_secs(60), "it hung");
+    assert_eq!(proxy.left(), 0, "every trouble was met");
+    let result = result(&json);
+    let troubles: Vec<&Value> = phases(&result).iter().map(|c| &c["troubles"]).collect();
+    let count = |name: &str| -> u64 { troubles.iter().map(|t| t[name].as_u64().unwrap()).sum() };
+    assert_eq!(count("stalls"), 1, "{troubles:?}");
+    assert_eq!(count("resets"), 1, "{troubles:?}");
+    assert_eq!(count("too_long"), 1, "{troubles:?}");
+    assert_eq!(count("bad_answers"), 1, "{troubles:?}");
+    assert_eq!(count("reconnects"), 4, "{troubles:?}");
+    // The consumer gave up on the endless line at its bound, not at its end.
+    let sent = *proxy.endless_sent.lock().unwrap();
+    assert!(sent < endless / 4, "{sent} bytes of one line were read");
+    eprintln!("peak resident set: {peak} KiB; endless line cut after {sent} bytes");
+    assert!(
+        peak > 0 && peak < 160 * 1024,
+        "peak resident set {peak} KiB"
+    );
+    // Reconnecting from the last sequence lost nothing.
+    let made = writes_in(&server.admin_db(database));
+    assert_eq!(total(&result, "writes_tracked"), made);
+    assert_eq!(total(&result, "missing_writes"), 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("1 stalls (no heartbeat)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_scenario_phase_takes_its_own_consumers_with_documents() {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("changes.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[[phase]]
+name = "writes"
+mix = { create = 3, update = 1 }
+total = 60
+connections = 2
+changes = { consumers = 1, feed = "longpoll", include_docs = true, heartbeat = "500ms", grace = "30s" }
+
+[[phase]]
+name = "reads"
+mix = { read = 1 }
+total = 10
+connections = 1
+"#,
+    )
+    .unwrap();
+    let json = dir.path().join("result.json");
+    let database = "changes-scenario";
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        &format!("--database_name={database}"),
+        "--quiet",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let result = result(&json);
+    let writes = &result["phases"][0]["changes"];
+    assert_eq!(
+        (&writes["include_docs"], &writes["feed"]),
+        (&Value::Bool(true), &Value::from("longpoll"))
+    );
+    assert_eq!(writes["heartbeat_ms"], 500);
+    assert_eq!(
+        field(writes, "writes_tracked"),
+        writes_in(&server.admin_db(database))
+    );
+    assert_eq!(field(writes, "missing_writes"), 0, "{writes}");
+    assert!(result["phases"][1].get("changes").is_none());
+    assert!(
+        run.stdout
+            .contains("longpoll consumer, heartbeat 500 ms, include_docs"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// PouchDB Server takes `filter=_selector` for a design document's name: the run stops
+/// with the server's answer instead of reconnecting all phase long.
+#[test]
+fn a_selector_the_server_cannot_filter_by_stops_the_run_clearly() {
+    let server = PouchServer::secured(Storage::Disk);
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=changes-selector",
+        "--quiet",
+        "--num_connections=1",
+        "--num_bulk_insert_operations=1",
+        "--num_crud_operations=5",
+        "--changes-consumers=1",
+        "--changes-selector",
+        r#"{"kind":"order"}"#,
+    ]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("refused the changes feed's selector (filter=_selector): 404"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains(ADMIN.1), "{}", run.stderr);
+}
+
+#[test]
+fn bad_changes_flags_are_refused_before_anything_is_sent() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--changes-consumers", "0"], "--changes-consumers"),
+        (
+            &["--changes-consumers", "1", "--changes-feed", "sse"],
+            "is not a feed kind",
+        ),
+        (&["--changes-heartbeat", "1ms"], "--changes-heartbeat"),
+        (
+            &["--changes-include-docs"],
+            "give --changes-consumers N too",
+        ),
+    ];
+    for (flags, message) in cases {
+        let mut args = vec!["run", "--database_address=http://127.0.0.1:1", "--quiet"];
+        args.extend_from_slice(flags);
+        let run = sofabench(&args);
+        assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{flags:?}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn the_built_in_scenario_follows_its_writes_with_the_flags_feed() {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let database = "changes-builtin";
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        &format!("--database_name={database}"),
+        "--quiet",
+        "--scenario=changes",
+        "--duration=3s",
+        "--rate=100",
+        "--num_connections=2",
+        "--num_documents_per_bulk_insert=20",
+        "--changes-feed=normal",
+        "--csv",
+        dir.path().join("result.csv").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let result = result(&json);
+    assert!(
+        result["phases"][0].get("changes").is_none(),
+        "the load has none"
+    );
+    let writes = &result["phases"][1]["changes"];
+    assert_eq!(
+        (&writes["feed"], &writes["consumers"]),
+        (&Value::from("normal"), &Value::from(2))
+    );
+    // The load's 40 documents were written before the consumers started.
+    let made = writes_in(&server.admin_db(database)) - 40;
+    assert!(made > 200, "{made}");
+    assert_eq!(field(writes, "writes_tracked"), made);
+    assert_eq!(field(writes, "missing_writes"), 0, "{writes}");
+    let intervals = writes["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 2, "{writes}");
+    assert!(
+        intervals
+            .iter()
+            .any(|i| i["changes_per_second"].as_f64().unwrap() > 50.0),
+        "{writes}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("result.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",changes_per_second,changes_lag_seconds,changes_open_feeds")
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("changes,") && l.ends_with(",2")),
+        "{csv}"
+    );
+}
