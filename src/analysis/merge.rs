@@ -327,8 +327,27 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         logins: merge_logins(&phases)?,
         // Every node ran the same scenario: the first node's place in a sweep is all's.
         sweep: phases[0].sweep.clone(),
+        disk: merge_disk(&phases),
     };
     Ok(build::from_tally(facts, &tally))
+}
+
+/// The nodes wrote into one database: its sizes before the phase are the look of the node
+/// that started first, after it the look of the node that ended last.
+fn merge_disk(phases: &[&PhaseResult]) -> Option<crate::disk::PhaseDisk> {
+    let looked: Vec<(&PhaseResult, &crate::results::DiskResult)> = phases
+        .iter()
+        .filter_map(|p| Some((*p, p.disk.as_ref()?)))
+        .collect();
+    let first = looked.iter().min_by_key(|(p, _)| p.started_at_ms)?;
+    let end_ms = |p: &PhaseResult| p.started_at_ms as f64 + p.wall_seconds * 1_000.0;
+    let last = looked
+        .iter()
+        .max_by(|(a, _), (b, _)| end_ms(a).total_cmp(&end_ms(b)))?;
+    Some(crate::disk::PhaseDisk {
+        start: first.1.start.clone(),
+        end: last.1.end.clone(),
+    })
 }
 
 /// The whole run's ramp: each node ramps its share, so the ends add up.
@@ -414,6 +433,9 @@ struct Bucket {
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
     documents_unknown: bool,
+    /// The database's sizes: every node looked at the same database, the first node's
+    /// look that answered stands for all.
+    disk: Option<crate::disk::DiskSizes>,
 }
 
 impl Bucket {
@@ -434,6 +456,9 @@ impl Bucket {
             (a, b) => a.or(b),
         };
         self.metrics.late += row.late;
+        if self.disk.is_none() {
+            self.disk.clone_from(&row.disk);
+        }
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
                 .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
@@ -467,6 +492,7 @@ impl Bucket {
         row.waiting_after_429 = self.waiting_after_429;
         row.polling = self.polling;
         row.target_rate = self.target_rate;
+        row.disk.clone_from(&self.disk);
         let mut result = build::interval_ending(&row, end_ms);
         if self.documents_unknown {
             for op in &mut result.operations {
@@ -624,6 +650,7 @@ mod tests {
             interrupted: false,
             action: None,
             logins: logins(connections),
+            disk: crate::disk::PhaseDisk::default(),
         };
         let mut config = BTreeMap::new();
         config.insert("num_connections".to_string(), json!(connections.len()));

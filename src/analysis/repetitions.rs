@@ -97,6 +97,9 @@ impl Merged {
             logins: (!self.logins.is_empty()).then(|| build::logins(&self.logins)),
             sweep: self.sweep.clone(),
             ramp: self.ramp,
+            // Each repetition wrote into a database of its own: their sizes do not add
+            // up to one; each repetition's phases keep theirs.
+            disk: None,
         };
         build::from_tally(facts, &self.tally)
     }
@@ -240,6 +243,7 @@ mod tests {
             interrupted: false,
             action: None,
             logins: LoginTally::default(),
+            disk: crate::disk::PhaseDisk::default(),
         };
         let mut result = build::phase(&outcome, None);
         result.intervals = vec![interval(wall)];
@@ -259,6 +263,7 @@ mod tests {
             waiting_after_429: 0,
             polling: false,
             target_rate: None,
+            disk: None,
         }
     }
 

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::disk::{DiskSampler, Looker, PhaseDisk};
 use crate::driver::auth::{self, Auth};
 use crate::driver::{Client, Endpoint};
 use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
@@ -331,6 +332,8 @@ impl Engine {
             self.active = count;
         }
         self.progress.store(0, Ordering::Relaxed);
+        let mut looker = self.looker();
+        let disk_start = looker.look(Instant::now()).await;
         let observer = self.observer.clone();
         observer.phase_started(&PhaseStart {
             name: phase.name.clone(),
@@ -342,13 +345,17 @@ impl Engine {
         let aim = aim(phase, &share);
         let started = Instant::now();
         let started_at = SystemTime::now();
-        let monitor = Arc::new(Mutex::new(Monitor::new(
-            self.shared.recorder.clone(),
-            observer.clone(),
-            aim,
-            started,
-            self.settings.busy_poll,
-        )));
+        let disk_sampler = DiskSampler::start(looker, started, self.settings.interval);
+        let monitor = Arc::new(Mutex::new(
+            Monitor::new(
+                self.shared.recorder.clone(),
+                observer.clone(),
+                aim,
+                started,
+                self.settings.busy_poll,
+            )
+            .with_disk(disk_sampler.slot()),
+        ));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
@@ -393,7 +400,12 @@ impl Engine {
             monitor.sample();
             std::mem::take(&mut monitor.rows)
         };
+        drop(disk_sampler);
         observer.phase_ended();
+        let disk = PhaseDisk {
+            start: disk_start,
+            end: self.looker().look(started).await,
+        };
         let action = match action {
             Some(task) => Some(
                 task.await
@@ -423,6 +435,16 @@ impl Engine {
             action,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
+            disk,
         })
+    }
+
+    /// A looker at the database's sizes on the first node, on a connection apart from
+    /// the operations'.
+    fn looker(&self) -> Looker {
+        Looker::new(
+            self.endpoints[0].clone(),
+            self.settings.target.database_path(),
+        )
     }
 }

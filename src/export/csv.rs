@@ -10,7 +10,7 @@ use crate::results::{IntervalOperation, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
 /// keep working.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 18] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -25,7 +25,16 @@ pub const COLUMNS: [&str; 14] = [
     "late",
     "rate_limited",
     "retried_429",
+    "disk_file_bytes",
+    "disk_active_bytes",
+    "disk_external_bytes",
+    "disk_doc_count",
 ];
+
+/// A size the server gave, or an empty cell when it did not (never 0).
+fn known(value: Option<u64>) -> String {
+    value.map_or(String::new(), |v| v.to_string())
+}
 
 fn decimal(value: f64, decimals: usize) -> String {
     if value.is_finite() {
@@ -42,6 +51,7 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
     for phase in &result.phases {
         let operations = phase_operations(phase);
         for interval in &phase.intervals {
+            let disk = interval.disk.as_ref();
             for &name in &operations {
                 let found = interval.operations.iter().find(|o| o.operation == name);
                 let none = IntervalOperation {
@@ -80,6 +90,10 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     interval.late.to_string(),
                     op.rate_limited.to_string(),
                     op.retried_429.to_string(),
+                    known(disk.and_then(|d| d.file)),
+                    known(disk.and_then(|d| d.active)),
+                    known(disk.and_then(|d| d.external)),
+                    known(disk.and_then(|d| d.doc_count)),
                 ])?;
             }
         }
@@ -101,10 +115,10 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,48000,,,3",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,48000,,,3",
             ]
         );
     }

@@ -5,6 +5,7 @@
 //! so results of many nodes merge exactly; the percentiles beside them are for readers.
 
 pub mod build;
+mod disk;
 mod search;
 pub mod tally;
 
@@ -12,10 +13,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::disk::DiskSizes;
 pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
+pub use disk::{DiskResult, disk_result};
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -148,6 +151,11 @@ pub struct PhaseResult {
     /// absent for a phase in none, and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+    /// The database's sizes before and after the phase, and bytes per document; absent
+    /// in results written before sofabench looked (a look that failed leaves its sizes
+    /// out, not the whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskResult>,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -270,6 +278,7 @@ impl PhaseResult {
             connection_setup: None,
             logins: None,
             sweep: None,
+            disk: None,
         }
     }
 }
@@ -444,6 +453,10 @@ pub struct IntervalResult {
     /// was full by design and says nothing of how loaded the client was; absent when not.
     #[serde(default, skip_serializing_if = "is_false")]
     pub polling: bool,
+    /// The database's sizes as looked at during the interval; absent when no look
+    /// answered in it (or in results written before sofabench looked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskSizes>,
 }
 
 fn is_false(value: &bool) -> bool {
