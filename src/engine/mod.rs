@@ -16,6 +16,7 @@ pub mod monitor;
 pub mod observer;
 pub mod rate_limit;
 mod reconnect;
+pub mod server_watch;
 pub mod stop;
 mod timer;
 mod transport;
