@@ -1068,4 +1068,31 @@ mod tests {
         b.phases[0].late = 2;
         assert!(merge(&named(vec![a, b])).unwrap_err().contains("late"));
     }
+
+    #[test]
+    fn the_database_is_looked_at_before_the_first_node_and_after_the_last() {
+        let sizes = |file| crate::disk::DiskSizes {
+            file: Some(file),
+            ..Default::default()
+        };
+        let looked = |started_at_ms, wall_seconds, start, end| {
+            let mut phase = PhaseResult::of_operations("load", wall_seconds, Vec::new());
+            phase.started_at_ms = started_at_ms;
+            phase.disk = Some(crate::results::DiskResult {
+                start: Some(sizes(start)),
+                end: Some(sizes(end)),
+                ..Default::default()
+            });
+            phase
+        };
+        let early_short = looked(1_000, 1.0, 100, 500);
+        let late_long = looked(1_200, 5.0, 300, 9_000);
+        let never = PhaseResult::of_operations("load", 9.0, Vec::new());
+        let merged = merge_disk(&[&late_long, &never, &early_short]).unwrap();
+        assert_eq!(
+            (merged.start, merged.end),
+            (Some(sizes(100)), Some(sizes(9_000)))
+        );
+        assert_eq!(merge_disk(&[&never]), None, "no node looked");
+    }
 }
