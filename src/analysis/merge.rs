@@ -328,6 +328,10 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         // Every node ran the same scenario: the first node's place in a sweep is all's.
         sweep: phases[0].sweep.clone(),
         disk: merge_disk(&phases),
+        server_notes: phases
+            .iter()
+            .find_map(|p| (!p.server_notes.is_empty()).then(|| p.server_notes.clone()))
+            .unwrap_or_default(),
     };
     Ok(build::from_tally(facts, &tally))
 }
@@ -436,6 +440,8 @@ struct Bucket {
     /// The database's sizes: every node looked at the same database, the first node's
     /// look that answered stands for all.
     disk: Option<crate::disk::DiskSizes>,
+    /// The servers' figures: only the first client machine asks for them.
+    server: Vec<crate::server_stats::NodeInterval>,
 }
 
 impl Bucket {
@@ -458,6 +464,9 @@ impl Bucket {
         self.metrics.late += row.late;
         if self.disk.is_none() {
             self.disk.clone_from(&row.disk);
+        }
+        if self.server.is_empty() {
+            self.server.clone_from(&row.server);
         }
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
@@ -487,6 +496,7 @@ impl Bucket {
     /// The bucket as an interval ending at `end_ms`, `elapsed` after the phase's start.
     fn result(&self, end_ms: u64, elapsed: f64) -> IntervalResult {
         let mut row = self.metrics.row(elapsed, self.length_seconds, self.cpu);
+        row.server.clone_from(&self.server);
         row.machine_cpu = self.machine_cpu;
         row.in_flight = self.in_flight;
         row.waiting_after_429 = self.waiting_after_429;
@@ -651,6 +661,7 @@ mod tests {
             action: None,
             logins: logins(connections),
             disk: crate::disk::PhaseDisk::default(),
+            server_notes: Vec::new(),
         };
         let mut config = BTreeMap::new();
         config.insert("num_connections".to_string(), json!(connections.len()));

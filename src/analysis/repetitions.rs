@@ -31,6 +31,8 @@ struct Merged {
     sweep: Option<SweepPoint>,
     /// Likewise its rate's ramp.
     ramp: Option<RampResult>,
+    /// What could not be asked of the servers, each said once over the repetitions.
+    server_notes: Vec<String>,
 }
 
 impl Merged {
@@ -48,6 +50,7 @@ impl Merged {
             logins: LoginTally::default(),
             sweep: phase.sweep.clone(),
             ramp: phase.ramp,
+            server_notes: Vec::new(),
         }
     }
 
@@ -70,6 +73,11 @@ impl Merged {
                 ..row.clone()
             }));
         self.wall_seconds += phase.wall_seconds;
+        for note in &phase.server_notes {
+            if !self.server_notes.contains(note) {
+                self.server_notes.push(note.clone());
+            }
+        }
         self.aborted.extend(
             phase
                 .aborted
@@ -100,6 +108,7 @@ impl Merged {
             // Each repetition wrote into a database of its own: their sizes do not add
             // up to one; each repetition's phases keep theirs.
             disk: None,
+            server_notes: self.server_notes.clone(),
         };
         build::from_tally(facts, &self.tally)
     }
@@ -244,6 +253,7 @@ mod tests {
             action: None,
             logins: LoginTally::default(),
             disk: crate::disk::PhaseDisk::default(),
+            server_notes: Vec::new(),
         };
         let mut result = build::phase(&outcome, None);
         result.intervals = vec![interval(wall)];
@@ -264,6 +274,7 @@ mod tests {
             polling: false,
             target_rate: None,
             disk: None,
+            server: Vec::new(),
         }
     }
 

@@ -112,6 +112,7 @@ pub(crate) mod sample {
                     }
                 })
                 .collect(),
+            server: Vec::new(),
         }
     }
 
@@ -206,6 +207,7 @@ pub(crate) mod sample {
                 },
                 &[operation("create", creates)],
             )),
+            server_notes: Vec::new(),
         };
         // The database's sizes were looked at in the second interval only.
         phase.intervals[1].disk = Some(sizes(1.5, 3));

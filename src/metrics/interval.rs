@@ -146,6 +146,7 @@ impl IntervalMetrics {
             polling: false,
             target_rate: None,
             disk: None,
+            server: Vec::new(),
         }
     }
 
@@ -221,6 +222,9 @@ pub struct IntervalRow {
     /// The database's sizes as looked at during the interval; `None` when no look
     /// answered in it.
     pub disk: Option<crate::disk::DiskSizes>,
+    /// What each node said about itself as the interval ended (`server_stats`), joined
+    /// in after the phase; empty when no node was asked or none answered in time.
+    pub server: Vec<crate::server_stats::NodeInterval>,
 }
 
 impl IntervalRow {

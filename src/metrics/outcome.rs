@@ -37,6 +37,9 @@ pub struct PhaseOutcome {
     pub logins: super::LoginTally,
     /// The database's sizes before the phase's operations began and after they ended.
     pub disk: crate::disk::PhaseDisk,
+    /// What could not be asked of the servers about themselves (an endpoint a node
+    /// lacks or refused), each said once.
+    pub server_notes: Vec<String>,
 }
 
 /// What an action did, with times in seconds from the phase's start.

@@ -253,6 +253,7 @@ mod tests {
             polling: false,
             target_rate: None,
             disk: None,
+            server: Vec::new(),
         }
     }
 

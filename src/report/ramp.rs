@@ -141,6 +141,7 @@ mod tests {
             polling: false,
             target_rate: Some(target),
             disk: None,
+            server: Vec::new(),
         }
     }
 

@@ -238,6 +238,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         polling: row.polling,
         target_rate: row.target_rate,
         disk: row.disk.clone(),
+        server: row.server.clone(),
     }
 }
 
@@ -257,6 +258,7 @@ pub struct PhaseFacts {
     pub sweep: Option<SweepPoint>,
     /// The database's sizes around the phase; `None` for a phase that never looked.
     pub disk: Option<crate::disk::PhaseDisk>,
+    pub server_notes: Vec<String>,
 }
 
 /// The result of one phase the engine ran, at `sweep`'s point of a sweep if it is one.
@@ -284,6 +286,7 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
         logins: (!outcome.logins.is_empty()).then(|| logins(&outcome.logins)),
         sweep,
         disk: Some(outcome.disk.clone()),
+        server_notes: outcome.server_notes.clone(),
     };
     from_tally(facts, &outcome.tally)
 }
@@ -325,6 +328,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         action: facts.action,
         logins: facts.logins,
         sweep: facts.sweep,
+        server_notes: facts.server_notes,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),
     }

@@ -156,6 +156,10 @@ pub struct PhaseResult {
     /// out, not the whole).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<DiskResult>,
+    /// What could not be asked of the servers about themselves (PouchDB Server has no
+    /// `_node/_local/_stats`: `…: GET /_node/_local/_stats gave 404`); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_notes: Vec<String>,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -279,6 +283,7 @@ impl PhaseResult {
             logins: None,
             sweep: None,
             disk: None,
+            server_notes: Vec::new(),
         }
     }
 }
@@ -423,7 +428,7 @@ pub struct Latency {
     pub histogram: String,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct IntervalResult {
     /// Unix time of the interval's end, milliseconds.
     pub end_ms: u64,
@@ -457,6 +462,11 @@ pub struct IntervalResult {
     /// answered in it (or in results written before sofabench looked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<DiskSizes>,
+    /// What each node said about itself as the interval ended: CouchDB's counters'
+    /// growth over the interval, its request times over its own stats window, its VM's
+    /// memory and queues, and its background tasks; absent when not asked or not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<crate::server_stats::NodeInterval>,
 }
 
 fn is_false(value: &bool) -> bool {

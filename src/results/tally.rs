@@ -213,6 +213,7 @@ mod tests {
             logins: None,
             sweep: None,
             disk: None,
+            server_notes: Vec::new(),
         }
     }
 

@@ -110,6 +110,7 @@ mod tests {
                 polling: false,
                 target_rate: None,
                 disk: None,
+                server: Vec::new(),
             });
         }
         phase
