@@ -112,6 +112,8 @@ pub struct Target {
     pub keep_alive: bool,
     /// CouchDB's shards (`q`) and copies (`n`) for a database the run creates.
     pub shards: Shards,
+    /// `--db-partitioned`: the database is created with `partitioned=true`.
+    pub partitioned: bool,
 }
 
 /// CouchDB's `q` (shards) and `n` (copies of each) asked for at a database's creation
@@ -125,6 +127,17 @@ pub struct Shards {
 impl Shards {
     pub fn is_given(&self) -> bool {
         self.q.is_some() || self.n.is_some()
+    }
+
+    /// The query string of the creating `PUT`, with `partitioned=true` when asked:
+    /// `?q=8&n=3&partitioned=true`, or nothing.
+    pub fn creating_query(&self, partitioned: bool) -> String {
+        let query = self.query();
+        match (partitioned, query.is_empty()) {
+            (false, _) => query,
+            (true, true) => "?partitioned=true".to_string(),
+            (true, false) => format!("{query}&partitioned=true"),
+        }
     }
 
     /// The query string of the creating `PUT`: `?q=8&n=3`, or nothing.
@@ -185,6 +198,7 @@ impl Target {
             tls: None,
             keep_alive: true,
             shards: Shards::default(),
+            partitioned: false,
         })
     }
 
@@ -346,6 +360,9 @@ mod tests {
         assert_eq!((n.query().as_str(), n.is_given()), ("?n=2", true));
         let none = Shards::default();
         assert_eq!((none.query().as_str(), none.is_given()), ("", false));
+        assert_eq!(none.creating_query(true), "?partitioned=true");
+        assert_eq!(both.creating_query(true), "?q=8&n=3&partitioned=true");
+        assert_eq!(both.creating_query(false), "?q=8&n=3");
     }
 
     #[test]

@@ -28,6 +28,8 @@ fn the_built_in_scenarios_are_listed() {
         "scaling",
         "couchdb-report",
         "soak",
+        "doc-size-sweep",
+        "id-scheme",
     ] {
         assert!(
             run.stdout.lines().any(|l| l.starts_with(name)),

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::exit::Failed;
+use crate::workload::{DocSize, IdScheme, KeyChoice};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -292,6 +293,21 @@ pub struct RunArgs {
     #[arg(long = "db-n", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
     db_n: Option<u32>,
 
+    /// Create the database partitioned (Apache CouchDB 3 and later), and give every
+    /// document an id `partition:docid` over --partitions partitions; the run refuses a
+    /// server without partitions, or a database that is not partitioned.
+    #[arg(long = "db-partitioned")]
+    db_partitioned: bool,
+
+    /// With --db-partitioned: how many partitions the documents spread over (default 16).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    partitions: Option<u64>,
+
+    /// With --db-partitioned: how documents spread over the partitions: uniform (the
+    /// default), or zipfian (partition k holds a share ∝ 1/(k+1)^0.99), or zipfian:C.
+    #[arg(long = "partition-keys", value_name = "SPREAD", value_parser = partition_keys)]
+    partition_keys: Option<KeyChoice>,
+
     /// Send an operation the server turned away with 429 Too Many Requests again, at most
     /// MAX times (10 without a number), after the Retry-After it asked for (at most 60 s;
     /// without a usable one, a backoff with jitter). Retries and the time waited are
@@ -393,6 +409,18 @@ pub struct RunArgs {
     /// Prefix of the document ids (default: a random one per run, so runs never collide).
     #[arg(long = "id-prefix", value_name = "TEXT")]
     id_prefix: Option<String>,
+
+    /// How the ids of new documents are made, in phases that do not say: sequential
+    /// (`<prefix>-<number>`, the default) or uuid (32 hex digits that look random,
+    /// reproducible from the prefix).
+    #[arg(long = "id-scheme", value_name = "SCHEME", value_parser = IdScheme::named)]
+    id_scheme: Option<IdScheme>,
+
+    /// Pad every document written to SIZE bytes (its JSON with its _id, without its
+    /// _rev) with a member "sofabench_padding", in phases that do not say; a range
+    /// LOW-HIGH gives each document its own size, drawn uniformly. E.g. 4KiB, 1KiB-64KiB.
+    #[arg(long = "doc-size", value_name = "SIZE", value_parser = DocSize::parse)]
+    doc_size: Option<DocSize>,
 
     /// No progress bar and no live lines.
     #[arg(long, short)]
@@ -630,6 +658,25 @@ fn precision(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{text:?} is not a precision from 0.1% to 50%; give e.g. --search-precision 5%"
         )),
+    }
+}
+
+/// `uniform`, `zipfian` or `zipfian:C`, for `--partition-keys`.
+fn partition_keys(text: &str) -> Result<KeyChoice, String> {
+    let fail = || {
+        format!(
+            "{text:?} is not a spread; give uniform, zipfian, or zipfian:C with C between 0 and 1 (e.g. zipfian:0.8)"
+        )
+    };
+    match text.split_once(':') {
+        None if text == "uniform" => Ok(KeyChoice::Uniform),
+        None if text == "zipfian" => Ok(KeyChoice::Zipfian(0.99)),
+        Some(("zipfian", c)) => {
+            let c: f64 = c.parse().map_err(|_| fail())?;
+            crate::workload::limits::zipfian(c).map_err(|_| fail())?;
+            Ok(KeyChoice::Zipfian(c))
+        }
+        _ => Err(fail()),
     }
 }
 

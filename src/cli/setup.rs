@@ -23,7 +23,9 @@ use crate::run::{ConfigRecord, DatabasePolicy, Setup, TlsRecord};
 use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Shards, Target};
 use crate::template::DocumentWriter;
-use crate::workload::{CrudBound, DocumentIds, Operation, Plan, Weights, ids};
+use crate::workload::{
+    CrudBound, DocumentIds, KeyChoice, Operation, Partitions, Plan, Shape, Weights, ids,
+};
 use crate::workload::{limits, nodes};
 
 /// Intervals shorter than this would make the live lines noise.
@@ -61,7 +63,13 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         .unwrap_or_else(|| DocumentIds::random_prefix(rand::random()));
     let checks = Threshold::parse_all(&args.threshold).map_err(Failed::bad_input)?;
     let options = builtin_options(args, given, &plan, &target, &prefix);
-    let scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
+    let mut scenario = choose_scenario(args.scenario.as_deref(), &layers, &options)?;
+    let flags_shape = Shape {
+        doc_size: args.doc_size,
+        ids: args.id_scheme,
+    };
+    scenario::apply_shape(&mut scenario.phases, flags_shape)
+        .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)
@@ -94,7 +102,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         auth,
         writer: Arc::new(DocumentWriter::new(template, seed)),
         seed,
-        ids: DocumentIds::new(&prefix),
+        ids: DocumentIds::new(&prefix).with_partitions(partitions(args)?),
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
         max_response_size: args.max_response_size,
@@ -233,8 +241,32 @@ fn target(args: &RunArgs) -> Result<Target, Failed> {
         q: args.db_q,
         n: args.db_n,
     };
+    target.partitioned = args.db_partitioned;
     Ok(target)
 }
+
+/// With `--db-partitioned`: how ids spread over the partitions.
+fn partitions(args: &RunArgs) -> Result<Option<Partitions>, Failed> {
+    if !args.db_partitioned {
+        return match (args.partitions, args.partition_keys) {
+            (None, None) => Ok(None),
+            (Some(_), _) => Err(Failed::bad_input(
+                "--partitions needs --db-partitioned: partitioned ids only work in a partitioned database; add --db-partitioned or leave --partitions out".to_string(),
+            )),
+            (None, Some(_)) => Err(Failed::bad_input(
+                "--partition-keys needs --db-partitioned: partitioned ids only work in a partitioned database; add --db-partitioned or leave --partition-keys out".to_string(),
+            )),
+        };
+    }
+    let count = args.partitions.unwrap_or(DEFAULT_PARTITIONS);
+    Ok(Some(match args.partition_keys {
+        Some(KeyChoice::Zipfian(c)) => Partitions::zipfian(count, c),
+        _ => Partitions::uniform(count),
+    }))
+}
+
+/// Partitions of a partitioned run without `--partitions`.
+const DEFAULT_PARTITIONS: u64 = 16;
 
 /// The run's auth mode from the flags, with its secrets from the environment (`env`
 /// looks a variable up) or a file: never from the command line, where process lists and
@@ -655,6 +687,9 @@ fn config_record(
         threads: args.threads.unwrap_or_else(crate::cpu::machine_cores) as u64,
         db_q: args.db_q,
         db_n: args.db_n,
+        partitions: engine.ids.partitions().map(Partitions::describe),
+        doc_size: args.doc_size.map(|s| s.to_string()),
+        id_scheme: args.id_scheme.map(|s| s.name().to_string()),
         runs: (args.runs > 1).then_some(args.runs),
     }
 }

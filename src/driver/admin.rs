@@ -56,6 +56,14 @@ struct DatabaseInfo {
     doc_count: u64,
     /// CouchDB 2 and later: the database's shards and copies. PouchDB Server has none.
     cluster: Option<Cluster>,
+    /// CouchDB 3 and later: `{"partitioned": true}` for a partitioned database.
+    props: Option<Props>,
+}
+
+#[derive(Deserialize)]
+struct Props {
+    #[serde(default)]
+    partitioned: bool,
 }
 
 #[derive(Deserialize)]
@@ -70,6 +78,7 @@ pub struct Admin {
     database_path: String,
     target_text: String,
     shards: Shards,
+    partitioned: bool,
 }
 
 impl Admin {
@@ -79,6 +88,7 @@ impl Admin {
             database_path: target.database_path(),
             target_text: format!("database {:?}", target.database),
             shards: target.shards,
+            partitioned: target.partitioned,
         }
     }
 
@@ -163,7 +173,8 @@ impl Admin {
     /// Creates the database; `false` when it exists already (412), as when several
     /// nodes of one run start together and another node created it first.
     async fn try_create(&mut self) -> Result<bool, SetupError> {
-        let path = format!("{}{}", self.database_path, self.shards.query());
+        let query = self.shards.creating_query(self.partitioned);
+        let path = format!("{}{query}", self.database_path);
         let answer = self.call(Method::Put, &path).await?;
         self.credentials_problem(answer.status, "creating the database")?;
         match answer.status {
@@ -196,7 +207,11 @@ impl Admin {
         existing: ExistingDatabase,
     ) -> Result<PreparedDatabase, SetupError> {
         let prepared = self.prepare_database(existing).await?;
-        if let Err(problem) = self.check_shards().await {
+        let checked = match self.check_shards().await {
+            Ok(()) => self.check_partitioned().await,
+            refused => refused,
+        };
+        if let Err(problem) = checked {
             // A database made with other shards than asked is of no use to the run.
             if prepared.created {
                 self.delete().await?;
@@ -236,6 +251,38 @@ impl Admin {
                 cluster.n,
                 self.shards.describe()
             ),
+            bad_input: true,
+        })
+    }
+
+    /// With `--db-partitioned`: the database says it is partitioned (its `props`); a
+    /// server without partitions (PouchDB Server, CouchDB before 3) ignores the asking.
+    async fn check_partitioned(&mut self) -> Result<(), SetupError> {
+        if !self.partitioned {
+            return Ok(());
+        }
+        let path = self.database_path.clone();
+        let answer = self.call(Method::Get, &path).await?;
+        let info: Option<DatabaseInfo> = serde_json::from_slice(&answer.body).ok();
+        let (partitioned, has_cluster) = info.map_or((false, false), |i| {
+            (i.props.is_some_and(|p| p.partitioned), i.cluster.is_some())
+        });
+        if partitioned {
+            return Ok(());
+        }
+        let message = if has_cluster {
+            format!(
+                "{} is not partitioned (GET on it has no \"props\": {{\"partitioned\": true}}), so --db-partitioned cannot be honoured: an existing database keeps how it was made (add --recreate to make it anew, partitioned)",
+                self.target_text
+            )
+        } else {
+            format!(
+                "the server does not partition databases (GET on {} has no \"props\": {{\"partitioned\": true}}), so --db-partitioned cannot be honoured: it needs Apache CouchDB 3 or later (PouchDB Server has no partitions); leave it out",
+                self.target_text
+            )
+        };
+        Err(SetupError {
+            message,
             bad_input: true,
         })
     }

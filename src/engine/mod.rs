@@ -302,6 +302,7 @@ impl Engine {
             },
             batch_size: phase.batch_size,
             keys: phase.keys,
+            shape: phase.shape,
             // Checked: a phase's duration must not be able to make the clock overflow.
             deadline: phase
                 .bound

@@ -18,7 +18,9 @@ use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Un
 use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder, Schedule};
+use crate::workload::{
+    DocSize, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder, Schedule, Shape, ids,
+};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -126,6 +128,8 @@ pub struct PhaseWork {
     pub numbering: Numbering,
     pub batch_size: u64,
     pub keys: KeyChoice,
+    /// The size and id scheme of the documents the phase stores.
+    pub shape: Shape,
     pub deadline: Option<Instant>,
     pub pacing: Pacing,
 }
@@ -142,6 +146,8 @@ pub struct Worker<T = Client, C = SystemClock> {
     pick_rng: Rng,
     /// How the current phase chooses documents.
     keys: KeyChoice,
+    /// The size the current phase pads the documents it writes to.
+    doc_size: Option<DocSize>,
     /// Resolves when requests in flight are to be given up; kept across requests, since
     /// subscribing to the signal for every request cost more than the rest of the wait.
     abandoned: Pin<Box<dyn Future<Output = ()> + Send>>,
@@ -275,6 +281,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             shared,
             pick_rng,
             keys: KeyChoice::Uniform,
+            doc_size: None,
             body: Vec::new(),
             path: String::new(),
             id: String::new(),
@@ -555,9 +562,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 self.body.push(b',');
             }
             self.shared.ids.write(number, &mut self.id);
+            let size = self.doc_size;
             self.shared
                 .writer
-                .write(&mut self.body, number, 1, Some(&self.id), None);
+                .write_sized(&mut self.body, number, 1, Some(&self.id), None, size);
         }
         self.body.extend_from_slice(b"]}");
         let request = Request::new(
@@ -674,8 +682,11 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let started = self.clock.now();
         let mut created = 0;
         self.keys = work.keys;
+        self.doc_size = work.shape.doc_size;
         let (numbering, index) = (work.numbering, self.index);
-        let number = move |j: u64| numbering.base + j * numbering.stride + index;
+        let scheme = work.shape.ids.unwrap_or_default();
+        let number =
+            move |j: u64| ids::tagged(numbering.base + j * numbering.stride + index, scheme);
         let mut abort = None;
         let mut cut_by_deadline = false;
         let stop = self.shared.stop.stop.clone();
@@ -861,9 +872,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     ) -> Result<(), Abort> {
         self.set_document_path(number);
         self.body.clear();
+        let size = self.doc_size;
         self.shared
             .writer
-            .write(&mut self.body, number, 1, Some(&self.id), None);
+            .write_sized(&mut self.body, number, 1, Some(&self.id), None, size);
         self.perform(
             metrics,
             Operation::Create,
@@ -926,12 +938,13 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         self.rev.clear();
         document.rev.write_to(&mut self.rev);
         self.body.clear();
-        self.shared.writer.write(
+        self.shared.writer.write_sized(
             &mut self.body,
             number,
             version,
             Some(&self.id),
             Some(&self.rev),
+            self.doc_size,
         );
         let settled = self
             .perform(

@@ -65,6 +65,16 @@ pub struct ConfigRecord {
     /// the server's default.
     pub db_q: Option<u32>,
     pub db_n: Option<u32>,
+    /// `--db-partitioned`: how ids spread over the partitions, e.g. "16 partitions,
+    /// uniform"; absent for a database that is not partitioned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<String>,
+    /// `--doc-size`, e.g. "4096 bytes"; absent without it (phases may set their own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc_size: Option<String>,
+    /// `--id-scheme`; absent without it (phases may set their own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_scheme: Option<String>,
     /// `--runs N`: how many repetitions the result holds (each in its `repetitions`);
     /// absent for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +150,9 @@ mod tests {
             threads: 2,
             db_q: None,
             db_n: None,
+            partitions: None,
+            doc_size: None,
+            id_scheme: None,
             runs: None,
         };
         let mut map = record.to_map();

@@ -51,6 +51,14 @@ pub fn describe(setup: &Setup) -> String {
     } else {
         format!("{}-NNNNNNNNNN", engine.ids.prefix())
     };
+    let mut ids = ids;
+    let uuid = Some(crate::workload::IdScheme::Uuid);
+    if scenario.phases.iter().any(|p| p.shape.ids == uuid) {
+        ids.push_str(", or 32 hex digits in uuid phases");
+    }
+    if let Some(partitions) = engine.ids.partitions() {
+        ids = format!("p<K>:{ids} ({})", partitions.describe());
+    }
     text.push_str(&format!(
         "  template: {}\n  seed: {} (--seed={} repeats this run); document ids: {ids}\n",
         setup.template_name, engine.seed, engine.seed,

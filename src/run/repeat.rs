@@ -124,6 +124,7 @@ mod tests {
             batch_size: 1,
             rate: None,
             keys: KeyChoice::Uniform,
+            shape: Default::default(),
             action: Some(Action::Replicate {
                 at: Duration::ZERO,
                 target: target.to_string(),

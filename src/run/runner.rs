@@ -208,7 +208,8 @@ async fn run_pass(
     print(&database_line(&target, &prepared));
     let settings = RunSettings {
         target: target.clone(),
-        ids: DocumentIds::new(&pass.id_prefix),
+        ids: DocumentIds::new(&pass.id_prefix)
+            .with_partitions(run.settings.ids.partitions().cloned()),
         ..run.settings.clone()
     };
     let scenario = pass.scenario(&run.scenario);

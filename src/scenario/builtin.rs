@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
 use super::{BuiltinOptions, Form, Scenario};
-use crate::workload::{Action, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits};
+use crate::workload::{
+    Action, DocSize, IdScheme, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits,
+};
 
 /// Phases with where their settings came from, or what is wrong with the flags.
 type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
@@ -65,7 +67,7 @@ impl Builtin {
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 5] = [
+pub static BUILTINS: [Builtin; 7] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -106,6 +108,20 @@ pub static BUILTINS: [Builtin; 5] = [
         form: Form::Standard,
         phases: soak,
         takes: &WEIGHTS,
+    },
+    Builtin {
+        name: "doc-size-sweep",
+        description: "bulk inserts of documents padded to 256 B, 1 KiB, 4 KiB, 16 KiB and 64 KiB, one phase each",
+        form: Form::Standard,
+        phases: doc_size_sweep,
+        takes: &[],
+    },
+    Builtin {
+        name: "id-scheme",
+        description: "the same bulk load with sequential ids, then with random (uuid) ids",
+        form: Form::Standard,
+        phases: id_scheme,
+        takes: &[],
     },
 ];
 
@@ -287,6 +303,36 @@ fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
     decide_all(specs, layers)
 }
 
+/// The documents' sizes doc-size-sweep pads to.
+const SWEPT_SIZES: [u64; 5] = [256, 1 << 10, 4 << 10, 16 << 10, 64 << 10];
+
+/// A bulk load of `--total-operations` requests (default 20) of 100 documents (or
+/// `--num_documents_per_bulk_insert`), or `--duration` long.
+fn shape_load(name: String, layers: &Layers) -> Spec {
+    let mut spec = Spec::new(name, bulk());
+    spec.scenario.batch_size = Some(100);
+    spec.scenario.total = layers.given.duration.is_none().then_some(20);
+    spec
+}
+
+fn doc_size_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
+    let specs = SWEPT_SIZES.into_iter().map(|size| {
+        let mut spec = shape_load(format!("size_{size}"), layers);
+        spec.shape.doc_size = Some(DocSize::fixed(size));
+        swept(spec, "size", SweptSetting::DocSize, size)
+    });
+    decide_all(specs.collect(), layers)
+}
+
+fn id_scheme(layers: &Layers, _: &BuiltinOptions) -> Built {
+    let specs = IdScheme::ALL.into_iter().map(|scheme| {
+        let mut spec = shape_load(format!("ids_{}", scheme.name()), layers);
+        spec.shape.ids = Some(scheme);
+        swept(spec, "ids", SweptSetting::IdScheme, scheme.sweep_value())
+    });
+    decide_all(specs.collect(), layers)
+}
+
 /// A load of one bulk request per connection, then the mix at a fixed rate for long.
 fn soak(layers: &Layers, options: &BuiltinOptions) -> Built {
     let mut load = Spec::new("soak_load", bulk());
@@ -379,5 +425,14 @@ mod tests {
             ]
         );
         assert!(points("ironcushion").is_empty() && points("soak").is_empty());
+        assert_eq!(
+            points("id-scheme"),
+            ["ids_sequential ids IdScheme 0", "ids_uuid ids IdScheme 1"]
+        );
+        let sizes = points("doc-size-sweep");
+        assert_eq!(
+            (sizes.len(), sizes[4].as_str()),
+            (5, "size_65536 size DocSize 65536")
+        );
     }
 }

@@ -18,7 +18,9 @@
 //! rate = 1000                     # or a ramp over the duration: { from = 100, to = 1000 }
 //! keys = "zipfian"                # uniform (default), latest, or { zipfian = 0.8 }
 //! compact_at = "10s"              # or replicate_at = "5s", replicate_to = URL or NAME, two_way = true
-//! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total
+//! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total, doc_size, id_scheme
+//! doc_size = "4KiB"               # padded to a size, or a range "1KiB-64KiB"
+//! id_scheme = "uuid"              # or sequential (the default)
 //! ```
 //!
 //! The top-level keys that phases take (`num_connections`, `num_documents_per_bulk_insert`,
@@ -37,7 +39,8 @@ use serde::Deserialize;
 
 use super::settings::{Keys, Layers, Origin, Origins, Spec};
 use crate::workload::{
-    Action, KeyChoice, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits,
+    Action, DocSize, IdScheme, KeyChoice, Operation, Phase, Rate, Shape, SweepPoint, SweptSetting,
+    Weights, limits,
 };
 
 /// The top-level keys of a file that are settings of its phases, in both spellings.
@@ -162,6 +165,8 @@ struct PhaseEntry {
     replicate_to: Option<String>,
     #[serde(default)]
     two_way: bool,
+    doc_size: Option<toml::Value>,
+    id_scheme: Option<String>,
     #[serde(default)]
     sweep: BTreeMap<String, Vec<toml::Value>>,
 }
@@ -353,6 +358,22 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     };
     spec.keys = keys;
     spec.action = action;
+    spec.shape = Shape {
+        doc_size: entry
+            .doc_size
+            .as_ref()
+            .map(|v| doc_size("doc_size", v))
+            .transpose()
+            .map_err(|e| note(Err(e)))
+            .unwrap_or(None),
+        ids: entry
+            .id_scheme
+            .as_deref()
+            .map(|s| IdScheme::named(s).map_err(|e| format!("id_scheme: {e}")))
+            .transpose()
+            .map_err(|e| note(Err(e)))
+            .unwrap_or(None),
+    };
     (spec, problems)
 }
 
@@ -398,6 +419,53 @@ fn sweep_size(parameter: &str, values: usize) -> Result<(), Vec<String>> {
     Ok(())
 }
 
+/// A document size as a file writes it: a number of bytes, or text such as "4KiB" or
+/// "1KiB-64KiB".
+fn doc_size(key: &str, value: &toml::Value) -> Result<DocSize, String> {
+    let text = match value {
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    DocSize::parse(&text).map_err(|e| format!("{key}: {e}"))
+}
+
+/// A sweep of the documents' shape: each value one phase, named after it.
+fn shape_sweep(
+    base: &Phase,
+    origins: Origins,
+    parameter: &str,
+    values: &[toml::Value],
+) -> Result<Planned, Vec<String>> {
+    let mut phases = Vec::new();
+    for value in values {
+        let key = format!("sweep.{parameter}");
+        let mut phase = base.clone();
+        let (setting, number, label) = if parameter == "doc_size" {
+            let size = doc_size(&key, value).map_err(|e| vec![e])?;
+            phase.shape.doc_size = Some(size);
+            (SweptSetting::DocSize, size.min, size.min.to_string())
+        } else {
+            let scheme = value
+                .as_str()
+                .ok_or_else(|| format!("{value} is not a name"))
+                .and_then(IdScheme::named)
+                .map_err(|e| vec![format!("{key}: {e}")])?;
+            phase.shape.ids = Some(scheme);
+            let name = scheme.name().to_string();
+            (SweptSetting::IdScheme, scheme.sweep_value(), name)
+        };
+        phase.name = format!("{}_{label}", base.name);
+        phase.sweep = Some(SweepPoint {
+            series: base.name.clone(),
+            setting,
+            value: number,
+        });
+        phases.push((phase, origins));
+    }
+    Ok(phases)
+}
+
 fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
     let (base, origins) = base_phase(entry, layers)?;
     if entry.sweep.is_empty() {
@@ -408,6 +476,9 @@ fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
     }
     let (parameter, values) = entry.sweep.iter().next().expect("one sweep");
     sweep_size(parameter, values.len())?;
+    if parameter == "doc_size" || parameter == "id_scheme" {
+        return shape_sweep(&base, origins, parameter, values);
+    }
     let mut phases = Vec::new();
     for value in values {
         let Some(n) = value.as_integer().filter(|n| *n >= 0).map(|n| n as u64) else {
@@ -448,7 +519,7 @@ fn expand(entry: &PhaseEntry, layers: &Layers) -> Result<Planned, Vec<String>> {
             }
             other => {
                 return Err(vec![format!(
-                    "sweep: unknown parameter {other:?}; sweep read_ratio, connections, batch_size or total"
+                    "sweep: unknown parameter {other:?}; sweep read_ratio, connections, batch_size, total, doc_size or id_scheme"
                 )]);
             }
         };
@@ -512,6 +583,78 @@ mod tests {
         assert_eq!(
             (point.series.as_str(), point.setting, point.value),
             ("RR", SweptSetting::ReadRatio, 25)
+        );
+    }
+
+    #[test]
+    fn shapes_are_set_and_swept() {
+        let text = r#"
+            [[phase]]
+            name = "load"
+            mix = { bulk_insert = 1 }
+            total = 10
+            doc_size = "1KiB-4KiB"
+            id_scheme = "uuid"
+            [[phase]]
+            name = "size"
+            mix = { create = 1 }
+            total = 10
+            sweep = { doc_size = [256, "4KiB"] }
+            [[phase]]
+            name = "ids"
+            mix = { create = 1 }
+            total = 10
+            sweep = { id_scheme = ["sequential", "uuid"] }
+        "#;
+        let phases: Vec<Phase> = phases(text, &defaults())
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "load",
+                "size_256",
+                "size_4096",
+                "ids_sequential",
+                "ids_uuid"
+            ]
+        );
+        assert_eq!(
+            phases[0].shape,
+            Shape {
+                doc_size: Some(DocSize {
+                    min: 1024,
+                    max: 4096
+                }),
+                ids: Some(IdScheme::Uuid)
+            }
+        );
+        assert_eq!(phases[2].shape.doc_size, Some(DocSize::fixed(4096)));
+        let point = phases[4].sweep.as_ref().unwrap();
+        assert_eq!((point.setting, point.value), (SweptSetting::IdScheme, 1));
+        assert_eq!(phases[2].sweep.as_ref().unwrap().value, 4096);
+        let bad = r#"
+            [[phase]]
+            name = "a"
+            mix = { create = 1 }
+            total = 1
+            doc_size = "huge"
+            id_scheme = "random"
+        "#;
+        let problems = parse(bad, "s.toml", &defaults()).unwrap_err();
+        assert!(
+            problems[0].contains("doc_size:") && problems[1].contains("id_scheme:"),
+            "{problems:?}"
+        );
+        let bad_sweep = bad
+            .replace("doc_size = \"huge\"", "sweep = { id_scheme = [3] }")
+            .replace("id_scheme = \"random\"", "");
+        let problems = parse(&bad_sweep, "s.toml", &defaults()).unwrap_err();
+        assert!(
+            problems.iter().any(|p| p.contains("sweep.id_scheme")),
+            "{problems:?}"
         );
     }
 

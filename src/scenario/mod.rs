@@ -7,7 +7,7 @@ pub mod settings;
 
 use std::path::Path;
 
-use crate::workload::{Operation, Phase, Plan, limits};
+use crate::workload::{Operation, Phase, Plan, Shape, limits};
 
 pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
 pub use settings::{Keys, Layers, Origin, Origins, flags_no_phase_takes};
@@ -97,6 +97,23 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
                 "phase {:?} only reads, updates or deletes, but no phase before it stores a document (sofabench works on the documents it stored itself); add a phase with bulk_insert or create before it, or add create to its mix",
                 phase.name
             ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// Gives every phase the shape the flags ask for where it sets none of its own, and
+/// refuses bulk inserts whose padded batches would not fit in memory.
+pub fn apply_shape(phases: &mut [Phase], flags: Shape) -> Result<(), Vec<String>> {
+    let mut problems = Vec::new();
+    for phase in phases {
+        phase.shape = phase.shape.or(flags);
+        if let Err(e) = limits::padded_batch(phase) {
+            problems.push(e);
         }
     }
     if problems.is_empty() {

@@ -9,7 +9,9 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::words::counted;
-use crate::workload::{Action, CrudBound, KeyChoice, Operation, Phase, Rate, SweepPoint, Weights};
+use crate::workload::{
+    Action, CrudBound, KeyChoice, Operation, Phase, Rate, Shape, SweepPoint, Weights,
+};
 
 /// Where a phase's setting came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -303,6 +305,7 @@ pub struct Spec {
     pub keys: KeyChoice,
     pub action: Option<Action>,
     pub sweep: Option<SweepPoint>,
+    pub shape: Shape,
 }
 
 impl Spec {
@@ -316,6 +319,7 @@ impl Spec {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            shape: Shape::default(),
         }
     }
 
@@ -332,6 +336,7 @@ impl Spec {
             keys: self.keys,
             action: self.action,
             sweep: self.sweep,
+            shape: self.shape,
         };
         (phase, decided.origins)
     }

@@ -7,7 +7,10 @@ use super::values::{
     below, copy_run, write_bool, write_float_range, write_i32, write_int_range, write_json_string,
     write_timestamp, write_unit_float, write_words,
 };
+use rand_xoshiro::rand_core::Rng as _;
+
 use crate::seed::{self, Rng};
+use crate::workload::DocSize;
 
 /// Label, under a document's seed, of the stream that picks which top-level
 /// value each update regenerates. It is [`field_label`] of generation 0,
@@ -24,6 +27,45 @@ fn field_label(i: usize, g: u32) -> u64 {
 
 /// Top-level values whose generations are worked out in one pass.
 const CHUNK: usize = 64;
+
+/// Label, under a document's seed, of the draw of its target size. Top-level value
+/// labels are `g * 2^32 + i` with `g >= 1` the version that made the value, which
+/// stays far below 2^31.
+const PADDING_SIZE: u64 = 1 << 63;
+
+/// Label, under a document's seed, of its padding's letters.
+const PADDING_TEXT: u64 = (1 << 63) + 1;
+
+/// `,"sofabench_padding":""` without the comma.
+const PADDING_MEMBER: u64 = 22;
+
+/// The letters padding is made of: 64 of them, so one draw gives ten.
+const PADDING_LETTERS: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.";
+
+/// Appends a padding member of `room` bytes in all (nothing when it does not fit).
+fn pad(out: &mut Vec<u8>, doc: u64, room: u64, after_member: bool) {
+    let overhead = PADDING_MEMBER + u64::from(after_member);
+    let Some(letters) = room.checked_sub(overhead) else {
+        return;
+    };
+    if after_member {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"sofabench_padding\":\"");
+    let mut rng = seed::rng(seed::derive(doc, PADDING_TEXT));
+    let mut left = letters;
+    out.reserve(letters as usize + 1);
+    while left > 0 {
+        let mut draw = rng.next_u64();
+        for _ in 0..left.min(10) {
+            out.push(PADDING_LETTERS[(draw & 63) as usize]);
+            draw >>= 6;
+        }
+        left -= left.min(10);
+    }
+    out.push(b'"');
+}
 
 /// Writes the documents of a run: a pure function of the template, the
 /// master seed, the document number and the version. Shared by all
@@ -75,7 +117,49 @@ impl DocumentWriter {
         id: Option<&str>,
         rev: Option<&str>,
     ) {
+        self.write_sized(out, number, version, id, rev, None);
+    }
+
+    /// [`DocumentWriter::write`], padded to `size` when given (see [`DocSize`]): a last
+    /// member `"sofabench_padding"` of random letters and digits (random, so that a
+    /// compressing server stores what it is sent). A document that is already as large
+    /// as its target, or short of it by less than the member itself, gets none.
+    pub fn write_sized(
+        &self,
+        out: &mut Vec<u8>,
+        number: u64,
+        version: u32,
+        id: Option<&str>,
+        rev: Option<&str>,
+        size: Option<DocSize>,
+    ) {
         let doc = seed::derive(self.documents, number);
+        let start = out.len();
+        self.write_members(out, doc, version, id, rev);
+        if let Some(size) = size {
+            // The `_rev` member does not count: `,"_rev":"…"` (the comma after an `_id`).
+            let rev_member = rev.map_or(0, |r| r.len() + 9 + usize::from(id.is_some()));
+            let written = (out.len() - start).saturating_sub(rev_member) as u64 + 1;
+            let target = size.pick(seed::derive(doc, PADDING_SIZE));
+            pad(
+                out,
+                doc,
+                target.saturating_sub(written),
+                out.len() - start > 1,
+            );
+        }
+        out.push(b'}');
+    }
+
+    /// The document's members after its `{`, without the closing `}`.
+    fn write_members(
+        &self,
+        out: &mut Vec<u8>,
+        doc: u64,
+        version: u32,
+        id: Option<&str>,
+        rev: Option<&str>,
+    ) {
         let fields = self.template.top_level_len();
         out.push(b'{');
         let mut first = true;
@@ -98,7 +182,6 @@ impl DocumentWriter {
                 let mut rng = seed::rng(seed::derive(doc, field_label(i, 1)));
                 self.run(out, i, &mut rng);
             }
-            out.push(b'}');
             return;
         }
         let mut chunk_start = 0;
@@ -122,7 +205,6 @@ impl DocumentWriter {
             }
             chunk_start = chunk_end;
         }
-        out.push(b'}');
     }
 
     /// Writes top-level value `field`, its key included.
@@ -182,5 +264,64 @@ impl DocumentWriter {
     /// The template documents are generated from.
     pub fn template(&self) -> &Template {
         &self.template
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> DocumentWriter {
+        let template =
+            Template::from_json_str(r#"{"name": "text", "n": 1, "tags": ["a"]}"#, "t").unwrap();
+        DocumentWriter::new(template, 3)
+    }
+
+    fn sized(number: u64, version: u32, rev: Option<&str>, size: DocSize) -> Vec<u8> {
+        let mut out = Vec::new();
+        writer().write_sized(&mut out, number, version, Some("id-1"), rev, Some(size));
+        out
+    }
+
+    #[test]
+    fn padding_reaches_the_target_without_counting_the_rev() {
+        let rev = "2-6d7933ba841aac702de8c481a90355ad";
+        for number in 0..20 {
+            let doc = sized(number, 1, None, DocSize::fixed(1000));
+            assert_eq!(doc.len(), 1000);
+            let value: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+            let padding = value["sofabench_padding"].as_str().unwrap();
+            assert!(
+                padding
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+            );
+            let updated = sized(number, 2, Some(rev), DocSize::fixed(1000));
+            let rev_member = format!(",\"_rev\":\"{rev}\"").len();
+            assert_eq!(updated.len() - rev_member, 1000);
+        }
+    }
+
+    #[test]
+    fn without_a_size_nothing_changes_and_small_targets_are_left_alone() {
+        let w = writer();
+        let (mut plain, mut none) = (Vec::new(), Vec::new());
+        w.write(&mut plain, 5, 3, Some("id"), Some("1-a"));
+        w.write_sized(&mut none, 5, 3, Some("id"), Some("1-a"), None);
+        assert_eq!(plain, none);
+        let small = sized(5, 1, None, DocSize::fixed(10));
+        assert!(!String::from_utf8(small).unwrap().contains("padding"));
+    }
+
+    #[test]
+    fn a_range_gives_each_document_its_own_size_for_good() {
+        let range = DocSize {
+            min: 500,
+            max: 5000,
+        };
+        let sizes: Vec<usize> = (0..50).map(|n| sized(n, 1, None, range).len()).collect();
+        assert!(sizes.iter().all(|s| (500..=5000).contains(s)), "{sizes:?}");
+        assert!(sizes.iter().min() < Some(&1500) && sizes.iter().max() > Some(&4000));
+        assert_eq!(sized(7, 1, None, range).len(), sizes[7]);
     }
 }

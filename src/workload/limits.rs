@@ -163,6 +163,29 @@ pub fn node_count(n: u64) -> Result<(), String> {
 
 /// A zipfian constant: YCSB's formula divides by `1 - constant`, so it must lie
 /// strictly between 0 and 1.
+/// The most bytes of padded documents one bulk insert may carry: the body is built in
+/// memory, once per connection.
+pub const MOST_PADDED_BATCH: u64 = 256 << 20;
+
+/// A bulk insert of `batch_size` documents padded to at most the phase's largest size
+/// must fit in [`MOST_PADDED_BATCH`].
+pub fn padded_batch(phase: &Phase) -> Result<(), String> {
+    let Some(size) = phase.shape.doc_size else {
+        return Ok(());
+    };
+    if phase.mix[Operation::BulkInsert] == 0 {
+        return Ok(());
+    }
+    let bytes = size.max.saturating_mul(phase.batch_size);
+    if bytes <= MOST_PADDED_BATCH {
+        return Ok(());
+    }
+    Err(format!(
+        "phase {:?}: bulk inserts of {} documents of up to {} bytes make requests of {bytes} bytes; at most {MOST_PADDED_BATCH} (256 MiB): give a smaller batch size or document size",
+        phase.name, phase.batch_size, size.max
+    ))
+}
+
 pub fn zipfian(c: f64) -> Result<(), String> {
     if c > 0.0 && c < 1.0 {
         return Ok(());

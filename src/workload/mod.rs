@@ -12,13 +12,15 @@ pub mod plan;
 pub mod pool;
 pub mod rate;
 pub mod rev;
+pub mod size;
 
-pub use ids::DocumentIds;
+pub use ids::{DocumentIds, IdScheme, Partitions};
 pub use operation::Operation;
 pub use order::OperationOrder;
 pub use per_operation::PerOperation;
-pub use phase::{Action, KeyChoice, Phase, SweepPoint, SweptSetting};
+pub use phase::{Action, KeyChoice, Phase, Shape, SweepPoint, SweptSetting};
 pub use plan::{Counts, CrudBound, Plan, Weights};
 pub use pool::DocumentPool;
 pub use rate::{Rate, Schedule};
 pub use rev::Rev;
+pub use size::DocSize;

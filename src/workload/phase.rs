@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::IdScheme;
 use super::operation::Operation;
 use super::plan::{Counts, CrudBound, Weights};
 use super::rate::Rate;
+use super::size::DocSize;
 use crate::words::counted;
 
 /// How reads, updates and deletes choose among the documents a connection knows, as
@@ -21,6 +23,25 @@ pub enum KeyChoice {
     Zipfian(f64),
     /// The newest documents most likely (zipfian over recency, constant 0.99).
     Latest,
+}
+
+/// The shape of the documents a phase stores: their size and how their ids are made.
+/// Unset parts follow `--doc-size` and `--id-scheme`, else the template's own size and
+/// sequential ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shape {
+    pub doc_size: Option<DocSize>,
+    pub ids: Option<IdScheme>,
+}
+
+impl Shape {
+    /// This shape, with what it leaves unset taken from `under`.
+    pub fn or(self, under: Shape) -> Shape {
+        Shape {
+            doc_size: self.doc_size.or(under.doc_size),
+            ids: self.ids.or(under.ids),
+        }
+    }
 }
 
 /// Something a phase starts on the server while its operations run.
@@ -55,6 +76,7 @@ pub struct Phase {
     pub action: Option<Action>,
     /// Where the phase sits in a sweep, when it is one of a sweep's phases.
     pub sweep: Option<SweepPoint>,
+    pub shape: Shape,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -68,6 +90,10 @@ pub enum SweptSetting {
     BatchSize,
     /// Operations of all connections together.
     Total,
+    /// The documents' target size in bytes (`--doc-size`).
+    DocSize,
+    /// The id scheme: 0 sequential, 1 uuid (`--id-scheme`).
+    IdScheme,
 }
 
 /// One phase of a sweep: the phases that share `series` differ only in `setting`, which
@@ -155,8 +181,15 @@ impl Phase {
             KeyChoice::Zipfian(c) => format!(", zipfian keys ({c})"),
             KeyChoice::Latest => ", latest keys".to_string(),
         };
+        let mut shape = String::new();
+        if let Some(size) = self.shape.doc_size {
+            shape.push_str(&format!(", documents of {size}"));
+        }
+        if let Some(ids) = self.shape.ids.filter(|&s| s != IdScheme::Sequential) {
+            shape.push_str(&format!(", {} ids", ids.name()));
+        }
         format!(
-            "{}: {}, {} ({}){rate}{keys}",
+            "{}: {}, {} ({}){rate}{keys}{shape}",
             self.name,
             crate::words::counted(self.connections, "connection"),
             bounds.join(" or "),
@@ -183,6 +216,7 @@ impl Phase {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            shape: Shape::default(),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::operation::Operation;
 use super::per_operation::PerOperation;
-use super::phase::{KeyChoice, Phase};
+use super::phase::{KeyChoice, Phase, Shape};
 use super::rate::Rate;
 
 /// The relative weights of the operations in a mix (`--create_weight` …; `bulk_insert`
@@ -106,6 +106,7 @@ impl Plan {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            shape: Shape::default(),
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -129,6 +130,7 @@ impl Plan {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            shape: Shape::default(),
         }
     }
 

@@ -89,6 +89,7 @@ fn work(order: OperationOrder) -> PhaseWork {
         numbering: Numbering { base: 0, stride: 1 },
         batch_size: 1,
         keys: KeyChoice::Uniform,
+        shape: Default::default(),
         deadline: None,
         pacing: Pacing::Closed,
     }

@@ -49,6 +49,8 @@ fn axis(setting: SweptSetting) -> &'static str {
         SweptSetting::Connections => "connections",
         SweptSetting::BatchSize => "documents per bulk insert",
         SweptSetting::Total => "operations in the phase",
+        SweptSetting::DocSize => "document size, bytes",
+        SweptSetting::IdScheme => "id scheme (0 sequential, 1 uuid)",
     }
 }
 
