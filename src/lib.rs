@@ -7,11 +7,12 @@
 //! run's result as data, `report` what users read, `export` the result's other formats,
 //! `analysis` compares, checks and merges results, and `exposition` serves a run's figures
 //! live to Prometheus (`--metrics-listen`). Below them all: `time`
-//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
+//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `disk` (the database's sizes on the server), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
 
 pub mod analysis;
 pub mod cli;
 pub mod cpu;
+pub mod disk;
 pub mod driver;
 pub mod engine;
 pub mod exit;

@@ -15,7 +15,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use sofabench::results::{RunResult, histogram};
 
-const CSV_COLUMNS: [&str; 14] = [
+const CSV_COLUMNS: [&str; 23] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -30,6 +30,15 @@ const CSV_COLUMNS: [&str; 14] = [
     "late",
     "rate_limited",
     "retried_429",
+    "server_requests",
+    "server_request_p99_ms",
+    "server_memory_bytes",
+    "server_run_queue",
+    "server_tasks",
+    "disk_file_bytes",
+    "disk_active_bytes",
+    "disk_external_bytes",
+    "disk_doc_count",
 ];
 
 /// The `--out` folder of one small run with both phases, shared by the tests here.
@@ -170,6 +179,14 @@ fn every_format_is_written_and_reads_back() {
                 assert_eq!(row[11].parse::<u64>().unwrap(), interval.late);
                 assert_eq!(&row[12], "0", "no 429 from PouchDB Server");
                 assert_eq!(&row[13], "0");
+                // The database's sizes as the interval looked at them; empty where
+                // unknown (PouchDB Server has no active or external size).
+                let file = interval.disk.as_ref().and_then(|d| d.file);
+                assert_eq!(
+                    row[19].to_string(),
+                    file.map_or(String::new(), |f| f.to_string())
+                );
+                assert_eq!((&row[20], &row[21]), ("", ""));
                 if succeeded > 0 {
                     let p99: f64 = row[9].parse().unwrap();
                     assert!((p99 - op.unwrap().p99_ms).abs() < 0.001);

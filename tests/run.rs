@@ -553,7 +553,8 @@ fn json_byte_totals_equal_the_bodies_on_the_wire() {
     let sent = total("totalJsonBytesSent");
     let received = total("totalJsonBytesReceived");
     assert!(sent > 0 && received > 0);
-    // The proxy also saw the setup requests (GET /, GET and PUT of the database), which
+    // The proxy also saw the setup requests (GET /, GET and PUT of the database) and
+    // the disk looks (GET /db before, every interval of and after each phase), which
     // have no request body; their answers are small and counted separately below.
     assert_eq!(
         proxy
@@ -567,7 +568,8 @@ fn json_byte_totals_equal_the_bodies_on_the_wire() {
         .from_server
         .load(std::sync::atomic::Ordering::Relaxed);
     assert!(
-        from_server >= received && from_server - received < 1000,
+        // Setup answers (under 1 KB) and a few disk looks (about 250 bytes each).
+        from_server >= received && from_server - received < 5_000,
         "{from_server} vs {received}"
     );
 }

@@ -327,12 +327,31 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         logins: merge_logins(&phases)?,
         // Every node ran the same scenario: the first node's place in a sweep is all's.
         sweep: phases[0].sweep.clone(),
+        disk: merge_disk(&phases),
         server_notes: phases
             .iter()
             .find_map(|p| (!p.server_notes.is_empty()).then(|| p.server_notes.clone()))
             .unwrap_or_default(),
     };
     Ok(build::from_tally(facts, &tally))
+}
+
+/// The nodes wrote into one database: its sizes before the phase are the look of the node
+/// that started first, after it the look of the node that ended last.
+fn merge_disk(phases: &[&PhaseResult]) -> Option<crate::disk::PhaseDisk> {
+    let looked: Vec<(&PhaseResult, &crate::results::DiskResult)> = phases
+        .iter()
+        .filter_map(|p| Some((*p, p.disk.as_ref()?)))
+        .collect();
+    let first = looked.iter().min_by_key(|(p, _)| p.started_at_ms)?;
+    let end_ms = |p: &PhaseResult| p.started_at_ms as f64 + p.wall_seconds * 1_000.0;
+    let last = looked
+        .iter()
+        .max_by(|(a, _), (b, _)| end_ms(a).total_cmp(&end_ms(b)))?;
+    Some(crate::disk::PhaseDisk {
+        start: first.1.start.clone(),
+        end: last.1.end.clone(),
+    })
 }
 
 /// The whole run's ramp: each node ramps its share, so the ends add up.
@@ -418,6 +437,9 @@ struct Bucket {
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
     documents_unknown: bool,
+    /// The database's sizes: every node looked at the same database, the first node's
+    /// look that answered stands for all.
+    disk: Option<crate::disk::DiskSizes>,
     /// The servers' figures: only the first client machine asks for them.
     server: Vec<crate::server_stats::NodeInterval>,
 }
@@ -440,6 +462,9 @@ impl Bucket {
             (a, b) => a.or(b),
         };
         self.metrics.late += row.late;
+        if self.disk.is_none() {
+            self.disk.clone_from(&row.disk);
+        }
         if self.server.is_empty() {
             self.server.clone_from(&row.server);
         }
@@ -477,6 +502,7 @@ impl Bucket {
         row.waiting_after_429 = self.waiting_after_429;
         row.polling = self.polling;
         row.target_rate = self.target_rate;
+        row.disk.clone_from(&self.disk);
         let mut result = build::interval_ending(&row, end_ms);
         if self.documents_unknown {
             for op in &mut result.operations {
@@ -635,6 +661,7 @@ mod tests {
             action: None,
             changes: None,
             logins: logins(connections),
+            disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),
         };
         let mut config = BTreeMap::new();
@@ -1052,5 +1079,32 @@ mod tests {
         a.phases[0].late = u64::MAX;
         b.phases[0].late = 2;
         assert!(merge(&named(vec![a, b])).unwrap_err().contains("late"));
+    }
+
+    #[test]
+    fn the_database_is_looked_at_before_the_first_node_and_after_the_last() {
+        let sizes = |file| crate::disk::DiskSizes {
+            file: Some(file),
+            ..Default::default()
+        };
+        let looked = |started_at_ms, wall_seconds, start, end| {
+            let mut phase = PhaseResult::of_operations("load", wall_seconds, Vec::new());
+            phase.started_at_ms = started_at_ms;
+            phase.disk = Some(crate::results::DiskResult {
+                start: Some(sizes(start)),
+                end: Some(sizes(end)),
+                ..Default::default()
+            });
+            phase
+        };
+        let early_short = looked(1_000, 1.0, 100, 500);
+        let late_long = looked(1_200, 5.0, 300, 9_000);
+        let never = PhaseResult::of_operations("load", 9.0, Vec::new());
+        let merged = merge_disk(&[&late_long, &never, &early_short]).unwrap();
+        assert_eq!(
+            (merged.start, merged.end),
+            (Some(sizes(100)), Some(sizes(9_000)))
+        );
+        assert_eq!(merge_disk(&[&never]), None, "no node looked");
     }
 }

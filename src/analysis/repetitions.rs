@@ -105,6 +105,9 @@ impl Merged {
             logins: (!self.logins.is_empty()).then(|| build::logins(&self.logins)),
             sweep: self.sweep.clone(),
             ramp: self.ramp,
+            // Each repetition wrote into a database of its own: their sizes do not add
+            // up to one; each repetition's phases keep theirs.
+            disk: None,
             server_notes: self.server_notes.clone(),
         };
         build::from_tally(facts, &self.tally)
@@ -250,6 +253,7 @@ mod tests {
             action: None,
             changes: None,
             logins: LoginTally::default(),
+            disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),
         };
         let mut result = build::phase(&outcome, None);
@@ -270,6 +274,7 @@ mod tests {
             waiting_after_429: 0,
             polling: false,
             target_rate: None,
+            disk: None,
             server: Vec::new(),
         }
     }

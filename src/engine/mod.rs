@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::disk::{DiskSampler, Looker, PhaseDisk};
 use crate::driver::auth::{self, Auth};
 use crate::driver::{Client, Endpoint};
 use crate::metrics::{IntervalRow, NodeLatencies, PhaseTally, Recorder};
@@ -343,6 +344,8 @@ impl Engine {
             None => None,
         };
         self.progress.store(0, Ordering::Relaxed);
+        let mut looker = self.looker();
+        let disk_start = looker.look(Instant::now()).await;
         let observer = self.observer.clone();
         observer.phase_started(&PhaseStart {
             name: phase.name.clone(),
@@ -354,13 +357,17 @@ impl Engine {
         let aim = aim(phase, &share);
         let started = Instant::now();
         let started_at = SystemTime::now();
-        let monitor = Arc::new(Mutex::new(Monitor::new(
-            self.shared.recorder.clone(),
-            observer.clone(),
-            aim,
-            started,
-            self.settings.busy_poll,
-        )));
+        let disk_sampler = DiskSampler::start(looker, started, self.settings.interval);
+        let monitor = Arc::new(Mutex::new(
+            Monitor::new(
+                self.shared.recorder.clone(),
+                observer.clone(),
+                aim,
+                started,
+                self.settings.busy_poll,
+            )
+            .with_disk(disk_sampler.slot()),
+        ));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let server_looks = self
             .settings
@@ -413,6 +420,7 @@ impl Engine {
             monitor.sample();
             std::mem::take(&mut monitor.rows)
         };
+        drop(disk_sampler);
         let server_notes = match server_looks {
             Some(watch) => self.join_server_figures(watch, &mut intervals),
             None => Vec::new(),
@@ -425,6 +433,10 @@ impl Engine {
             }
             (Some(watch), _) => Some(watch.finish(Duration::ZERO).await),
             (None, _) => None,
+        };
+        let disk = PhaseDisk {
+            start: disk_start,
+            end: self.looker().look(started).await,
         };
         let action = match action {
             Some(task) => Some(
@@ -456,6 +468,7 @@ impl Engine {
             changes,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
+            disk,
             server_notes,
         })
     }
@@ -474,5 +487,14 @@ impl Engine {
             row.server = figures;
         }
         watched.notes
+    }
+
+    /// A looker at the database's sizes on the first node, on a connection apart from
+    /// the operations'.
+    fn looker(&self) -> Looker {
+        Looker::new(
+            self.endpoints[0].clone(),
+            self.settings.target.database_path(),
+        )
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::machine::CpuTimes;
 use super::observer::Observer;
 use crate::cpu::{cores, process_cpu};
+use crate::disk::{self, DiskSlot};
 use crate::metrics::interval::stalled;
 use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
 use crate::workload::Schedule;
@@ -58,6 +59,8 @@ pub struct Monitor {
     aim: Option<Aim>,
     /// `--busy-poll`: every row says its CPU share was full by design.
     polling: bool,
+    /// Where the database's sizes land, looked at beside the intervals.
+    disk: Option<DiskSlot>,
 }
 
 impl Monitor {
@@ -81,7 +84,14 @@ impl Monitor {
             observer,
             aim,
             polling,
+            disk: None,
         }
+    }
+
+    /// Each row takes the database's sizes that landed in `slot` during its interval.
+    pub fn with_disk(mut self, slot: DiskSlot) -> Monitor {
+        self.disk = Some(slot);
+        self
     }
 
     /// Closes the current interval: takes the recorder's figures and reports the row.
@@ -111,6 +121,7 @@ impl Monitor {
         row.in_flight = in_flight;
         row.waiting_after_429 = self.recorder.waiting_after_429();
         row.polling = self.polling;
+        row.disk = self.disk.as_ref().and_then(disk::take);
         // A 429 is an answer too, though its operation goes out again.
         let answered = row.operations.values().map(IntervalSummary::answered).sum();
         row.stalled = stalled(self.last_in_flight, answered);

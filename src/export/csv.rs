@@ -11,7 +11,7 @@ use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
 /// keep working.
-pub const COLUMNS: [&str; 22] = [
+pub const COLUMNS: [&str; 26] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -34,7 +34,16 @@ pub const COLUMNS: [&str; 22] = [
     "changes_per_second",
     "changes_lag_seconds",
     "changes_open_feeds",
+    "disk_file_bytes",
+    "disk_active_bytes",
+    "disk_external_bytes",
+    "disk_doc_count",
 ];
+
+/// A size the server gave, or an empty cell when it did not (never 0).
+fn known(value: Option<u64>) -> String {
+    value.map_or(String::new(), |v| v.to_string())
+}
 
 fn decimal(value: f64, decimals: usize) -> String {
     if value.is_finite() {
@@ -116,9 +125,16 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
         let operations = phase_operations(phase);
         for interval in &phase.intervals {
             // The interval's own cells, the same on each of its rows.
+            let disk = interval.disk.as_ref();
             let shared: Vec<String> = server_cells(interval)
                 .into_iter()
                 .chain(changes_cells(phase, interval))
+                .chain([
+                    known(disk.and_then(|d| d.file)),
+                    known(disk.and_then(|d| d.active)),
+                    known(disk.and_then(|d| d.external)),
+                    known(disk.and_then(|d| d.doc_count)),
+                ])
                 .collect();
             for &name in &operations {
                 let found = interval.operations.iter().find(|o| o.operation == name);
@@ -180,10 +196,10 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,,,,,",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,,,,,",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,,48000,,,3",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,,48000,,,3",
             ]
         );
     }
@@ -251,9 +267,9 @@ mod tests {
         write(&result, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[1].ends_with(",0,0,,,,,,,,"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",0,0,,,,,,,,,,,,"), "{}", lines[1]);
         assert!(
-            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2"),
+            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2,48000,,,3"),
             "{}",
             lines[3]
         );

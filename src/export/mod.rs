@@ -92,6 +92,7 @@ pub(crate) mod sample {
             waiting_after_429: 0,
             polling: false,
             target_rate: None,
+            disk: None,
             operations: ops
                 .iter()
                 .map(|(name, values, failed)| {
@@ -136,6 +137,16 @@ pub(crate) mod sample {
             statuses: BTreeMap::from([("200".to_string(), h.len()), ("404".to_string(), 1)]),
             latency: latency(&h),
             response: latency(&h),
+        }
+    }
+
+    /// A PouchDB Server's look: only its file (`disk_size`), 16 KB a document.
+    fn sizes(at_seconds: f64, doc_count: u64) -> crate::disk::DiskSizes {
+        crate::disk::DiskSizes {
+            file: Some(16_000 * doc_count),
+            doc_count: Some(doc_count),
+            at_seconds,
+            ..Default::default()
         }
     }
 
@@ -190,8 +201,17 @@ pub(crate) mod sample {
             aborted: vec![],
             action: None,
             target_nodes: Vec::new(),
+            disk: Some(crate::results::disk_result(
+                &crate::disk::PhaseDisk {
+                    start: Some(sizes(1.0, 2)),
+                    end: Some(sizes(2.0, 5)),
+                },
+                &[operation("create", creates)],
+            )),
             server_notes: Vec::new(),
         };
+        // The database's sizes were looked at in the second interval only.
+        phase.intervals[1].disk = Some(sizes(1.5, 3));
         // The read that failed in the second interval was a 429, after three retried.
         let read = &mut phase.operations[1];
         read.failures = BTreeMap::from([("rate_limited".to_string(), 1)]);

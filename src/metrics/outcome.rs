@@ -37,6 +37,8 @@ pub struct PhaseOutcome {
     /// Logins (session cookies, IAM tokens) since the previous phase ended, or for the
     /// first phase since the run started: outside every operation's times.
     pub logins: super::LoginTally,
+    /// The database's sizes before the phase's operations began and after they ended.
+    pub disk: crate::disk::PhaseDisk,
     /// What could not be asked of the servers about themselves (an endpoint a node
     /// lacks or refused), each said once.
     pub server_notes: Vec<String>,

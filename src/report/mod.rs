@@ -4,6 +4,7 @@ pub mod achieved;
 pub mod changes;
 pub mod closing;
 pub mod connections;
+pub mod disk;
 pub mod forms;
 pub mod ironcushion;
 pub mod late_cause;

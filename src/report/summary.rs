@@ -265,6 +265,7 @@ pub fn summary(phase: &PhaseResult) -> String {
     rate_lines(phase, &mut out);
     super::ramp::lines(phase, &mut out);
     saturation_line(phase, &mut out);
+    super::disk::lines(phase, &mut out);
     out
 }
 #[cfg(test)]

@@ -237,6 +237,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         waiting_after_429: row.waiting_after_429,
         polling: row.polling,
         target_rate: row.target_rate,
+        disk: row.disk.clone(),
         server: row.server.clone(),
     }
 }
@@ -255,6 +256,8 @@ pub struct PhaseFacts {
     pub action: Option<ActionResult>,
     pub logins: Option<LoginsResult>,
     pub sweep: Option<SweepPoint>,
+    /// The database's sizes around the phase; `None` for a phase that never looked.
+    pub disk: Option<crate::disk::PhaseDisk>,
     pub server_notes: Vec<String>,
 }
 
@@ -282,6 +285,7 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
         action: outcome.action.as_ref().map(action),
         logins: (!outcome.logins.is_empty()).then(|| logins(&outcome.logins)),
         sweep,
+        disk: Some(outcome.disk.clone()),
         server_notes: outcome.server_notes.clone(),
     };
     let mut result = from_tally(facts, &outcome.tally);
@@ -293,6 +297,10 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
 /// phase result is made, for a run and for `merge` alike.
 pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
     let wall_seconds = facts.wall_seconds;
+    let operations: Vec<_> = tally
+        .tried()
+        .map(|(op, t)| operation(op, t, wall_seconds))
+        .collect();
     PhaseResult {
         iron_cushion: iron_cushion(tally, &facts.mix, wall_seconds),
         connection_times: Some(connection_times(tally, &facts.mix)),
@@ -303,10 +311,10 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         target_rate: facts.target_rate,
         ramp: facts.ramp,
         late: tally.late,
-        operations: tally
-            .tried()
-            .map(|(op, t)| operation(op, t, wall_seconds))
-            .collect(),
+        disk: facts
+            .disk
+            .map(|disk| super::disk_result(&disk, &operations)),
+        operations,
         intervals: facts.intervals,
         aborted: facts.aborted,
         target_nodes: tally

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod changes;
+mod disk;
 mod search;
 pub mod tally;
 
@@ -13,11 +14,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::disk::DiskSizes;
 pub use crate::metrics::Spread;
 /// Histograms are kept in results in the encoding the tallies use.
 pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
+pub use disk::{DiskResult, disk_result};
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -150,6 +153,11 @@ pub struct PhaseResult {
     /// absent for a phase in none, and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+    /// The database's sizes before and after the phase, and bytes per document; absent
+    /// in results written before sofabench looked (a look that failed leaves its sizes
+    /// out, not the whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskResult>,
     /// What could not be asked of the servers about themselves (PouchDB Server has no
     /// `_node/_local/_stats`: `…: GET /_node/_local/_stats gave 404`); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -279,6 +287,7 @@ impl PhaseResult {
             connection_setup: None,
             logins: None,
             sweep: None,
+            disk: None,
             server_notes: Vec::new(),
             changes: None,
         }
@@ -455,6 +464,10 @@ pub struct IntervalResult {
     /// was full by design and says nothing of how loaded the client was; absent when not.
     #[serde(default, skip_serializing_if = "is_false")]
     pub polling: bool,
+    /// The database's sizes as looked at during the interval; absent when no look
+    /// answered in it (or in results written before sofabench looked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<DiskSizes>,
     /// What each node said about itself as the interval ended: CouchDB's counters'
     /// growth over the interval, its request times over its own stats window, its VM's
     /// memory and queues, and its background tasks; absent when not asked or not known.

@@ -132,3 +132,20 @@ fn a_builtin_sweep_shows_its_reference_table() {
     assert!(page.contains("<h3>couchbase-tests' scaling table</h3>"));
     assert!(page.contains("Weighted"));
 }
+
+#[test]
+fn the_disk_table_shows_what_the_server_said_and_unknown_for_the_rest() {
+    let page = render(&super::super::sample::result());
+    assert!(page.contains("<h3>Disk</h3>"), "{page}");
+    // The sample's PouchDB-like looks: a file and documents, neither active nor external.
+    assert!(page.contains(
+        "<tr><td>after the phase</td><td class=\"num\">80,000</td><td class=\"num\">unknown</td><td class=\"num\">unknown</td><td class=\"num\">5</td></tr>"
+    ));
+    assert!(page.contains("<td class=\"num\">48,000 – 48,000</td>"));
+    assert!(page.contains(
+        "16,000.0 bytes per document (file / documents after the phase); the file grew 16,000.0 bytes per document written (3 written)"
+    ));
+    let mut old = super::super::sample::result();
+    old.phases[0].disk = None;
+    assert!(!render(&old).contains("<h3>Disk</h3>"));
+}
