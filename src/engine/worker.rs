@@ -128,6 +128,8 @@ pub struct PhaseWork {
     pub keys: KeyChoice,
     pub deadline: Option<Instant>,
     pub pacing: Pacing,
+    /// The declared query each query operation runs.
+    pub queries: crate::query::PhaseQueries,
 }
 
 /// A connection's worker; a run's talks to a server through a [`Client`] on the system's
@@ -159,6 +161,7 @@ pub struct Worker<T = Client, C = SystemClock> {
     path: String,
     id: String,
     rev: String,
+    queries: query::QueryState,
 }
 
 /// When an operation began (its local processing starts) and when the schedule meant it
@@ -279,6 +282,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             path: String::new(),
             id: String::new(),
             rev: String::new(),
+            queries: query::QueryState::default(),
         }
     }
 
@@ -328,7 +332,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         };
         match result {
             Ok(answer) => {
-                metrics.operation(operation).resends += u64::from(answer.resent);
+                let op = metrics.operation(operation);
+                op.resends += u64::from(answer.resent);
+                op.bytes_sent += sent;
+                op.bytes_received += answer.body.len() as u64;
                 metrics.times.remote_ns[operation] += answer.timing.wait;
                 metrics.times.send_ns += answer.timing.send;
                 metrics.times.receive_ns += answer.timing.receive;
@@ -674,6 +681,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let started = self.clock.now();
         let mut created = 0;
         self.keys = work.keys;
+        self.queries.phase = work.queries;
         let (numbering, index) = (work.numbering, self.index);
         let number = move |j: u64| numbering.base + j * numbering.stride + index;
         let mut abort = None;
@@ -756,6 +764,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 Operation::Read => self.read(&mut metrics, start).await,
                 Operation::Update => self.update(&mut metrics, start).await,
                 Operation::Delete => self.delete(&mut metrics, start).await,
+                Operation::Find | Operation::View | Operation::AllDocs => {
+                    self.query(&mut metrics, operation, start).await
+                }
                 Operation::BulkInsert => {
                     let numbers = (created..created + work.batch_size).map(number).collect();
                     created += work.batch_size;
@@ -1030,6 +1041,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
 
+mod query;
 mod retry_429;
 #[cfg(test)]
 mod tests;

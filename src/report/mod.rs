@@ -4,6 +4,7 @@ pub mod achieved;
 pub mod closing;
 pub mod connections;
 pub mod forms;
+pub mod indexes;
 pub mod ironcushion;
 pub mod late_cause;
 pub mod latency;
@@ -15,6 +16,7 @@ pub mod repetitions;
 pub mod search;
 pub mod summary;
 pub mod table;
+pub mod transfer;
 
 use std::collections::BTreeMap;
 
@@ -67,6 +69,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     let mut out = ironcushion::title(phase);
     out.push('\n');
     out.push_str(&achieved::table(phase));
+    out.push_str(&indexes::lines(&phase.index_builds));
     out.push_str(&ironcushion::fields(phase));
     if interrupted {
         out.push_str("  INTERRUPTED: the figures cover what was done before the stop\n");
@@ -75,6 +78,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     if phase.target_rate.is_some() {
         out.push_str(&latency::table(phase, latency::Latency::Response));
     }
+    out.push_str(&transfer::table(phase));
     out.push_str(&latency::target_nodes(phase));
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase));

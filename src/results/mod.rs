@@ -148,6 +148,21 @@ pub struct PhaseResult {
     /// absent for a phase in none, and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+    /// The indexes and design documents the scenario's queries need, made before this
+    /// phase (the first that runs queries), with how long each took to build; absent when
+    /// none was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index_builds: Vec<IndexBuildResult>,
+}
+
+/// One index's build: from its creation until a query that waits for it answered.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IndexBuildResult {
+    /// `_design/NAME` (views) or `_index NAME` (Mango).
+    pub index: String,
+    /// The declared queries that use it.
+    pub queries: Vec<String>,
+    pub seconds: f64,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -227,6 +242,9 @@ impl OperationResult {
             retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            rows: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
             response: nothing,
@@ -270,6 +288,7 @@ impl PhaseResult {
             connection_setup: None,
             logins: None,
             sweep: None,
+            index_builds: Vec::new(),
         }
     }
 }
@@ -383,6 +402,16 @@ pub struct OperationResult {
     /// up reconnecting (`--reconnect-for`); never counts what `--duration` or Ctrl-C cut.
     #[serde(default)]
     pub not_run: u64,
+    /// Bytes of the request bodies and answer bodies of the operations' answered
+    /// exchanges (as `totalJsonBytesSent`/`Received` count them, per operation); 0 in
+    /// results written before they were kept.
+    #[serde(default)]
+    pub bytes_sent: u64,
+    #[serde(default)]
+    pub bytes_received: u64,
+    /// Queries only: rows (`rows` or `docs` elements) in the successful answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {

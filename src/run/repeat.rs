@@ -130,6 +130,7 @@ mod tests {
                 two_way: false,
             }),
             sweep: None,
+            queries: Default::default(),
         };
         let scenario = Scenario::new(
             "s",

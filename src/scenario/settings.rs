@@ -332,6 +332,8 @@ impl Spec {
             keys: self.keys,
             action: self.action,
             sweep: self.sweep,
+            // A scenario file sets them once its queries are read.
+            queries: Default::default(),
         };
         (phase, decided.origins)
     }

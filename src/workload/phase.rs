@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::operation::Operation;
 use super::plan::{Counts, CrudBound, Weights};
 use super::rate::Rate;
+use crate::query::PhaseQueries;
 use crate::words::counted;
 
 /// How reads, updates and deletes choose among the documents a connection knows, as
@@ -55,6 +56,8 @@ pub struct Phase {
     pub action: Option<Action>,
     /// Where the phase sits in a sweep, when it is one of a sweep's phases.
     pub sweep: Option<SweepPoint>,
+    /// The declared query each query operation of the mix runs.
+    pub queries: PhaseQueries,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -183,6 +186,7 @@ impl Phase {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            queries: Default::default(),
         }
     }
 }

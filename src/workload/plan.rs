@@ -106,6 +106,7 @@ impl Plan {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            queries: Default::default(),
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -129,6 +130,7 @@ impl Plan {
             keys: KeyChoice::Uniform,
             action: None,
             sweep: None,
+            queries: Default::default(),
         }
     }
 

@@ -91,6 +91,7 @@ fn work(order: OperationOrder) -> PhaseWork {
         keys: KeyChoice::Uniform,
         deadline: None,
         pacing: Pacing::Closed,
+        queries: Default::default(),
     }
 }
 
