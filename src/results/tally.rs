@@ -215,6 +215,7 @@ mod tests {
             action: None,
             logins: None,
             sweep: None,
+            server_notes: Vec::new(),
         }
     }
 
