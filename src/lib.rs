@@ -2,7 +2,7 @@
 //!
 //! The parts, each a folder: `cli` (the command line) makes one checked setup of a run
 //! (`run`), whose runner drives the `engine` (connections running the phases of a
-//! `scenario`, built from a `workload`) over the `driver` (the CouchDB HTTP API) with
+//! `scenario`, built from a `workload`, whose queries are declared in `query`) over the `driver` (the CouchDB HTTP API) with
 //! documents from a `template`; `metrics` is what the connections measure, `results` a
 //! run's result as data, `report` what users read, `export` the result's other formats,
 //! `analysis` compares, checks and merges results, and `exposition` serves a run's figures
@@ -21,6 +21,7 @@ pub mod exposition;
 pub mod files;
 pub mod host;
 pub mod metrics;
+pub mod query;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -461,3 +461,52 @@ proptest! {
         let _ = parse::answer(bytes);
     }
 }
+
+/// Any JSON value, nested a few levels, with strings that hold quotes, backslashes,
+/// brackets and the row keys themselves.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        "(rows|docs|[\\[\\]{},:\"\\\\ a-z]){0,12}".prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+            prop::collection::btree_map("(rows|docs|[a-z\"]{0,5})", inner, 0..5)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// A query's answer, pretty or compact, cut anywhere into two pieces, gives the
+    /// number of elements of its top-level rows array.
+    #[test]
+    fn row_counts_match_the_rows_array(
+        rows in prop::collection::vec(json_value(), 0..20),
+        before in json_value(),
+        key in "(rows|docs)",
+        pretty in any::<bool>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let answer = serde_json::json!({ "a": before, key.as_str(): rows });
+        let text = if pretty {
+            serde_json::to_vec_pretty(&answer).unwrap()
+        } else {
+            serde_json::to_vec(&answer).unwrap()
+        };
+        let at = cut.index(text.len() + 1);
+        let mut counter = sofabench::driver::rows::RowCounter::new();
+        counter.feed(&text[..at]);
+        counter.feed(&text[at..]);
+        prop_assert_eq!(counter.rows(), Some(rows.len() as u64), "{}", String::from_utf8_lossy(&text));
+    }
+
+    /// Any bytes give a count or none, never a panic.
+    #[test]
+    fn row_counts_of_any_bytes_do_not_panic(bytes in prop::collection::vec(any::<u8>(), 0..2000)) {
+        let _ = sofabench::driver::rows::count(&bytes);
+    }
+}

@@ -339,6 +339,9 @@ mod tests {
             retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            rows: None,
         };
         let mut phase = PhaseResult::of_operations("crud@100", wall, vec![read]);
         phase.target_rate = Some(100.0);

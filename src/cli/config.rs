@@ -218,6 +218,7 @@ pub fn expand_scenario(mut args: Vec<OsString>) -> Result<Vec<OsString>, Failed>
     };
     table.remove("description");
     table.remove("phase");
+    table.remove("query");
     // The settings phases take stay with the scenario, under the flags the user gives.
     table.retain(|key, _| !crate::scenario::file::SETTING_KEYS.contains(&key));
     let settings = flags_from_table(&table, &file)?;

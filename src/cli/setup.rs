@@ -354,7 +354,8 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             duration: values.duration,
         },
         weights: Weights::from_fn(|op| match op {
-            Operation::BulkInsert => 0,
+            // Queries are declared by scenario files, never by Iron Cushion's flags.
+            Operation::BulkInsert | Operation::Find | Operation::View | Operation::AllDocs => 0,
             Operation::Create => args.create_weight,
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,

@@ -83,8 +83,14 @@ pub struct Admin {
 
 impl Admin {
     pub fn new(target: &Target, endpoint: Arc<Endpoint>) -> Admin {
+        Admin::with_timeout(target, endpoint, ADMIN_TIMEOUT)
+    }
+
+    /// An administrative client whose requests may take up to `timeout` (an index
+    /// build's wait takes longer than a plain request).
+    pub fn with_timeout(target: &Target, endpoint: Arc<Endpoint>, timeout: Duration) -> Admin {
         Admin {
-            client: Client::new(endpoint, Some(ADMIN_TIMEOUT)),
+            client: Client::new(endpoint, Some(timeout)),
             database_path: target.database_path(),
             target_text: format!("database {:?}", target.database),
             shards: target.shards,
@@ -93,12 +99,36 @@ impl Admin {
     }
 
     async fn call(&mut self, method: Method, path: &str) -> Result<Exchange, SetupError> {
+        self.send(method, path, None).await
+    }
+
+    /// Sends `method path` with a JSON `body`, after checking the credentials were taken;
+    /// `what` names the request in a message.
+    pub async fn send_json(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<&[u8]>,
+        what: &str,
+    ) -> Result<Exchange, SetupError> {
+        let answer = self.send(method, path, body).await?;
+        self.credentials_problem(answer.status, what)?;
+        Ok(answer)
+    }
+
+    /// The path of the database below the node's base path, e.g. `/mydb`.
+    pub fn database_path(&self) -> &str {
+        &self.database_path
+    }
+
+    async fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Option<&[u8]>,
+    ) -> Result<Exchange, SetupError> {
         let node = self.client.endpoint().node.to_string();
-        let call = Call {
-            method,
-            path,
-            body: None,
-        };
+        let call = Call { method, path, body };
         self.client.send(&call).await.map_err(|e| {
             if e.error.is_tls_problem() {
                 SetupError::server(format!("{node}: {e}"))
@@ -332,7 +362,7 @@ impl Admin {
     }
 
     /// The start of an answer, for a message: at most 300 characters, no password.
-    fn quote(&self, body: &[u8]) -> String {
+    pub fn quote(&self, body: &[u8]) -> String {
         const MOST: usize = 300;
         let start = String::from_utf8_lossy(&body[..body.len().min(MOST * 4)]);
         let hidden = self.client.endpoint().credential.hide_in(&start);

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod connection;
 pub mod http1;
 pub mod responses;
+pub mod rows;
 pub mod stream;
 pub mod tls;
 

@@ -310,6 +310,7 @@ impl Engine {
                 .duration
                 .map(|d| crate::time::duration::after(started, d)),
             pacing,
+            queries: phase.queries.clone(),
         }
     }
 

@@ -132,6 +132,8 @@ pub struct PhaseWork {
     pub shape: Shape,
     pub deadline: Option<Instant>,
     pub pacing: Pacing,
+    /// The declared query each query operation runs.
+    pub queries: crate::query::PhaseQueries,
 }
 
 /// A connection's worker; a run's talks to a server through a [`Client`] on the system's
@@ -167,6 +169,7 @@ pub struct Worker<T = Client, C = SystemClock> {
     rev: String,
     /// The phase's `_changes` consumers' table, told of every write the server answered.
     changes: Option<Arc<super::changes::Table>>,
+    queries: query::QueryState,
 }
 
 /// When an operation began (its local processing starts) and when the schedule meant it
@@ -289,6 +292,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             id: String::new(),
             rev: String::new(),
             changes: None,
+            queries: query::QueryState::default(),
         }
     }
 
@@ -338,7 +342,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         };
         match result {
             Ok(answer) => {
-                metrics.operation(operation).resends += u64::from(answer.resent);
+                let op = metrics.operation(operation);
+                op.resends += u64::from(answer.resent);
+                op.bytes_sent += sent;
+                op.bytes_received += answer.body.len() as u64;
                 metrics.times.remote_ns[operation] += answer.timing.wait;
                 metrics.times.send_ns += answer.timing.send;
                 metrics.times.receive_ns += answer.timing.receive;
@@ -687,6 +694,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let mut created = 0;
         self.keys = work.keys;
         self.doc_size = work.shape.doc_size;
+        self.queries.phase = work.queries;
         let (numbering, index) = (work.numbering, self.index);
         let scheme = work.shape.ids.unwrap_or_default();
         let number =
@@ -771,6 +779,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 Operation::Read => self.read(&mut metrics, start).await,
                 Operation::Update => self.update(&mut metrics, start).await,
                 Operation::Delete => self.delete(&mut metrics, start).await,
+                Operation::Find | Operation::View | Operation::AllDocs => {
+                    self.query(&mut metrics, operation, start).await
+                }
                 Operation::BulkInsert => {
                     let numbers = (created..created + work.batch_size).map(number).collect();
                     created += work.batch_size;
@@ -1051,6 +1062,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
 }
 
 mod changes;
+mod query;
 mod retry_429;
 #[cfg(test)]
 mod tests;

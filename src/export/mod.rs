@@ -134,6 +134,9 @@ pub(crate) mod sample {
             retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            rows: None,
             statuses: BTreeMap::from([("200".to_string(), h.len()), ("404".to_string(), 1)]),
             latency: latency(&h),
             response: latency(&h),
@@ -171,6 +174,7 @@ pub(crate) mod sample {
             logins: None,
             sweep: None,
             changes: None,
+            index_builds: Vec::new(),
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

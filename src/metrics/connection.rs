@@ -35,6 +35,11 @@ pub struct OperationCounts {
     /// Operations the phase planned for this connection that it never started, because
     /// it gave up reconnecting or had no document to work on.
     pub not_run: u64,
+    /// Bytes of request bodies sent, and of answer bodies received.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Queries only: rows (`rows` or `docs` elements) in successful answers.
+    pub rows: u64,
 }
 
 /// Counts of HTTP statuses.
@@ -84,6 +89,9 @@ impl OperationCounts {
             .saturating_add(other.retry_429_wait_ns);
         self.unknown = self.unknown.saturating_add(other.unknown);
         self.not_run = self.not_run.saturating_add(other.not_run);
+        self.bytes_sent = self.bytes_sent.saturating_add(other.bytes_sent);
+        self.bytes_received = self.bytes_received.saturating_add(other.bytes_received);
+        self.rows = self.rows.saturating_add(other.rows);
     }
 }
 

@@ -130,6 +130,9 @@ mod tests {
             retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            rows: None,
         }
     }
 

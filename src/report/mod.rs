@@ -6,6 +6,7 @@ pub mod closing;
 pub mod connections;
 pub mod disk;
 pub mod forms;
+pub mod indexes;
 pub mod ironcushion;
 pub mod late_cause;
 pub mod latency;
@@ -18,6 +19,7 @@ pub mod search;
 pub mod server;
 pub mod summary;
 pub mod table;
+pub mod transfer;
 
 use std::collections::BTreeMap;
 
@@ -70,6 +72,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     let mut out = ironcushion::title(phase);
     out.push('\n');
     out.push_str(&achieved::table(phase));
+    out.push_str(&indexes::lines(&phase.index_builds));
     out.push_str(&ironcushion::fields(phase));
     if interrupted {
         out.push_str("  INTERRUPTED: the figures cover what was done before the stop\n");
@@ -78,6 +81,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     if phase.target_rate.is_some() {
         out.push_str(&latency::table(phase, latency::Latency::Response));
     }
+    out.push_str(&transfer::table(phase));
     out.push_str(&latency::target_nodes(phase));
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase));

@@ -59,6 +59,9 @@ pub fn remote_field(operation: Operation) -> &'static str {
         Operation::Read => "remoteReadProcessing",
         Operation::Update => "remoteUpdateProcessing",
         Operation::Delete => "remoteDeleteProcessing",
+        Operation::Find => "remoteFindProcessing",
+        Operation::View => "remoteViewProcessing",
+        Operation::AllDocs => "remoteAllDocsProcessing",
     }
 }
 
@@ -193,6 +196,9 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
         retry_429_wait_ns: m.retry_429_wait_ns,
         unknown_outcomes: m.unknown,
         not_run: m.not_run,
+        bytes_sent: m.bytes_sent,
+        bytes_received: m.bytes_received,
+        rows: op.is_query().then_some(m.rows),
     }
 }
 
@@ -330,6 +336,8 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         action: facts.action,
         logins: facts.logins,
         sweep: facts.sweep,
+        // Made by the runner, which sets them on the result of the phase they came before.
+        index_builds: Vec::new(),
         server_notes: facts.server_notes,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),

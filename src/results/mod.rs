@@ -158,6 +158,11 @@ pub struct PhaseResult {
     /// out, not the whole).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<DiskResult>,
+    /// The indexes and design documents the scenario's queries need, made before this
+    /// phase (the first that runs queries), with how long each took to build; absent when
+    /// none was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index_builds: Vec<IndexBuildResult>,
     /// What could not be asked of the servers about themselves (PouchDB Server has no
     /// `_node/_local/_stats`: `…: GET /_node/_local/_stats gave 404`); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -165,6 +170,16 @@ pub struct PhaseResult {
     /// What the phase's `_changes` consumers saw; absent for a phase without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangesResult>,
+}
+
+/// One index's build: from its creation until a query that waits for it answered.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IndexBuildResult {
+    /// `_design/NAME` (views) or `_index NAME` (Mango).
+    pub index: String,
+    /// The declared queries that use it.
+    pub queries: Vec<String>,
+    pub seconds: f64,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -244,6 +259,9 @@ impl OperationResult {
             retry_429_wait_ns: 0,
             unknown_outcomes: 0,
             not_run: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            rows: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
             response: nothing,
@@ -288,6 +306,7 @@ impl PhaseResult {
             logins: None,
             sweep: None,
             disk: None,
+            index_builds: Vec::new(),
             server_notes: Vec::new(),
             changes: None,
         }
@@ -403,6 +422,16 @@ pub struct OperationResult {
     /// up reconnecting (`--reconnect-for`); never counts what `--duration` or Ctrl-C cut.
     #[serde(default)]
     pub not_run: u64,
+    /// Bytes of the request bodies and answer bodies of the operations' answered
+    /// exchanges (as `totalJsonBytesSent`/`Received` count them, per operation); 0 in
+    /// results written before they were kept.
+    #[serde(default)]
+    pub bytes_sent: u64,
+    #[serde(default)]
+    pub bytes_received: u64,
+    /// Queries only: rows (`rows` or `docs` elements) in the successful answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {

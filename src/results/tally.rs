@@ -107,6 +107,9 @@ pub fn of_operation(
         retry_429_wait_ns: result.retry_429_wait_ns,
         unknown: result.unknown_outcomes,
         not_run: result.not_run,
+        bytes_sent: result.bytes_sent,
+        bytes_received: result.bytes_received,
+        rows: result.rows.unwrap_or(0),
         ..OperationCounts::default()
     };
     for (name, &n) in &result.failures {

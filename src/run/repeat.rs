@@ -132,6 +132,7 @@ mod tests {
             }),
             sweep: None,
             changes: None,
+            queries: Default::default(),
         };
         let scenario = Scenario::new(
             "s",

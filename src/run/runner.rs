@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::header::{database_line, describe};
+use super::indexes::Indexes;
 use super::output::OutputFiles;
 use super::record::Record;
 use super::repeat::{self, Pass};
@@ -48,7 +49,7 @@ pub(super) fn print(text: &str) {
     let _ = out.flush();
 }
 
-fn setup_failed(e: SetupError) -> Failed {
+pub(super) fn setup_failed(e: SetupError) -> Failed {
     if e.bad_input {
         Failed::bad_input(e.message)
     } else {
@@ -196,6 +197,8 @@ async fn run_pass(
         database: pass.database.clone(),
         ..run.target.clone()
     };
+    crate::query::setup::check_fields(&run.settings.writer, &run.scenario.queries)
+        .map_err(Failed::bad_input)?;
     let mut admin = Admin::new(&target, run.setup_node.clone());
     let prepared = admin
         .prepare(run.database.existing)
@@ -221,10 +224,11 @@ async fn run_pass(
         .search
         .as_ref()
         .map(|plan| (plan, run.thresholds.as_slice()));
+    let mut indexes = Indexes::new(&target, run.setup_node.clone(), &scenario.queries);
     let measured = run_phases(
         &mut engine,
         &scenario,
-        &run.shares,
+        (&run.shares, &mut indexes),
         record,
         outputs,
         searching,
@@ -272,7 +276,7 @@ pub(super) fn checkpoint(outputs: &OutputFiles, record: &Record) {
 async fn run_phases(
     engine: &mut Engine,
     scenario: &Scenario,
-    shares: &[PhaseShare],
+    (shares, indexes): (&[PhaseShare], &mut Indexes),
     record: &mut Record,
     outputs: &OutputFiles,
     searching: Option<(&SearchPlan, &[Threshold])>,
@@ -294,8 +298,10 @@ async fn run_phases(
         });
     let plain = scenario.phases.len() - usize::from(search.is_some());
     for (phase, share) in scenario.phases.iter().zip(shares).take(plain) {
+        let index_builds = indexes.before(phase).await?;
         let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
-        let result = results::build::phase(&outcome, phase.sweep.clone());
+        let mut result = results::build::phase(&outcome, phase.sweep.clone());
+        result.index_builds = index_builds;
         print(&report::phase_text(&result, outcome.interrupted));
         record.add(result.clone()).map_err(Failed::run)?;
         measured.phases.push(result);
@@ -313,6 +319,10 @@ async fn run_phases(
         }
     }
     if let Some(search) = search {
+        // Its steps' results have no place for them: the lines say what was built.
+        print(&report::indexes::lines(
+            &indexes.before(search.phase).await?,
+        ));
         search.run(engine, &mut measured, record, outputs).await?;
     }
     Ok(measured)

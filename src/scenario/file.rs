@@ -21,6 +21,14 @@
 //! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total, doc_size, id_scheme
 //! doc_size = "4KiB"               # padded to a size, or a range "1KiB-64KiB"
 //! id_scheme = "uuid"              # or sequential (the default)
+//! [[phase]]
+//! name = "queries"
+//! mix = { find = 1, read = 1 }    # find, view and all_docs run declared queries:
+//! queries = { find = "by_age" }   # one per kind per phase
+//! duration = "30s"
+//! [query.by_age]                  # see `query::declare` for the keys
+//! kind = "find"
+//! field = "Age"
 //! ```
 //!
 //! The top-level keys that phases take (`num_connections`, `num_documents_per_bulk_insert`,
@@ -33,11 +41,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::settings::{Keys, Layers, Origin, Origins, Spec};
+use crate::query::Query;
+use crate::query::declare::{self, QueryEntry};
 use crate::workload::{
     Action, DocSize, IdScheme, KeyChoice, Operation, Phase, Rate, Shape, SweepPoint, SweptSetting,
     Weights, limits,
@@ -65,6 +76,9 @@ struct ScenarioFile {
     description: Option<String>,
     #[serde(default)]
     phase: Vec<PhaseEntry>,
+    /// Declared queries, by name.
+    #[serde(default)]
+    query: BTreeMap<String, QueryEntry>,
     #[serde(alias = "num-connections")]
     num_connections: Option<u64>,
     #[serde(alias = "num-documents-per-bulk-insert")]
@@ -171,6 +185,9 @@ struct PhaseEntry {
     sweep: BTreeMap<String, Vec<toml::Value>>,
     /// The phase's `_changes` consumers (see `scenario::changes`).
     changes: Option<toml::Value>,
+    /// The declared query each query operation of the mix runs: `{ find = "NAME" }`.
+    #[serde(default)]
+    queries: BTreeMap<String, String>,
 }
 
 /// A file's phases with where their settings came from.
@@ -183,6 +200,8 @@ pub struct Loaded {
     pub phases: Planned,
     /// The top-level settings.
     pub top_level: Keys,
+    /// The declared queries.
+    pub queries: Vec<Arc<Query>>,
 }
 
 /// Reads and checks a scenario file, and expands its sweeps into phases.
@@ -203,7 +222,9 @@ pub fn parse(text: &str, file: &str, layers: &Layers) -> Result<Loaded, Vec<Stri
     // Top-level keys other than these are run flags (the target, the template), which the
     // command line takes from the file before it gets here.
     let mut table: toml::Table = toml::from_str(text).map_err(syntax)?;
-    table.retain(|key, _| key == "description" || key == "phase" || SETTING_KEYS.contains(&key));
+    table.retain(|key, _| {
+        ["description", "phase", "query"].contains(&key) || SETTING_KEYS.contains(&key)
+    });
     let scenario: ScenarioFile = toml::Value::Table(table).try_into().map_err(syntax)?;
     if scenario.phase.is_empty() {
         return Err(vec![format!(
@@ -217,10 +238,12 @@ pub fn parse(text: &str, file: &str, layers: &Layers) -> Result<Loaded, Vec<Stri
             .map_err(|e| e.into_iter().map(at_top).collect::<Vec<_>>())?,
         ..*layers
     };
+    let declared = declare::queries(&scenario.query)
+        .map_err(|e| e.into_iter().map(at_top).collect::<Vec<_>>())?;
     let mut problems = Vec::new();
     let mut phases = Vec::new();
     for entry in &scenario.phase {
-        match expand(entry, &layers) {
+        match expand(entry, &layers).and_then(|e| with_queries(e, entry, &declared)) {
             Ok(mut expanded) => phases.append(&mut expanded),
             Err(errors) => problems.extend(
                 errors
@@ -234,10 +257,25 @@ pub fn parse(text: &str, file: &str, layers: &Layers) -> Result<Loaded, Vec<Stri
             description: scenario.description.unwrap_or_default(),
             phases,
             top_level: layers.file,
+            queries: declared,
         })
     } else {
         Err(problems)
     }
+}
+
+/// The phases of `entry` with the queries its `queries` key names.
+fn with_queries(
+    mut phases: Planned,
+    entry: &PhaseEntry,
+    declared: &[Arc<Query>],
+) -> Result<Planned, Vec<String>> {
+    for (phase, _) in &mut phases {
+        let mix = phase.mix;
+        phase.queries = declare::phase_queries(&entry.queries, declared, |op| mix[op] > 0)
+            .map_err(|e| vec![e])?;
+    }
+    Ok(phases)
 }
 
 fn duration(key: &str, text: &Option<String>) -> Result<Option<Duration>, String> {

@@ -7,7 +7,9 @@ pub mod file;
 pub mod settings;
 
 use std::path::Path;
+use std::sync::Arc;
 
+use crate::query::Query;
 use crate::workload::{Operation, Phase, Plan, Shape, limits};
 
 pub use builtin::{BUILTINS, Builtin, OWN_FLAGS, find as builtin};
@@ -34,6 +36,9 @@ pub struct Scenario {
     pub form: Form,
     /// A scenario file's top-level settings (the layer between the flags and the defaults).
     pub top_level: Keys,
+    /// The queries the scenario declares, whose indexes are made before the first phase
+    /// that runs queries.
+    pub queries: Vec<Arc<Query>>,
 }
 
 impl Scenario {
@@ -51,6 +56,7 @@ impl Scenario {
             origins,
             form,
             top_level: Keys::default(),
+            queries: Vec::new(),
         }
     }
 }
@@ -77,12 +83,13 @@ pub fn from_file(path: &Path, layers: &Layers) -> Result<Scenario, Vec<String>> 
     let name = path.display().to_string();
     Ok(Scenario {
         top_level: loaded.top_level,
+        queries: loaded.queries,
         ..Scenario::new(&name, &loaded.description, Form::Standard, loaded.phases)
     })
 }
 
 /// Refuses, before anything is sent, a phase that cannot run at all: one whose mix only
-/// reads, updates or deletes when no earlier phase stores a document. sofabench works
+/// reads, updates, deletes or queries (whose parameters come from known documents) when no earlier phase stores a document. sofabench works
 /// only on documents it stored itself (documents already in a reused database are not
 /// its own), so such a phase would send nothing and pass for a success.
 pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
@@ -92,10 +99,12 @@ pub fn check_documents(phases: &[Phase]) -> Result<(), Vec<String>> {
         let mix = phase.mix;
         let has = |op: Operation| mix[op] > 0;
         stores |= has(Operation::Create) || has(Operation::BulkInsert);
-        let needs = has(Operation::Read) || has(Operation::Update) || has(Operation::Delete);
+        let needs = Operation::ALL
+            .into_iter()
+            .any(|op| op.needs_document() && has(op));
         if needs && !stores {
             problems.push(format!(
-                "phase {:?} only reads, updates or deletes, but no phase before it stores a document (sofabench works on the documents it stored itself); add a phase with bulk_insert or create before it, or add create to its mix",
+                "phase {:?} only reads, updates, deletes or queries, but no phase before it stores a document (sofabench works on the documents it stored itself); add a phase with bulk_insert or create before it, or add create to its mix",
                 phase.name
             ));
         }

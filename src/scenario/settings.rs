@@ -341,6 +341,8 @@ impl Spec {
             sweep: self.sweep,
             shape: self.shape,
             changes: self.changes,
+            // A scenario file sets them once its queries are read.
+            queries: Default::default(),
         };
         (phase, decided.origins)
     }

@@ -15,11 +15,17 @@ pub enum Operation {
     Update,
     /// `DELETE /db/{id}?rev=…`.
     Delete,
+    /// `POST /db/_find`: a Mango query the scenario declares.
+    Find,
+    /// `GET /db/_design/{design}/_view/{view}`: a view query the scenario declares.
+    View,
+    /// `GET /db/_all_docs` (or `POST` with `keys`).
+    AllDocs,
 }
 
 impl Operation {
     /// How many kinds of operation there are.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 8;
 
     pub const ALL: [Operation; Operation::COUNT] = [
         Operation::BulkInsert,
@@ -27,7 +33,13 @@ impl Operation {
         Operation::Read,
         Operation::Update,
         Operation::Delete,
+        Operation::Find,
+        Operation::View,
+        Operation::AllDocs,
     ];
+
+    /// The operations that run a query the scenario declares.
+    pub const QUERIES: [Operation; 3] = [Operation::Find, Operation::View, Operation::AllDocs];
 
     /// The four operations of the CRUD step, in Iron Cushion's order.
     pub const CRUD: [Operation; 4] = [
@@ -50,6 +62,9 @@ impl Operation {
             Operation::Read => "read",
             Operation::Update => "update",
             Operation::Delete => "delete",
+            Operation::Find => "find",
+            Operation::View => "view",
+            Operation::AllDocs => "all_docs",
         }
     }
 
@@ -58,12 +73,23 @@ impl Operation {
         Operation::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// True for operations that need a document (and its `_rev`) the connection knows.
+    /// True for operations that need a document the connection knows: its `_rev`, or
+    /// (queries) its values, from which a query's parameters are drawn.
     pub fn needs_document(self) -> bool {
         matches!(
             self,
-            Operation::Read | Operation::Update | Operation::Delete
+            Operation::Read
+                | Operation::Update
+                | Operation::Delete
+                | Operation::Find
+                | Operation::View
+                | Operation::AllDocs
         )
+    }
+
+    /// True for the operations that run a declared query.
+    pub fn is_query(self) -> bool {
+        Operation::QUERIES.contains(&self)
     }
 }
 

@@ -99,7 +99,7 @@ mod tests {
         let walked: Vec<(Operation, u64)> = table.iter().map(|(op, n)| (op, *n)).collect();
         assert_eq!(walked.len(), Operation::COUNT);
         assert_eq!(walked[2], (Operation::Read, 21));
-        assert_eq!(table.total(), 10 + 21 + 30 + 40);
+        assert_eq!(table.total(), 10 + 21 + 30 + 40 + 50 + 60 + 70);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::operation::Operation;
 use super::plan::{Counts, CrudBound, Weights};
 use super::rate::Rate;
 use super::size::DocSize;
+use crate::query::PhaseQueries;
 use crate::words::counted;
 
 /// How reads, updates and deletes choose among the documents a connection knows, as
@@ -79,6 +80,8 @@ pub struct Phase {
     pub shape: Shape,
     /// `_changes` consumers following the database while the phase's operations run.
     pub changes: Option<super::changes::ChangesFeed>,
+    /// The declared query each query operation of the mix runs.
+    pub queries: PhaseQueries,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -220,6 +223,7 @@ impl Phase {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            queries: Default::default(),
         }
     }
 }

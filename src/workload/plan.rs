@@ -108,6 +108,7 @@ impl Plan {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            queries: Default::default(),
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -133,6 +134,7 @@ impl Plan {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            queries: Default::default(),
         }
     }
 

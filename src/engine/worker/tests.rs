@@ -92,6 +92,7 @@ fn work(order: OperationOrder) -> PhaseWork {
         shape: Default::default(),
         deadline: None,
         pacing: Pacing::Closed,
+        queries: Default::default(),
     }
 }
 

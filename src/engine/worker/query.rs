@@ -1,0 +1,119 @@
+//! Query operations: `find`, `view` and `all_docs`, each running the query its phase
+//! names, with parameters drawn from a document the connection knows. A document's
+//! values are a function of the seed, its number and its version, so the worker writes
+//! the document again to read them instead of keeping it. The answer's rows are counted
+//! without building it.
+
+use super::{Start, Worker};
+use crate::driver::{Method, rows};
+use crate::engine::transport::{Clock, Transport};
+use crate::metrics::{ConnectionMetrics, Failure};
+use crate::query::{Draw, PhaseQueries, QueryKind, field, request};
+use crate::workload::Operation;
+
+/// What a worker keeps for its queries.
+#[derive(Default)]
+pub struct QueryState {
+    /// The current phase's queries.
+    pub phase: PhaseQueries,
+    /// A known document written again, to read a value from.
+    document: Vec<u8>,
+    /// The ids of a `keys` query.
+    ids: Vec<String>,
+}
+
+impl<T: Transport, C: Clock> Worker<T, C> {
+    /// One query operation: a known document is picked (counted as `no_document` when
+    /// there is none), its values give the query's parameters, and a successful answer's
+    /// rows are counted.
+    pub(super) async fn query(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        start: Start,
+    ) -> Result<(), super::Abort> {
+        let Some(query) = self.queries.phase.of(operation).cloned() else {
+            // A scenario's phases always name their queries; nothing else can run one.
+            self.shared
+                .recorder
+                .failed(metrics, operation, Failure::NoDocument, 0);
+            return Ok(());
+        };
+        let Some(slot) = self.pick(metrics, operation) else {
+            return Ok(());
+        };
+        let shared = self.shared.clone();
+        let database = &shared.database_path;
+        let (method, with_body) = match &query.kind {
+            QueryKind::Find(find) => {
+                let value = self.drawn_value(slot, &find.draw)?;
+                let value = &self.queries.document[value];
+                request::find(find, value, database, &mut self.path, &mut self.body);
+                (Method::Post, true)
+            }
+            QueryKind::View(view) => {
+                let value = self.drawn_value(slot, &view.draw)?;
+                let value = &self.queries.document[value];
+                request::view(view, value, database, &mut self.path);
+                (Method::Get, false)
+            }
+            QueryKind::AllDocs(all) if all.keys == 0 => {
+                request::all_docs_range(all, &self.id, database, &mut self.path);
+                (Method::Get, false)
+            }
+            QueryKind::AllDocs(all) => {
+                self.queries.ids.clear();
+                for _ in 0..all.keys {
+                    if let Some(slot) = self.pool.pick_by(&mut self.pick_rng, self.keys) {
+                        let mut id = String::new();
+                        self.shared.ids.write(self.pool.get(slot).number, &mut id);
+                        self.queries.ids.push(id);
+                    }
+                }
+                let ids = self.queries.ids.iter().map(String::as_str);
+                request::all_docs_keys(all, ids, database, &mut self.path, &mut self.body);
+                (Method::Post, true)
+            }
+        };
+        self.perform(
+            metrics,
+            operation,
+            method,
+            with_body,
+            start,
+            |_, metrics, answer| {
+                if answer.status != 200 {
+                    return Err(Failure::of_status(answer.status));
+                }
+                let rows = rows::count(&answer.body).ok_or(Failure::BadAnswer)?;
+                metrics.operation(operation).rows += rows;
+                Ok(())
+            },
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Writes the document in `slot` again, at the version the connection knows, and
+    /// gives where `draw`'s field lies in it.
+    fn drawn_value(
+        &mut self,
+        slot: usize,
+        draw: &Draw,
+    ) -> Result<std::ops::Range<usize>, super::Abort> {
+        let document = self.pool.get(slot);
+        let (number, version) = (document.number, document.rev.generation().max(1));
+        let buffer = &mut self.queries.document;
+        buffer.clear();
+        self.shared
+            .writer
+            .write(buffer, number, version, None, None);
+        // Checked against the template before the run: only a bug could miss it.
+        field::top_level_range(buffer, draw.quoted_field.as_bytes()).ok_or_else(|| {
+            format!(
+                "connection {}: the documents have no top-level field {}",
+                self.index, draw.quoted_field
+            )
+        })
+    }
+}

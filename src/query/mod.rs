@@ -1,0 +1,140 @@
+//! Queries a scenario declares: Mango `_find`, view and `_all_docs` queries whose
+//! parameters are drawn from the documents a connection knows, and the indexes and
+//! design documents they need.
+//!
+//! * [`declare`] reads the declarations of a scenario file.
+//! * [`request`] writes one query's request from a document's values.
+//! * [`field`] finds a top-level value in a generated document.
+//! * [`setup`] creates the indexes and design documents before the phases.
+
+pub mod declare;
+pub mod field;
+pub mod request;
+pub mod setup;
+
+use std::sync::Arc;
+
+use crate::workload::Operation;
+
+/// One declared query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    pub name: String,
+    pub kind: QueryKind,
+}
+
+/// What a query asks, by its operation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryKind {
+    Find(Find),
+    View(View),
+    AllDocs(AllDocs),
+}
+
+impl Query {
+    /// The operation of a phase's mix that runs this query.
+    pub fn operation(&self) -> Operation {
+        match self.kind {
+            QueryKind::Find(_) => Operation::Find,
+            QueryKind::View(_) => Operation::View,
+            QueryKind::AllDocs(_) => Operation::AllDocs,
+        }
+    }
+}
+
+/// Which value a query matches, drawn from a document the connection knows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draw {
+    /// The top-level field, as JSON writes its key (`"Age"`, quotes included).
+    pub quoted_field: String,
+    /// `None`: the document's value exactly. `Some(w)`: from the value to the value
+    /// plus `w` (numbers), or from the value on (strings, e.g. timestamps).
+    pub range: Option<serde_json::Number>,
+}
+
+/// `POST /db/_find`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Find {
+    pub draw: Draw,
+    pub limit: Option<u64>,
+    /// Sort by the drawn field, ascending.
+    pub sort: bool,
+    /// Fields the answer keeps (all when empty).
+    pub fields: Vec<String>,
+    /// The Mango index definition (`{"fields": [...]}`) created before the phases.
+    pub index: Option<serde_json::Value>,
+}
+
+/// `GET /db/_design/{design}/_view/{view}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct View {
+    pub draw: Draw,
+    pub design: String,
+    pub view: String,
+    /// The map function and the reduce function, if any, put in the design document.
+    pub map: String,
+    pub reduce_function: Option<String>,
+    /// `reduce=` (only with a reduce function; CouchDB reduces by default).
+    pub reduce: Option<bool>,
+    pub group: bool,
+    /// `update=true|false|lazy`.
+    pub update: Option<Update>,
+    pub stable: bool,
+    pub limit: Option<u64>,
+}
+
+/// When a view query lets the index be updated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    True,
+    False,
+    Lazy,
+}
+
+impl Update {
+    pub fn name(self) -> &'static str {
+        match self {
+            Update::True => "true",
+            Update::False => "false",
+            Update::Lazy => "lazy",
+        }
+    }
+}
+
+/// `GET /db/_all_docs` over a range of ids from a known document's, or `POST` with the
+/// ids of `keys` known documents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllDocs {
+    /// Ids of this many known documents (`keys`); 0 for a range from one document's id.
+    pub keys: u64,
+    pub include_docs: bool,
+    pub limit: Option<u64>,
+}
+
+/// The query each query operation of a phase runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseQueries {
+    pub find: Option<Arc<Query>>,
+    pub view: Option<Arc<Query>>,
+    pub all_docs: Option<Arc<Query>>,
+}
+
+impl PhaseQueries {
+    /// The query `operation` runs in the phase, if it is a query operation given one.
+    pub fn of(&self, operation: Operation) -> Option<&Arc<Query>> {
+        match operation {
+            Operation::Find => self.find.as_ref(),
+            Operation::View => self.view.as_ref(),
+            Operation::AllDocs => self.all_docs.as_ref(),
+            _ => None,
+        }
+    }
+
+    pub fn set(&mut self, query: Arc<Query>) {
+        match query.operation() {
+            Operation::Find => self.find = Some(query),
+            Operation::View => self.view = Some(query),
+            _ => self.all_docs = Some(query),
+        }
+    }
+}
