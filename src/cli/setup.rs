@@ -104,6 +104,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         failover: args.failover,
         retry_429: args.retry_429.map(|most| Retry429 { most }),
         busy_poll: args.busy_poll,
+        attachment_sizes: args.attachment_size.clone(),
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
@@ -317,6 +318,8 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,
             Operation::Delete => args.delete_weight,
+            // Attachments are mixed in by scenario files (`mix = { attachment_write = 1 }`).
+            Operation::AttachmentWrite | Operation::AttachmentRead => 0,
         }),
     }
 }

@@ -14,11 +14,15 @@ use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use super::transport::{Clock, SystemClock, Transport};
 use crate::driver::responses;
-use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
+use crate::driver::{
+    Call, Client, Endpoint, Exchange, Method, Streaming, TransportError, Unanswered,
+};
 use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
-use crate::workload::{DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder, Schedule};
+use crate::workload::{
+    AttachmentSizes, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder, Schedule,
+};
 
 /// Why a worker stopped before finishing its share.
 pub type Abort = String;
@@ -45,6 +49,10 @@ pub struct Shared {
     pub endpoints: Vec<Arc<Endpoint>>,
     /// Whether, and how often, an operation turned away with a 429 is sent again.
     pub retry_429: Option<Retry429>,
+    /// The sizes of the attachments `attachment_write` sends.
+    pub attachment_sizes: AttachmentSizes,
+    /// The run's seed, from which attachments' bytes derive.
+    pub seed: u64,
 }
 
 impl Shared {
@@ -156,6 +164,8 @@ pub struct Worker<T = Client, C = SystemClock> {
     /// The current phase's end, if time bounds it: a wait to send again stops there.
     deadline: Option<Instant>,
     body: Vec<u8>,
+    /// A body made as it is sent, or an answer counted, for the request being prepared.
+    streaming: Streaming,
     path: String,
     id: String,
     rev: String,
@@ -276,6 +286,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             pick_rng,
             keys: KeyChoice::Uniform,
             body: Vec::new(),
+            streaming: Streaming::NONE,
             path: String::new(),
             id: String::new(),
             rev: String::new(),
@@ -296,7 +307,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             documents,
             first_sent,
         } = request;
-        let sent = if with_body { self.body.len() as u64 } else { 0 };
+        let generated = self.streaming.body.map_or(0, |body| body.length);
+        let sent = generated + if with_body { self.body.len() as u64 } else { 0 };
         let result = loop {
             let result = self.send_once(metrics, request).await?;
             if self.shared.endpoints.len() > 1 {
@@ -333,7 +345,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 metrics.times.send_ns += answer.timing.send;
                 metrics.times.receive_ns += answer.timing.receive;
                 metrics.json_sent += sent;
-                metrics.json_received += answer.body.len() as u64;
+                metrics.json_received += answer.body_length;
                 Ok(Answer::Received(answer))
             }
             Err(lost) => {
@@ -389,7 +401,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let asked = self.clock.now();
         let sent_or_abandoned = tokio::select! {
             biased;
-            result = self.client.send(&call) => Some(result),
+            result = self.client.send(&call, self.streaming) => Some(result),
             () = self.abandoned.as_mut() => None,
         };
         let recorder = &self.shared.recorder;
@@ -756,6 +768,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 Operation::Read => self.read(&mut metrics, start).await,
                 Operation::Update => self.update(&mut metrics, start).await,
                 Operation::Delete => self.delete(&mut metrics, start).await,
+                Operation::AttachmentWrite => self.attachment_write(&mut metrics, start).await,
+                Operation::AttachmentRead => self.attachment_read(&mut metrics, start).await,
                 Operation::BulkInsert => {
                     let numbers = (created..created + work.batch_size).map(number).collect();
                     created += work.batch_size;
@@ -943,6 +957,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 |w, _, answer| {
                     let rev = written(answer)?;
                     w.pool.set_rev(slot, rev);
+                    // A whole document without `_attachments` takes them away.
+                    w.pool.set_attachment(slot, 0);
                     Ok(())
                 },
             )
@@ -1030,6 +1046,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
 
+mod attachment;
 mod retry_429;
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,8 @@ pub fn remote_field(operation: Operation) -> &'static str {
         Operation::Read => "remoteReadProcessing",
         Operation::Update => "remoteUpdateProcessing",
         Operation::Delete => "remoteDeleteProcessing",
+        Operation::AttachmentWrite => "remoteAttachmentWriteProcessing",
+        Operation::AttachmentRead => "remoteAttachmentReadProcessing",
     }
 }
 

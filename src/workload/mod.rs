@@ -1,6 +1,7 @@
 //! What a run does: the operations, how many of each every connection performs, in what
 //! order, and on which documents.
 
+pub mod attachment;
 pub mod ids;
 pub mod limits;
 pub mod nodes;
@@ -13,6 +14,7 @@ pub mod pool;
 pub mod rate;
 pub mod rev;
 
+pub use attachment::AttachmentSizes;
 pub use ids::DocumentIds;
 pub use operation::Operation;
 pub use order::OperationOrder;

@@ -15,11 +15,15 @@ pub enum Operation {
     Update,
     /// `DELETE /db/{id}?rev=…`.
     Delete,
+    /// `PUT /db/{id}/{name}?rev=…` of a standalone attachment, its body made as it is sent.
+    AttachmentWrite,
+    /// `GET /db/{id}/{name}` of an attachment written earlier, counted, not kept.
+    AttachmentRead,
 }
 
 impl Operation {
     /// How many kinds of operation there are.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 7;
 
     pub const ALL: [Operation; Operation::COUNT] = [
         Operation::BulkInsert,
@@ -27,6 +31,8 @@ impl Operation {
         Operation::Read,
         Operation::Update,
         Operation::Delete,
+        Operation::AttachmentWrite,
+        Operation::AttachmentRead,
     ];
 
     /// The four operations of the CRUD step, in Iron Cushion's order.
@@ -50,6 +56,8 @@ impl Operation {
             Operation::Read => "read",
             Operation::Update => "update",
             Operation::Delete => "delete",
+            Operation::AttachmentWrite => "attachment_write",
+            Operation::AttachmentRead => "attachment_read",
         }
     }
 
@@ -62,7 +70,11 @@ impl Operation {
     pub fn needs_document(self) -> bool {
         matches!(
             self,
-            Operation::Read | Operation::Update | Operation::Delete
+            Operation::Read
+                | Operation::Update
+                | Operation::Delete
+                | Operation::AttachmentWrite
+                | Operation::AttachmentRead
         )
     }
 }
