@@ -327,6 +327,10 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         logins: merge_logins(&phases)?,
         // Every node ran the same scenario: the first node's place in a sweep is all's.
         sweep: phases[0].sweep.clone(),
+        server_notes: phases
+            .iter()
+            .find_map(|p| (!p.server_notes.is_empty()).then(|| p.server_notes.clone()))
+            .unwrap_or_default(),
     };
     Ok(build::from_tally(facts, &tally))
 }
@@ -414,6 +418,8 @@ struct Bucket {
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
     documents_unknown: bool,
+    /// The servers' figures: only the first client machine asks for them.
+    server: Vec<crate::server_stats::NodeInterval>,
 }
 
 impl Bucket {
@@ -434,6 +440,9 @@ impl Bucket {
             (a, b) => a.or(b),
         };
         self.metrics.late += row.late;
+        if self.server.is_empty() {
+            self.server.clone_from(&row.server);
+        }
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
                 .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
@@ -462,6 +471,7 @@ impl Bucket {
     /// The bucket as an interval ending at `end_ms`, `elapsed` after the phase's start.
     fn result(&self, end_ms: u64, elapsed: f64) -> IntervalResult {
         let mut row = self.metrics.row(elapsed, self.length_seconds, self.cpu);
+        row.server.clone_from(&self.server);
         row.machine_cpu = self.machine_cpu;
         row.in_flight = self.in_flight;
         row.waiting_after_429 = self.waiting_after_429;
@@ -624,6 +634,7 @@ mod tests {
             interrupted: false,
             action: None,
             logins: logins(connections),
+            server_notes: Vec::new(),
         };
         let mut config = BTreeMap::new();
         config.insert("num_connections".to_string(), json!(connections.len()));

@@ -31,6 +31,8 @@ struct Merged {
     sweep: Option<SweepPoint>,
     /// Likewise its rate's ramp.
     ramp: Option<RampResult>,
+    /// What could not be asked of the servers, each said once over the repetitions.
+    server_notes: Vec<String>,
 }
 
 impl Merged {
@@ -48,6 +50,7 @@ impl Merged {
             logins: LoginTally::default(),
             sweep: phase.sweep.clone(),
             ramp: phase.ramp,
+            server_notes: Vec::new(),
         }
     }
 
@@ -70,6 +73,11 @@ impl Merged {
                 ..row.clone()
             }));
         self.wall_seconds += phase.wall_seconds;
+        for note in &phase.server_notes {
+            if !self.server_notes.contains(note) {
+                self.server_notes.push(note.clone());
+            }
+        }
         self.aborted.extend(
             phase
                 .aborted
@@ -97,6 +105,7 @@ impl Merged {
             logins: (!self.logins.is_empty()).then(|| build::logins(&self.logins)),
             sweep: self.sweep.clone(),
             ramp: self.ramp,
+            server_notes: self.server_notes.clone(),
         };
         build::from_tally(facts, &self.tally)
     }
@@ -240,6 +249,7 @@ mod tests {
             interrupted: false,
             action: None,
             logins: LoginTally::default(),
+            server_notes: Vec::new(),
         };
         let mut result = build::phase(&outcome, None);
         result.intervals = vec![interval(wall)];
@@ -259,6 +269,7 @@ mod tests {
             waiting_after_429: 0,
             polling: false,
             target_rate: None,
+            server: Vec::new(),
         }
     }
 

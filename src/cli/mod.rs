@@ -276,6 +276,12 @@ pub struct RunArgs {
     #[arg(long = "attachment-size", value_name = "SIZE[,SIZE…]", value_parser = attachment_sizes, default_value = "64KiB")]
     attachment_size: AttachmentSizes,
 
+    /// Do not ask the server for its own statistics each interval (`_node/_local/_stats`,
+    /// `_node/_local/_system`, `_active_tasks`), which are otherwise kept beside every
+    /// interval row, each node's apart.
+    #[arg(long = "no-server-stats")]
+    no_server_stats: bool,
+
     /// How many threads (and so cores) the client runs its connections on, like the
     /// Aerospike benchmark's processes and titan's worker threads; the client's CPU share
     /// is then of these. Default: one per core of this machine.

@@ -105,6 +105,8 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         retry_429: args.retry_429.map(|most| Retry429 { most }),
         busy_poll: args.busy_poll,
         attachment_sizes: args.attachment_size.clone(),
+        // With several client machines, the first looks at the servers for all of them.
+        server_stats: !args.no_server_stats && args.node_index == 0,
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
@@ -641,6 +643,9 @@ fn config_record(
         }),
         keep_alive: target.keep_alive,
         busy_poll: engine.busy_poll,
+        // The run's setting, alike on every client machine (merge checks), though only the
+        // first asks.
+        server_stats: !args.no_server_stats,
         id_prefix: engine.ids.prefix().to_string(),
         reuse: args.reuse,
         recreate: args.recreate,

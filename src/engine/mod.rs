@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::driver::auth::{self, Auth};
 use crate::driver::{Client, Endpoint};
-use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
+use crate::metrics::{IntervalRow, NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
@@ -73,6 +73,8 @@ pub struct RunSettings {
     pub busy_poll: bool,
     /// `--attachment-size`: the sizes `attachment_write` draws from.
     pub attachment_sizes: AttachmentSizes,
+    /// Whether each node's own statistics are looked at every interval.
+    pub server_stats: bool,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -355,6 +357,10 @@ impl Engine {
             self.settings.busy_poll,
         )));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
+        let watch = self
+            .settings
+            .server_stats
+            .then(|| server_watch::spawn(&self.endpoints, self.settings.interval, started));
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
@@ -393,10 +399,14 @@ impl Engine {
         operations_ended.raise();
         self.phases_run += 1;
         sampler.abort();
-        let intervals = {
+        let mut intervals = {
             let mut monitor = monitor.lock().unwrap_or_else(|p| p.into_inner());
             monitor.sample();
             std::mem::take(&mut monitor.rows)
+        };
+        let server_notes = match watch {
+            Some(watch) => self.join_server_figures(watch, &mut intervals),
+            None => Vec::new(),
         };
         observer.phase_ended();
         let action = match action {
@@ -428,6 +438,23 @@ impl Engine {
             action,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
+            server_notes,
         })
+    }
+
+    /// Stops looking at the servers and puts what each said beside the interval it
+    /// ended; gives what could not be asked.
+    fn join_server_figures(
+        &self,
+        watch: server_watch::Watch,
+        rows: &mut [IntervalRow],
+    ) -> Vec<String> {
+        let watched = watch.stop();
+        let ends: Vec<(f64, f64)> = rows.iter().map(|r| (r.elapsed, r.length)).collect();
+        let figures = crate::server_stats::beside_intervals(&ends, &watched.nodes);
+        for (row, figures) in rows.iter_mut().zip(figures) {
+            row.server = figures;
+        }
+        watched.notes
     }
 }

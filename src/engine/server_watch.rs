@@ -1,10 +1,13 @@
 //! Looks at what each node says about itself (`server_stats`) once per interval while a
 //! phase runs, on connections of its own: never the workers', so the operations' figures
-//! do not pay for it, and never blocking the interval line, which does not wait for it.
+//! do not pay for it, and never holding up the interval lines, which do not wait for it.
 //!
-//! A look that takes longer than [`LOOK_TIMEOUT`] is given up and counted as missed. An
-//! endpoint a node does not have (PouchDB Server has no `_node/_local/_stats`) is asked
-//! once, noted, and not asked again.
+//! Each node has a task, and each endpoint a connection, asked at once: a node or an
+//! endpoint that stalls costs only its own figures, and only until its answer is given up
+//! after half an interval (at most [`LOOK_TIMEOUT`]), so that every look ends before the
+//! next is due, and the look at a phase's last full interval before the phase ends. An endpoint a node does not have
+//! (PouchDB Server has no `_node/_local/_stats`) or will not show is asked once, noted,
+//! and not asked again.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,29 +16,23 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::driver::{Call, Client, Endpoint, Method};
-use crate::server_stats::{ServerLook, node_stats, system, tasks};
+use crate::server_stats::{NodeLooks, ServerLook, node_stats, system, tasks};
 
-/// The longest a look at one endpoint may take.
+/// The longest an answer is waited for.
 pub const LOOK_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// One look at every node, `at` after the phase's start.
-#[derive(Clone, Debug)]
-pub struct Looks {
-    pub at: Duration,
-    /// In node order; `None` for a node that answered none of the endpoints in time.
-    pub nodes: Vec<Option<ServerLook>>,
-}
 
 /// The looks of a phase so far, and what could not be asked.
 #[derive(Debug, Default)]
 pub struct Watched {
-    pub looks: Vec<Looks>,
+    pub nodes: Vec<NodeLooks>,
     /// Each endpoint a node lacked or refused, said once: `http://a:5984: GET
     /// /_node/_local/_stats gave 404`.
     pub notes: Vec<String>,
 }
 
-/// The three endpoints, each read by its parser.
+type Reader = fn(&Value, &mut ServerLook);
+
+/// The three endpoints, each read by its parser into its part of a look.
 const ENDPOINTS: [(&str, Reader); 3] = [
     ("/_node/_local/_stats", |v, look| {
         look.stats = node_stats::read(v)
@@ -46,94 +43,137 @@ const ENDPOINTS: [(&str, Reader); 3] = [
     ("/_active_tasks", |v, look| look.tasks = tasks::read(v)),
 ];
 
-type Reader = fn(&Value, &mut ServerLook);
+/// A watcher at work.
+pub struct Watch {
+    watched: Arc<Mutex<Watched>>,
+    tasks: Vec<JoinHandle<()>>,
+}
 
-/// One node's watcher: its own client, and the endpoints it still asks.
+impl Watch {
+    /// Stops looking (looks under way are given up) and gives the looks taken.
+    pub fn stop(self) -> Watched {
+        for task in &self.tasks {
+            task.abort();
+        }
+        let mut watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut *watched)
+    }
+}
+
+/// Starts looking at every node each `every`, from `started`, until stopped.
+pub fn spawn(endpoints: &[Arc<Endpoint>], every: Duration, started: Instant) -> Watch {
+    let watched = Arc::new(Mutex::new(Watched {
+        nodes: endpoints
+            .iter()
+            .map(|e| NodeLooks {
+                node: e.node.to_string(),
+                looks: Vec::new(),
+            })
+            .collect(),
+        notes: Vec::new(),
+    }));
+    let wait = (every / 2).min(LOOK_TIMEOUT);
+    let tasks = endpoints
+        .iter()
+        .enumerate()
+        .map(|(index, endpoint)| {
+            let node = NodeWatch {
+                index,
+                clients: std::array::from_fn(|_| Client::new(endpoint.clone(), Some(wait))),
+                asking: [true; ENDPOINTS.len()],
+            };
+            tokio::spawn(node.run(every, started, watched.clone()))
+        })
+        .collect();
+    Watch { watched, tasks }
+}
+
+/// One node's watcher: a connection per endpoint, and the endpoints it still asks.
 struct NodeWatch {
-    client: Client,
+    index: usize,
+    clients: [Client; ENDPOINTS.len()],
     asking: [bool; ENDPOINTS.len()],
 }
 
-/// Starts looking at every node each `every`, from `started`; the looks gather in the
-/// returned [`Watched`] until the task is aborted.
-pub fn spawn(
-    endpoints: &[Arc<Endpoint>],
-    every: Duration,
-    started: Instant,
-) -> (Arc<Mutex<Watched>>, JoinHandle<()>) {
-    let watched = Arc::new(Mutex::new(Watched::default()));
-    let mut nodes: Vec<NodeWatch> = endpoints
-        .iter()
-        .map(|e| NodeWatch {
-            client: Client::new(e.clone(), Some(LOOK_TIMEOUT)),
-            asking: [true; ENDPOINTS.len()],
-        })
-        .collect();
-    let into = watched.clone();
-    let task = tokio::spawn(async move {
-        let mut ticks = tokio::time::interval_at((started + every).into(), every);
+impl NodeWatch {
+    async fn run(mut self, every: Duration, started: Instant, into: Arc<Mutex<Watched>>) {
+        let first = crate::time::duration::after(started, every);
+        let mut ticks = tokio::time::interval_at(first.into(), every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             ticks.tick().await;
             let at = started.elapsed();
-            let mut looks = Vec::with_capacity(nodes.len());
-            let mut notes = Vec::new();
-            for node in &mut nodes {
-                looks.push(node.look(&mut notes).await);
-            }
+            let (look, notes) = self.look().await;
             let mut watched = into.lock().unwrap_or_else(|p| p.into_inner());
-            watched.looks.push(Looks { at, nodes: looks });
+            if let Some(look) = look {
+                watched.nodes[self.index].looks.push((at, look));
+            }
             watched.notes.extend(notes);
         }
-    });
-    (watched, task)
-}
+    }
 
-impl NodeWatch {
-    /// Asks each endpoint still asked; `None` when none answered.
-    async fn look(&mut self, notes: &mut Vec<String>) -> Option<ServerLook> {
+    /// Asks each endpoint still asked, all at once; `None` when none answered.
+    async fn look(&mut self) -> (Option<ServerLook>, Vec<String>) {
+        let [stats, system, tasks] = &mut self.clients;
+        let [a, b, c] = self.asking;
+        let answers = tokio::join!(
+            ask(stats, ENDPOINTS[0].0, a),
+            ask(system, ENDPOINTS[1].0, b),
+            ask(tasks, ENDPOINTS[2].0, c),
+        );
         let mut look = ServerLook::default();
         let mut answered = false;
-        for (i, (path, read)) in ENDPOINTS.iter().enumerate() {
-            if !self.asking[i] {
-                continue;
-            }
-            let call = Call {
-                method: Method::Get,
-                path,
-                body: None,
-            };
-            let node = self.client.endpoint().node.to_string();
-            match self.client.send(&call).await {
-                Ok(answer) if answer.status == 200 => {
-                    if let Ok(value) = serde_json::from_slice::<Value>(&answer.body) {
-                        read(&value, &mut look);
-                        answered = true;
-                    }
+        let mut notes = Vec::new();
+        for (i, answer) in [answers.0, answers.1, answers.2].into_iter().enumerate() {
+            match answer {
+                Answer::Value(value) => {
+                    (ENDPOINTS[i].1)(&value, &mut look);
+                    answered = true;
                 }
-                // Missing (404), not allowed (401, 403) or not understood (400, 405):
-                // asking again each interval would only say it again.
-                Ok(answer) if (400..500).contains(&answer.status) => {
+                Answer::Refused(note) => {
                     self.asking[i] = false;
-                    notes.push(format!("{node}: GET {path} gave {}", answer.status));
+                    notes.push(note);
                 }
-                // A busy or failing server may answer the next look: ask again.
-                _ => {}
+                Answer::Nothing => {}
             }
         }
-        answered.then_some(look)
+        (answered.then_some(look), notes)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What asking one endpoint gave.
+enum Answer {
+    Value(Value),
+    /// The node lacks it or will not show it: not asked again.
+    Refused(String),
+    /// Not asked, or no usable answer this time (a timeout, a 5xx, garbage).
+    Nothing,
+}
 
-    #[test]
-    fn every_endpoint_has_its_reader() {
-        let mut look = ServerLook::default();
-        let tasks = serde_json::json!([{"type": "indexer"}]);
-        (ENDPOINTS[2].1)(&tasks, &mut look);
-        assert_eq!(look.tasks.unwrap().by_kind["indexer"], 1);
+async fn ask(client: &mut Client, path: &str, asking: bool) -> Answer {
+    if !asking {
+        return Answer::Nothing;
+    }
+    let call = Call {
+        method: Method::Get,
+        path,
+        body: None,
+    };
+    match client.send(&call).await {
+        Ok(answer) if answer.status == 200 => serde_json::from_slice(&answer.body)
+            .map(Answer::Value)
+            .unwrap_or(Answer::Nothing),
+        // Missing (404), not allowed (401, 403) or not understood (400, 405): asking
+        // again each interval would only say it again. A 408 or 429 may pass next time.
+        Ok(answer)
+            if (400..500).contains(&answer.status) && !matches!(answer.status, 408 | 429) =>
+        {
+            Answer::Refused(format!(
+                "{}: GET {path} gave {}",
+                client.endpoint().node,
+                answer.status
+            ))
+        }
+        _ => Answer::Nothing,
     }
 }

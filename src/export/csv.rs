@@ -6,11 +6,11 @@
 use std::io::{self, Write};
 
 use super::phase_operations;
-use crate::results::{IntervalOperation, RunResult};
+use crate::results::{IntervalOperation, IntervalResult, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
 /// keep working.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 19] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -25,6 +25,11 @@ pub const COLUMNS: [&str; 14] = [
     "late",
     "rate_limited",
     "retried_429",
+    "server_requests",
+    "server_request_p99_ms",
+    "server_memory_bytes",
+    "server_run_queue",
+    "server_tasks",
 ];
 
 fn decimal(value: f64, decimals: usize) -> String {
@@ -33,6 +38,46 @@ fn decimal(value: f64, decimals: usize) -> String {
     } else {
         String::new()
     }
+}
+
+/// The servers' figures of an interval, all nodes together: requests counted and memory
+/// added up, the highest request-time p99 and run queue, background tasks added up. A
+/// cell is empty when no node told it.
+fn server_cells(interval: &IntervalResult) -> [String; 5] {
+    let nodes = &interval.server;
+    let sum = |figure: &dyn Fn(&crate::server_stats::ServerInterval) -> Option<u64>| {
+        let known: Vec<u64> = nodes.iter().filter_map(|n| figure(&n.figures)).collect();
+        if known.is_empty() {
+            String::new()
+        } else {
+            known
+                .iter()
+                .fold(0u64, |a, b| a.saturating_add(*b))
+                .to_string()
+        }
+    };
+    let p99 = nodes
+        .iter()
+        .filter_map(|n| n.figures.request_time_ms.map(|t| t.p99))
+        .reduce(f64::max)
+        .map_or(String::new(), |ms| decimal(ms, 3));
+    let run_queue = nodes
+        .iter()
+        .filter_map(|n| n.figures.run_queue)
+        .max()
+        .map_or(String::new(), |n| n.to_string());
+    [
+        sum(&|f| {
+            f.counts
+                .get("requests")
+                .copied()
+                .or((!f.counts.is_empty()).then_some(0))
+        }),
+        p99,
+        sum(&|f| f.memory_bytes),
+        run_queue,
+        sum(&|f| f.tasks.as_ref().map(|t| t.values().sum())),
+    ]
 }
 
 /// Writes the series of every phase.
@@ -65,6 +110,7 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                         decimal(ms, 3)
                     }
                 };
+                let [requests, request_p99, memory, run_queue, tasks] = server_cells(interval);
                 writer.write_record([
                     phase.name.clone(),
                     interval.end_ms.to_string(),
@@ -80,6 +126,11 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     interval.late.to_string(),
                     op.rate_limited.to_string(),
                     op.retried_429.to_string(),
+                    requests,
+                    request_p99,
+                    memory,
+                    run_queue,
+                    tasks,
                 ])?;
             }
         }
@@ -101,11 +152,39 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,",
             ]
+        );
+    }
+
+    #[test]
+    fn the_servers_figures_add_up_over_nodes() {
+        use crate::server_stats::{NodeInterval, ServerInterval, delta::RequestTimeFigures};
+        let node = |requests: u64, p99: f64, run_queue: u64| NodeInterval {
+            node: "http://a".to_string(),
+            figures: ServerInterval {
+                counts: [("requests".to_string(), requests)].into(),
+                request_time_ms: Some(RequestTimeFigures {
+                    p99,
+                    ..RequestTimeFigures::default()
+                }),
+                memory_bytes: Some(1_000),
+                run_queue: Some(run_queue),
+                tasks: Some([("indexer".to_string(), 2)].into()),
+                ..ServerInterval::default()
+            },
+        };
+        let interval = IntervalResult {
+            server: vec![node(10, 5.5, 3), node(20, 2.0, 1)],
+            ..IntervalResult::default()
+        };
+        assert_eq!(server_cells(&interval), ["30", "5.500", "2000", "3", "4"]);
+        assert_eq!(
+            server_cells(&IntervalResult::default()),
+            ["", "", "", "", ""]
         );
     }
 }

@@ -111,6 +111,7 @@ pub(crate) mod sample {
                     }
                 })
                 .collect(),
+            server: Vec::new(),
         }
     }
 
@@ -188,6 +189,7 @@ pub(crate) mod sample {
             aborted: vec![],
             action: None,
             target_nodes: Vec::new(),
+            server_notes: Vec::new(),
         };
         // The read that failed in the second interval was a 429, after three retried.
         let read = &mut phase.operations[1];

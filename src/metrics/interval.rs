@@ -145,6 +145,7 @@ impl IntervalMetrics {
             after_stall: false,
             polling: false,
             target_rate: None,
+            server: Vec::new(),
         }
     }
 
@@ -217,6 +218,9 @@ pub struct IntervalRow {
     /// The operations per second the schedule aimed at over this interval (open model):
     /// under a ramp, the ramp's mean over the interval.
     pub target_rate: Option<f64>,
+    /// What each node said about itself as the interval ended (`server_stats`), joined
+    /// in after the phase; empty when no node was asked or none answered in time.
+    pub server: Vec<crate::server_stats::NodeInterval>,
 }
 
 impl IntervalRow {

@@ -35,6 +35,9 @@ pub struct PhaseOutcome {
     /// Logins (session cookies, IAM tokens) since the previous phase ended, or for the
     /// first phase since the run started: outside every operation's times.
     pub logins: super::LoginTally,
+    /// What could not be asked of the servers about themselves (an endpoint a node
+    /// lacks or refused), each said once.
+    pub server_notes: Vec<String>,
 }
 
 /// What an action did, with times in seconds from the phase's start.

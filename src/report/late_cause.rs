@@ -252,6 +252,7 @@ mod tests {
             waiting_after_429: 0,
             polling: false,
             target_rate: None,
+            server: Vec::new(),
         }
     }
 

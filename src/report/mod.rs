@@ -13,6 +13,7 @@ pub mod numbers;
 pub mod ramp;
 pub mod repetitions;
 pub mod search;
+pub mod server;
 pub mod summary;
 pub mod table;
 
@@ -81,6 +82,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     out.push_str(&connections::lines(phase));
     out.push_str(&logins::line(phase));
     out.push_str(&summary::action(phase));
+    out.push_str(&server::lines(phase));
     let mut reasons = phase.aborted.clone();
     reasons.sort();
     reasons.dedup();

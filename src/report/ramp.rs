@@ -140,6 +140,7 @@ mod tests {
             waiting_after_429: 0,
             polling: false,
             target_rate: Some(target),
+            server: Vec::new(),
         }
     }
 

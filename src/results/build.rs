@@ -239,6 +239,7 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         waiting_after_429: row.waiting_after_429,
         polling: row.polling,
         target_rate: row.target_rate,
+        server: row.server.clone(),
     }
 }
 
@@ -256,6 +257,7 @@ pub struct PhaseFacts {
     pub action: Option<ActionResult>,
     pub logins: Option<LoginsResult>,
     pub sweep: Option<SweepPoint>,
+    pub server_notes: Vec<String>,
 }
 
 /// The result of one phase the engine ran, at `sweep`'s point of a sweep if it is one.
@@ -282,6 +284,7 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
         action: outcome.action.as_ref().map(action),
         logins: (!outcome.logins.is_empty()).then(|| logins(&outcome.logins)),
         sweep,
+        server_notes: outcome.server_notes.clone(),
     };
     from_tally(facts, &outcome.tally)
 }
@@ -319,6 +322,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         action: facts.action,
         logins: facts.logins,
         sweep: facts.sweep,
+        server_notes: facts.server_notes,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),
     }

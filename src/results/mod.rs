@@ -148,6 +148,10 @@ pub struct PhaseResult {
     /// absent for a phase in none, and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+    /// What could not be asked of the servers about themselves (PouchDB Server has no
+    /// `_node/_local/_stats`: `…: GET /_node/_local/_stats gave 404`); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_notes: Vec<String>,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.
@@ -270,6 +274,7 @@ impl PhaseResult {
             connection_setup: None,
             logins: None,
             sweep: None,
+            server_notes: Vec::new(),
         }
     }
 }
@@ -414,7 +419,7 @@ pub struct Latency {
     pub histogram: String,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct IntervalResult {
     /// Unix time of the interval's end, milliseconds.
     pub end_ms: u64,
@@ -444,6 +449,11 @@ pub struct IntervalResult {
     /// was full by design and says nothing of how loaded the client was; absent when not.
     #[serde(default, skip_serializing_if = "is_false")]
     pub polling: bool,
+    /// What each node said about itself as the interval ended: CouchDB's counters'
+    /// growth over the interval, its request times over its own stats window, its VM's
+    /// memory and queues, and its background tasks; absent when not asked or not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<crate::server_stats::NodeInterval>,
 }
 
 fn is_false(value: &bool) -> bool {

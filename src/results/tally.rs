@@ -212,6 +212,7 @@ mod tests {
             action: None,
             logins: None,
             sweep: None,
+            server_notes: Vec::new(),
         }
     }
 

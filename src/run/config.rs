@@ -44,6 +44,9 @@ pub struct ConfigRecord {
     pub keep_alive: bool,
     /// `--busy-poll`: the client's threads polled for answers instead of sleeping.
     pub busy_poll: bool,
+    /// Whether the servers' own statistics were asked for each interval (not with
+    /// `--no-server-stats`); with several client machines, the first asks for all.
+    pub server_stats: bool,
     pub id_prefix: String,
     pub reuse: bool,
     pub recreate: bool,
@@ -124,6 +127,7 @@ mod tests {
             tls: None,
             keep_alive: true,
             busy_poll: false,
+            server_stats: false,
             id_prefix: "p".to_string(),
             reuse: false,
             recreate: false,
@@ -139,7 +143,7 @@ mod tests {
             runs: None,
         };
         let mut map = record.to_map();
-        assert_eq!(map.len(), 39, "runs is left out of a plain run's record");
+        assert_eq!(map.len(), 40, "runs is left out of a plain run's record");
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));

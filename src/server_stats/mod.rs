@@ -8,11 +8,13 @@
 //! `_node` endpoints (404), which the caller says once.
 
 pub mod delta;
+pub mod join;
 pub mod node_stats;
 pub mod system;
 pub mod tasks;
 
 pub use delta::{ServerInterval, between};
+pub use join::{NodeInterval, NodeLooks, beside_intervals};
 pub use node_stats::{NodeStats, RequestTime};
 pub use system::SystemFigures;
 pub use tasks::TaskCounts;

@@ -12,6 +12,7 @@
 
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,10 @@ struct State {
     timeline: Timeline,
     compact_answered: Mutex<Option<Instant>>,
     replications: Mutex<Vec<Value>>,
+    /// Requests answered so far: the `requests` counter of `_node/_local/_stats`.
+    requests: AtomicU64,
+    /// `_node/_local/_system` never answers.
+    stall_system: AtomicBool,
 }
 
 fn fixture(name: &str) -> Value {
@@ -74,6 +79,8 @@ impl CouchLike {
             timeline,
             compact_answered: Mutex::new(None),
             replications: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            stall_system: AtomicBool::new(false),
         });
         let shared = state.clone();
         std::thread::spawn(move || {
@@ -83,6 +90,16 @@ impl CouchLike {
             }
         });
         CouchLike { url, state }
+    }
+
+    /// From now on `GET /_node/_local/_system` is read and never answered.
+    pub fn stall_system(&self) {
+        self.state.stall_system.store(true, Ordering::SeqCst);
+    }
+
+    /// Requests the server has read so far.
+    pub fn requests(&self) -> u64 {
+        self.state.requests.load(Ordering::SeqCst)
     }
 
     /// The bodies of the `POST /_replicate` requests so far.
@@ -124,7 +141,16 @@ impl State {
         serde_json::from_str(&text).unwrap()
     }
 
+    /// The recorded statistics, with `requests` grown to the requests read so far.
+    fn node_stats(&self) -> Value {
+        let mut stats = fixture("node_stats.json");
+        stats["couchdb"]["httpd"]["requests"]["value"] =
+            json!(self.requests.load(Ordering::SeqCst));
+        stats
+    }
+
     fn answer(&self, method: &str, path: &str, body: &[u8]) -> (&'static str, Value) {
+        self.requests.fetch_add(1, Ordering::SeqCst);
         let segments: Vec<&str> = path
             .split('?')
             .next()
@@ -136,6 +162,13 @@ impl State {
         match (method, segments.as_slice()) {
             ("GET", []) => ("200 OK", fixture("welcome.json")),
             ("GET", ["_active_tasks"]) => ("200 OK", self.active_tasks()),
+            ("GET", ["_node", "_local", "_stats"]) => ("200 OK", self.node_stats()),
+            ("GET", ["_node", "_local", "_system"]) => {
+                while self.stall_system.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                ("200 OK", fixture("node_system.json"))
+            }
             ("POST", ["_replicate"]) => {
                 let request = serde_json::from_slice(body).unwrap_or(Value::Null);
                 self.replications.lock().unwrap().push(request);

@@ -109,6 +109,7 @@ mod tests {
                 waiting_after_429: 0,
                 polling: false,
                 target_rate: None,
+                server: Vec::new(),
             });
         }
         phase
