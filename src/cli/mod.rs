@@ -19,6 +19,7 @@ mod templates;
 mod terminal;
 
 use crate::time::duration;
+use crate::workload::AttachmentSizes;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -270,6 +271,12 @@ pub struct RunArgs {
     /// with the database.
     #[arg(long = "busy-poll")]
     busy_poll: bool,
+
+    /// The size of the attachments a mix's `attachment_write` sends (e.g. 64KiB, 1GiB),
+    /// or several separated by commas, each equally likely (1KiB,64KiB,1MiB); 1 byte to
+    /// 4GiB each. Bodies are made as they are sent, never held in memory.
+    #[arg(long = "attachment-size", value_name = "SIZE[,SIZE…]", value_parser = attachment_sizes, default_value = "64KiB")]
+    attachment_size: AttachmentSizes,
 
     /// Do not ask the server for its own statistics each interval (`_node/_local/_stats`,
     /// `_node/_local/_system`, `_active_tasks`), which are otherwise kept beside every
@@ -682,6 +689,15 @@ fn partition_keys(text: &str) -> Result<KeyChoice, String> {
         }
         _ => Err(fail()),
     }
+}
+
+/// `--attachment-size`: sizes separated by commas.
+fn attachment_sizes(text: &str) -> Result<AttachmentSizes, String> {
+    let sizes = text
+        .split(',')
+        .map(|size| byte_size(size.trim()))
+        .collect::<Result<Vec<u64>, String>>()?;
+    AttachmentSizes::new(sizes)
 }
 
 /// A number of bytes: digits, with an optional unit (B, KB, MB, GB, KiB, MiB, GiB).

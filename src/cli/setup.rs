@@ -120,6 +120,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         failover: args.failover,
         retry_429: args.retry_429.map(|most| Retry429 { most }),
         busy_poll: args.busy_poll,
+        attachment_sizes: args.attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
         actions: ActionSettings {
@@ -360,6 +361,8 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,
             Operation::Delete => args.delete_weight,
+            // Attachments are mixed in by scenario files (`mix = { attachment_write = 1 }`).
+            Operation::AttachmentWrite | Operation::AttachmentRead => 0,
         }),
     }
 }

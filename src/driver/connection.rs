@@ -20,6 +20,7 @@ use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
 use super::auth::{Auth, Credential, HeaderCopy};
+use super::generated::{self, GeneratedBody, Streaming};
 use super::http1::{self, Method, Response, ResponseReader};
 use super::stream::Stream;
 use super::tls::NodeTls;
@@ -260,6 +261,8 @@ impl fmt::Display for TransportError {
 pub struct Exchange {
     pub status: u16,
     pub body: Bytes,
+    /// The answer body's length: `body`'s, or all of a counted answer's.
+    pub body_length: u64,
     pub timing: ExchangeTiming,
     /// When the request was handed to the connection and when its answer's last byte came:
     /// the caller's figures can use them instead of reading the clock again.
@@ -457,21 +460,34 @@ impl Connection {
     async fn exchange(
         &mut self,
         (endpoint, headers): (&Endpoint, &[u8]),
-        call: &Call<'_>,
+        (call, streaming): (&Call<'_>, Streaming),
         start: Instant,
     ) -> Result<Exchange, Failed> {
         self.idle = false;
         self.request.clear();
-        http1::write_request(
-            &mut self.request,
-            call.method,
-            (&endpoint.node.base_path, call.path),
-            headers,
-            (endpoint.body_type, call.body),
-        );
-        let mut reader = ResponseReader::new(call.method, endpoint.max_response)
-            .keeping_session_cookie(endpoint.keep_session_cookie);
-        let sent = self.send_request(&mut reader).await?;
+        let paths = (endpoint.node.base_path.as_str(), call.path);
+        match streaming.body {
+            None => http1::write_request(
+                &mut self.request,
+                call.method,
+                paths,
+                headers,
+                (endpoint.body_type, call.body),
+            ),
+            Some(body) => {
+                let described = Some((body.content_type, body.length));
+                http1::write_head(&mut self.request, call.method, paths, headers, described);
+            }
+        }
+        let mut reader = match streaming.count_answer_up_to {
+            None => ResponseReader::new(call.method, endpoint.max_response),
+            Some(limit) => ResponseReader::new(call.method, limit).counting(),
+        }
+        .keeping_session_cookie(endpoint.keep_session_cookie);
+        let sent = match streaming.body {
+            None => self.send_request(&mut reader).await?,
+            Some(body) => self.send_generated(&mut reader, body).await?,
+        };
         let written = Instant::now();
         let whole = matches!(sent, Sent::Whole);
         let (response, first_byte) = match sent {
@@ -497,6 +513,7 @@ impl Connection {
         Ok(Exchange {
             status: response.status,
             body: response.body,
+            body_length: response.body_length,
             timing: ExchangeTiming {
                 send: nanos(start, written),
                 wait: nanos(written, first_byte),
@@ -558,6 +575,30 @@ impl Connection {
         })
     }
 
+    /// Sends the head in `self.request`, then `body` one chunk at a time, each made into
+    /// the same buffer as it goes: a body of gigabytes takes one chunk of memory. An answer
+    /// before the end (a refusal) ends the sending, as for any request.
+    async fn send_generated(
+        &mut self,
+        reader: &mut ResponseReader,
+        body: GeneratedBody,
+    ) -> Result<Sent, Failed> {
+        let mut offset = 0;
+        loop {
+            let room = generated::CHUNK.saturating_sub(self.request.len());
+            let before = self.request.len();
+            body.write_part(offset, room, &mut self.request);
+            offset += (self.request.len() - before) as u64;
+            let sent = self.send_request(reader).await?;
+            self.request.clear();
+            if offset >= body.length || !matches!(sent, Sent::Whole) {
+                // The chunk's room is not kept by a connection that sends small requests.
+                self.request.shrink_to(READ_SIZE);
+                return Ok(sent);
+            }
+        }
+    }
+
     /// Reads until the response is complete; returns it and when its first byte came
     /// (`first_byte` if some of it came already).
     async fn receive(
@@ -566,7 +607,12 @@ impl Connection {
         mut first_byte: Option<Instant>,
     ) -> Result<(Response, Instant), Failed> {
         loop {
-            let expected = reader.bytes_expected(&self.received).min(MAX_RESERVE) as usize;
+            // A counted answer is let go read by read: one chunk of room is enough.
+            let expected = if reader.is_counting() {
+                generated::CHUNK
+            } else {
+                reader.bytes_expected(&self.received).min(MAX_RESERVE) as usize
+            };
             self.received.reserve(expected.max(READ_SIZE));
             let read = self.stream.read_buf(&mut self.received).await;
             let answered = first_byte.is_some();
@@ -715,6 +761,16 @@ impl Client {
     /// resend. The time waiting for the login is left out of the exchange's times (logins
     /// are counted and timed apart) and added to its timeout.
     pub async fn send(&mut self, call: &Call<'_>) -> Result<Exchange, Unanswered> {
+        self.send_streaming(call, Streaming::NONE).await
+    }
+
+    /// [`Client::send`], with a body made as it is written and/or an answer counted rather
+    /// than kept (`streaming`).
+    pub async fn send_streaming(
+        &mut self,
+        call: &Call<'_>,
+        streaming: Streaming,
+    ) -> Result<Exchange, Unanswered> {
         let first_start = Instant::now();
         let mut deadline = self.timeout.map(|limit| first_start + limit);
         let mut resent = false;
@@ -738,7 +794,7 @@ impl Client {
             let reused = connection.completed > 0;
             let start = Instant::now();
             let headers = (self.headers).current(&self.endpoint.headers, &self.endpoint.credential);
-            let exchange = connection.exchange((&self.endpoint, headers), call, start);
+            let exchange = connection.exchange((&self.endpoint, headers), (call, streaming), start);
             let result = match deadline {
                 None => exchange.await,
                 Some(at) => within(&mut self.timer, at, exchange).await,

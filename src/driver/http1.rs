@@ -85,6 +85,20 @@ pub fn write_request(
     headers: &[u8],
     (body_type, body): (&str, Option<&[u8]>),
 ) {
+    let described = body.map(|body| (body_type, body.len() as u64));
+    write_head(out, method, (base_path, path), headers, described);
+    out.extend_from_slice(body.unwrap_or_default());
+}
+
+/// Appends a request's head to `out`, for a body of the given type and length (sent
+/// after it, by the caller) or none.
+pub fn write_head(
+    out: &mut Vec<u8>,
+    method: Method,
+    (base_path, path): (&str, &str),
+    headers: &[u8],
+    body: Option<(&str, u64)>,
+) {
     debug_assert!(
         !(base_path.bytes().chain(path.bytes())).any(|b| b <= b' '),
         "paths are built from percent-encoded segments"
@@ -95,19 +109,18 @@ pub fn write_request(
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     out.extend_from_slice(headers);
-    if body.is_some() {
+    if let Some((body_type, _)) = body {
         out.extend_from_slice(b"Content-Type: ");
         out.extend_from_slice(body_type.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     if body.is_some() || method.has_request_body() {
-        let length = body.map_or(0, <[u8]>::len);
+        let length = body.map_or(0, |(_, length)| length);
         out.extend_from_slice(b"Content-Length: ");
         out.extend_from_slice(itoa::Buffer::new().format(length).as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(body.unwrap_or_default());
 }
 
 /// A response that does not follow HTTP/1.1 or is larger than the reader accepts, and
@@ -173,6 +186,9 @@ fn too_large(what: impl fmt::Display) -> BadResponse {
 pub struct Response {
     pub status: u16,
     pub body: Bytes,
+    /// The body's length: `body`'s, or for a counted answer all it had (`body` is then
+    /// empty, or holds only its last chunk).
+    pub body_length: u64,
     /// False when the connection cannot carry another request after this one.
     pub keep_alive: bool,
     /// A 429's `Retry-After` value as the server wrote it (cut to 64 bytes); read for no
@@ -192,6 +208,8 @@ pub struct ResponseReader {
     state: State,
     /// Whether the final answer's session cookie is kept.
     keep_session_cookie: bool,
+    /// For an answer counted rather than kept: the body's bytes read and let go so far.
+    counted: Option<u64>,
 }
 
 enum State {
@@ -222,6 +240,16 @@ impl ResponseReader {
             limit,
             state: State::Head,
             keep_session_cookie: false,
+            counted: None,
+        }
+    }
+
+    /// The same reader, letting the body go as it comes and only counting it: memory
+    /// stays bounded by what one read brings, whatever the body's length.
+    pub fn counting(self) -> ResponseReader {
+        ResponseReader {
+            counted: Some(0),
+            ..self
         }
     }
 
@@ -232,6 +260,11 @@ impl ResponseReader {
             keep_session_cookie: keep,
             ..self
         }
+    }
+
+    /// Whether the body is counted and let go rather than kept.
+    pub fn is_counting(&self) -> bool {
+        self.counted.is_some()
     }
 
     /// Whether the head of the final answer (not an interim 1xx one) is in.
@@ -268,22 +301,42 @@ impl ResponseReader {
                     retry_after,
                     session_cookie,
                 } => {
+                    let before = self.counted.unwrap_or(0);
                     let body = match framing {
-                        Framing::Length(length) => split_length(buf, *length),
-                        Framing::Chunked(chunks) => chunks
-                            .read(buf, self.limit)
-                            .map_err(|e| e.with_status(*status))?,
-                        Framing::UntilClose if buf.len() as u64 > self.limit => {
+                        Framing::Length(length) => {
+                            if let Some(counted) = self.counted.as_mut() {
+                                *counted += let_go(buf, length);
+                            }
+                            split_length(buf, *length)
+                        }
+                        Framing::Chunked(chunks) => {
+                            let read = chunks
+                                .read(buf, self.limit.saturating_sub(before))
+                                .map_err(|e| e.with_status(*status))?;
+                            if let (None, Some(counted)) = (&read, self.counted.as_mut()) {
+                                *counted += chunks.let_go(buf);
+                            }
+                            read
+                        }
+                        Framing::UntilClose if before + buf.len() as u64 > self.limit => {
                             return Err(too_large(format_args!(
                                 "a body ended by closing runs past {} bytes",
                                 self.limit
                             ))
                             .with_status(*status));
                         }
-                        Framing::UntilClose => None,
+                        Framing::UntilClose => {
+                            if let Some(counted) = self.counted.as_mut() {
+                                *counted += buf.len() as u64;
+                                buf.clear();
+                            }
+                            None
+                        }
                     };
+                    let before = self.counted.unwrap_or(0);
                     return Ok(body.map(|body| Response {
                         status: *status,
+                        body_length: before + body.len() as u64,
                         body,
                         keep_alive: *keep_alive,
                         retry_after: retry_after.take(),
@@ -306,6 +359,7 @@ impl ResponseReader {
                 ..
             } => Some(Response {
                 status: *status,
+                body_length: self.counted.unwrap_or(0) + buf.len() as u64,
                 body: buf.split().freeze(),
                 keep_alive: false,
                 retry_after: retry_after.take(),
@@ -330,6 +384,15 @@ impl ResponseReader {
             _ => 0,
         }
     }
+}
+
+/// Lets go of the front of `buf` that belongs to a body still `length` bytes long, and
+/// says how much that was (`length` is what remains).
+fn let_go(buf: &mut BytesMut, length: &mut u64) -> u64 {
+    let taken = (*length).min(buf.len() as u64);
+    buf.advance(taken as usize);
+    *length -= taken;
+    taken
 }
 
 fn split_length(buf: &mut BytesMut, length: u64) -> Option<Bytes> {
@@ -617,6 +680,16 @@ impl Chunks {
         }
     }
 
+    /// Lets go of the body decoded so far (the front of `buf`), for an answer that is
+    /// counted, not kept; says how many bytes that was.
+    fn let_go(&mut self, buf: &mut BytesMut) -> u64 {
+        let decoded = self.decoded;
+        buf.advance(decoded);
+        self.raw -= decoded;
+        self.decoded = 0;
+        decoded as u64
+    }
+
     fn bytes_expected(&self) -> u64 {
         match self.step {
             ChunkStep::Data(left) => left,
@@ -651,6 +724,63 @@ mod tests {
         let headers = common_headers("db:5984", Some("Basic dTpw"));
         write_request(&mut out, method, ("/couch", path), &headers, (JSON, body));
         String::from_utf8(out).unwrap()
+    }
+
+    /// Feeds `wire` to a counting reader `step` bytes at a time, as reads would bring it;
+    /// returns the answer and the most bytes the buffer ever held.
+    fn counted(wire: &[u8], step: usize, limit: u64) -> (Result<Response, BadResponse>, usize) {
+        let mut reader = ResponseReader::new(Method::Get, limit).counting();
+        let mut buf = BytesMut::new();
+        let mut most = 0;
+        for piece in wire.chunks(step) {
+            buf.extend_from_slice(piece);
+            most = most.max(buf.len());
+            match reader.read(&mut buf) {
+                Ok(Some(response)) => return (Ok(response), most),
+                Ok(None) => {}
+                Err(e) => return (Err(e), most),
+            }
+        }
+        (Err(bad("the wire ended before the answer")), most)
+    }
+
+    #[test]
+    fn a_counted_answer_is_let_go_as_it_comes_whatever_its_framing() {
+        let body = vec![b'x'; 10_000];
+        let mut by_length = b"HTTP/1.1 200 OK\r\nContent-Length: 10000\r\n\r\n".to_vec();
+        by_length.extend_from_slice(&body);
+        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for part in body.chunks(999) {
+            chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            chunked.extend_from_slice(part);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        for wire in [&by_length, &chunked] {
+            let (answer, most) = counted(wire, 500, 10_000);
+            let answer = answer.unwrap();
+            assert_eq!(answer.body_length, 10_000);
+            assert!(answer.body.len() < 1000, "{}", answer.body.len());
+            assert!(most < 1100, "the buffer held {most} bytes");
+            // One byte less allowed: refused, at the head or as the body runs past.
+            let (refused, _) = counted(wire, 500, 9_999);
+            assert!(refused.unwrap_err().is_too_large());
+        }
+    }
+
+    #[test]
+    fn a_head_for_a_generated_body_announces_its_length_and_type() {
+        let mut out = Vec::new();
+        let body = Some(("application/octet-stream", 1u64 << 30));
+        write_head(&mut out, Method::Put, ("", "/db/d/blob?rev=1-a"), b"", body);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Content-Length: 1073741824\r\n"), "{text}");
+        assert!(
+            text.ends_with(
+                "Content-Type: application/octet-stream\r\nContent-Length: 1073741824\r\n\r\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

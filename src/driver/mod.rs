@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod auth;
 pub mod connection;
+pub mod generated;
 pub mod http1;
 pub mod responses;
 pub mod rows;
@@ -16,4 +17,5 @@ pub use crate::workload::Rev;
 pub use connection::{
     Call, Client, Endpoint, Exchange, ExchangeTiming, Opening, TransportError, Unanswered,
 };
+pub use generated::{GeneratedBody, Streaming};
 pub use http1::Method;

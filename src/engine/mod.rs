@@ -35,7 +35,7 @@ use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::nodes;
-use crate::workload::{DocumentIds, OperationOrder, Phase, Rate, Schedule};
+use crate::workload::{AttachmentSizes, DocumentIds, OperationOrder, Phase, Rate, Schedule};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
@@ -73,6 +73,8 @@ pub struct RunSettings {
     /// `--busy-poll`: the client's threads poll for answers instead of sleeping while
     /// the phase's operations run.
     pub busy_poll: bool,
+    /// `--attachment-size`: the sizes `attachment_write` draws from.
+    pub attachment_sizes: AttachmentSizes,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
 }
@@ -207,6 +209,8 @@ impl Engine {
             failover: settings.failover,
             endpoints: endpoints.clone(),
             retry_429: settings.retry_429,
+            attachment_sizes: settings.attachment_sizes.clone(),
+            seed: settings.seed,
         });
         Engine {
             settings,

@@ -11,17 +11,21 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use super::alarm::Alarm;
-use crate::driver::{Call, Client, Endpoint, Exchange, Opening, TransportError, Unanswered};
+use crate::driver::{
+    Call, Client, Endpoint, Exchange, Opening, Streaming, TransportError, Unanswered,
+};
 
 #[cfg(test)]
 pub mod scripted;
 
 /// One connection to one node of the target, as a worker uses it.
 pub trait Transport: Send {
-    /// Sends one request and reads its whole response (see [`Client::send`]).
+    /// Sends one request and reads its response (see [`Client::send_streaming`]): whole,
+    /// or counted, with the call's body or one made as it is written, as `streaming` says.
     fn send(
         &mut self,
         call: &Call<'_>,
+        streaming: Streaming,
     ) -> impl Future<Output = Result<Exchange, Unanswered>> + Send;
 
     /// Opens the connection now, to learn whether the node can be reached.
@@ -42,8 +46,9 @@ impl Transport for Client {
     fn send(
         &mut self,
         call: &Call<'_>,
+        streaming: Streaming,
     ) -> impl Future<Output = Result<Exchange, Unanswered>> + Send {
-        Client::send(self, call)
+        Client::send_streaming(self, call, streaming)
     }
 
     fn open(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {

@@ -14,12 +14,15 @@ use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use super::transport::{Clock, SystemClock, Transport};
 use crate::driver::responses;
-use crate::driver::{Call, Client, Endpoint, Exchange, Method, TransportError, Unanswered};
+use crate::driver::{
+    Call, Client, Endpoint, Exchange, Method, Streaming, TransportError, Unanswered,
+};
 use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
 use crate::workload::{
-    DocSize, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder, Schedule, Shape, ids,
+    AttachmentSizes, DocSize, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder,
+    Schedule, Shape, ids,
 };
 
 /// Why a worker stopped before finishing its share.
@@ -47,6 +50,10 @@ pub struct Shared {
     pub endpoints: Vec<Arc<Endpoint>>,
     /// Whether, and how often, an operation turned away with a 429 is sent again.
     pub retry_429: Option<Retry429>,
+    /// The sizes of the attachments `attachment_write` sends.
+    pub attachment_sizes: AttachmentSizes,
+    /// The run's seed, from which attachments' bytes derive.
+    pub seed: u64,
 }
 
 impl Shared {
@@ -164,6 +171,8 @@ pub struct Worker<T = Client, C = SystemClock> {
     /// The current phase's end, if time bounds it: a wait to send again stops there.
     deadline: Option<Instant>,
     body: Vec<u8>,
+    /// A body made as it is sent, or an answer counted, for the request being prepared.
+    streaming: Streaming,
     path: String,
     id: String,
     rev: String,
@@ -288,6 +297,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             keys: KeyChoice::Uniform,
             doc_size: None,
             body: Vec::new(),
+            streaming: Streaming::NONE,
             path: String::new(),
             id: String::new(),
             rev: String::new(),
@@ -310,7 +320,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             documents,
             first_sent,
         } = request;
-        let sent = if with_body { self.body.len() as u64 } else { 0 };
+        let generated = self.streaming.body.map_or(0, |body| body.length);
+        let sent = generated + if with_body { self.body.len() as u64 } else { 0 };
         let result = loop {
             let result = self.send_once(metrics, request).await?;
             if self.shared.endpoints.len() > 1 {
@@ -350,7 +361,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 metrics.times.send_ns += answer.timing.send;
                 metrics.times.receive_ns += answer.timing.receive;
                 metrics.json_sent += sent;
-                metrics.json_received += answer.body.len() as u64;
+                metrics.json_received += answer.body_length;
                 Ok(Answer::Received(answer))
             }
             Err(lost) => {
@@ -406,7 +417,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let asked = self.clock.now();
         let sent_or_abandoned = tokio::select! {
             biased;
-            result = self.client.send(&call) => Some(result),
+            result = self.client.send(&call, self.streaming) => Some(result),
             () = self.abandoned.as_mut() => None,
         };
         let recorder = &self.shared.recorder;
@@ -782,6 +793,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 Operation::Find | Operation::View | Operation::AllDocs => {
                     self.query(&mut metrics, operation, start).await
                 }
+                Operation::AttachmentWrite => self.attachment_write(&mut metrics, start).await,
+                Operation::AttachmentRead => self.attachment_read(&mut metrics, start).await,
                 Operation::BulkInsert => {
                     let numbers = (created..created + work.batch_size).map(number).collect();
                     created += work.batch_size;
@@ -973,6 +986,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     let rev = written(answer)?;
                     w.written_for_feeds(&rev);
                     w.pool.set_rev(slot, rev);
+                    // A whole document without `_attachments` takes them away.
+                    w.pool.set_attachment(slot, 0);
                     Ok(())
                 },
             )
@@ -1061,6 +1076,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
     responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
 }
 
+mod attachment;
 mod changes;
 mod query;
 mod retry_429;

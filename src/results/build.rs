@@ -62,6 +62,8 @@ pub fn remote_field(operation: Operation) -> &'static str {
         Operation::Find => "remoteFindProcessing",
         Operation::View => "remoteViewProcessing",
         Operation::AllDocs => "remoteAllDocsProcessing",
+        Operation::AttachmentWrite => "remoteAttachmentWriteProcessing",
+        Operation::AttachmentRead => "remoteAttachmentReadProcessing",
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a run does: the operations, how many of each every connection performs, in what
 //! order, and on which documents.
 
+pub mod attachment;
 pub mod changes;
 pub mod ids;
 pub mod limits;
@@ -15,6 +16,7 @@ pub mod rate;
 pub mod rev;
 pub mod size;
 
+pub use attachment::AttachmentSizes;
 pub use ids::{DocumentIds, IdScheme, Partitions};
 pub use operation::Operation;
 pub use order::OperationOrder;

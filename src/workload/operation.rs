@@ -21,11 +21,15 @@ pub enum Operation {
     View,
     /// `GET /db/_all_docs` (or `POST` with `keys`).
     AllDocs,
+    /// `PUT /db/{id}/{name}?rev=…` of a standalone attachment, its body made as it is sent.
+    AttachmentWrite,
+    /// `GET /db/{id}/{name}` of an attachment written earlier, counted, not kept.
+    AttachmentRead,
 }
 
 impl Operation {
     /// How many kinds of operation there are.
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 10;
 
     pub const ALL: [Operation; Operation::COUNT] = [
         Operation::BulkInsert,
@@ -36,6 +40,8 @@ impl Operation {
         Operation::Find,
         Operation::View,
         Operation::AllDocs,
+        Operation::AttachmentWrite,
+        Operation::AttachmentRead,
     ];
 
     /// The operations that run a query the scenario declares.
@@ -65,6 +71,8 @@ impl Operation {
             Operation::Find => "find",
             Operation::View => "view",
             Operation::AllDocs => "all_docs",
+            Operation::AttachmentWrite => "attachment_write",
+            Operation::AttachmentRead => "attachment_read",
         }
     }
 
@@ -84,6 +92,8 @@ impl Operation {
                 | Operation::Find
                 | Operation::View
                 | Operation::AllDocs
+                | Operation::AttachmentWrite
+                | Operation::AttachmentRead
         )
     }
 

@@ -17,6 +17,8 @@ pub struct LiveDocument {
     /// The document's number, from which its id and content derive.
     pub number: u64,
     pub rev: Rev,
+    /// The length of the attachment the connection wrote on it, 0 for none.
+    pub attachment: u64,
 }
 
 /// A connection's live documents, with picks in constant time.
@@ -41,7 +43,11 @@ impl DocumentPool {
     }
 
     pub fn add(&mut self, number: u64, rev: Rev) {
-        self.documents.push(LiveDocument { number, rev });
+        self.documents.push(LiveDocument {
+            number,
+            rev,
+            attachment: 0,
+        });
     }
 
     /// A live document's position chosen by `keys`, or `None` when there is none. The
@@ -77,6 +83,21 @@ impl DocumentPool {
 
     pub fn set_rev(&mut self, slot: usize, rev: Rev) {
         self.documents[slot].rev = rev;
+    }
+
+    /// Notes the attachment of `length` bytes now on the document (0: none any more).
+    pub fn set_attachment(&mut self, slot: usize, length: u64) {
+        self.documents[slot].attachment = length;
+    }
+
+    /// A document with an attachment, the first from a position `rng` draws on, or `None`
+    /// when none has one.
+    pub fn pick_attached(&self, rng: &mut Rng) -> Option<usize> {
+        let n = self.documents.len();
+        let from = rng.random_range(0..n.max(1));
+        (from..n)
+            .chain(0..from)
+            .find(|&slot| self.documents[slot].attachment > 0)
     }
 
     /// Forgets a deleted document (the last one takes its place).

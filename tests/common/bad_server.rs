@@ -55,6 +55,13 @@ pub fn document_reads(line: &str) -> bool {
     method == Some("GET") && path.trim_matches('/').split('/').count() == 2 && !path.contains("/_")
 }
 
+/// Reads of an attachment: `GET /db/id/name`.
+pub fn attachment_reads(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let (method, path) = (words.next(), words.next().unwrap_or(""));
+    method == Some("GET") && path.trim_matches('/').split('/').count() == 3
+}
+
 /// The server check every run starts with: `GET /`.
 pub fn welcome(line: &str) -> bool {
     line.starts_with("GET / ")

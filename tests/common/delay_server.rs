@@ -219,6 +219,10 @@ pub fn answer_for(request_line: &str, body: &[u8], revision: u64) -> (&'static s
             "200 OK",
             format!(r#"{{"ok":true,"id":"{id}","rev":"{}"}}"#, rev(2)),
         ),
+        ("PUT", [_db, id, _attachment]) => (
+            "201 Created",
+            format!(r#"{{"ok":true,"id":"{id}","rev":"{}"}}"#, rev(2)),
+        ),
         _ => ("400 Bad Request", r#"{"error":"bad_request"}"#.to_string()),
     }
 }

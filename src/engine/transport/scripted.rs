@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{Clock, Transport};
-use crate::driver::{Call, Endpoint, Exchange, ExchangeTiming, Method, TransportError, Unanswered};
+use crate::driver::{
+    Call, Endpoint, Exchange, ExchangeTiming, Method, Streaming, TransportError, Unanswered,
+};
 use crate::engine::stop::Stop;
 use crate::target::{Node, Scheme};
 
@@ -240,6 +242,7 @@ impl ScriptedServer {
                 self.clock.advance_to(finished);
                 Some(Ok(Exchange {
                     status,
+                    body_length: body.len() as u64,
                     body: body.into(),
                     timing,
                     started,
@@ -284,9 +287,12 @@ fn refused(started: Instant) -> Unanswered {
 }
 
 impl Transport for ScriptedServer {
+    /// The script answers as for any request: it neither reads a generated body nor
+    /// sends a long answer.
     fn send(
         &mut self,
         call: &Call<'_>,
+        _streaming: Streaming,
     ) -> impl Future<Output = Result<Exchange, Unanswered>> + Send {
         let reply = self.reply_to(call);
         async move {

@@ -55,6 +55,8 @@ fn shared(settings: Settings) -> Arc<Shared> {
         failover: false,
         endpoints: Vec::new(),
         retry_429: settings.retry_429,
+        attachment_sizes: crate::workload::AttachmentSizes::default(),
+        seed: 1,
     })
 }
 
