@@ -3,7 +3,7 @@
 //! request is held), or with garbage. No real database does either on demand, and the
 //! disk looks of a run must survive both without delaying anything.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -58,29 +58,11 @@ fn serve(stream: TcpStream, info: DbInfo, created: &AtomicBool, looks: &AtomicU6
     let mut reader = BufReader::new(stream);
     let mut revision = 0;
     loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        let Some(super::http_request::Request { line, body, .. }) =
+            super::http_request::read(&mut reader)
+        else {
             return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        };
         revision += 1;
         let (status, answer) = if database_info(&line) && created.load(Ordering::Relaxed) {
             looks.fetch_add(1, Ordering::Relaxed);
