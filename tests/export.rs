@@ -15,7 +15,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use sofabench::results::{RunResult, histogram};
 
-const CSV_COLUMNS: [&str; 23] = [
+const CSV_COLUMNS: [&str; 26] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -35,6 +35,9 @@ const CSV_COLUMNS: [&str; 23] = [
     "server_memory_bytes",
     "server_run_queue",
     "server_tasks",
+    "changes_per_second",
+    "changes_lag_seconds",
+    "changes_open_feeds",
     "disk_file_bytes",
     "disk_active_bytes",
     "disk_external_bytes",
@@ -183,10 +186,12 @@ fn every_format_is_written_and_reads_back() {
                 // unknown (PouchDB Server has no active or external size).
                 let file = interval.disk.as_ref().and_then(|d| d.file);
                 assert_eq!(
-                    row[19].to_string(),
+                    row[22].to_string(),
                     file.map_or(String::new(), |f| f.to_string())
                 );
-                assert_eq!((&row[20], &row[21]), ("", ""));
+                assert_eq!((&row[23], &row[24]), ("", ""));
+                // No changes consumers in this run.
+                assert_eq!((&row[19], &row[20], &row[21]), ("", "", ""));
                 if succeeded > 0 {
                     let p99: f64 = row[9].parse().unwrap();
                     assert!((p99 - op.unwrap().p99_ms).abs() < 0.001);
