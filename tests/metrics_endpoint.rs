@@ -574,6 +574,24 @@ fn clients_that_misbehave_are_cut_off_and_the_run_goes_on_unaffected() {
         "a head never finished: {said} {took:?}"
     );
     drop(silent);
+    // The silent clients' places are given back as the server sees them close: wait for
+    // a plain request to be answered again, else the next client may be turned away for
+    // want of a place rather than for its head.
+    let freed = Instant::now();
+    while !raw_exchange(
+        port,
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .0
+    .starts_with("HTTP/1.1 200")
+    {
+        assert!(
+            freed.elapsed() < Duration::from_secs(10),
+            "the places were never given back"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // A head larger than allowed: refused with 431 (or, for a megabyte, maybe closed
     // on before the answer can be read).
