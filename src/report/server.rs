@@ -59,14 +59,14 @@ fn node_line(node: &str, looks: &[&NodeInterval]) -> String {
     if looks.iter().any(|l| l.figures.counters_reset) {
         parts.push("its counters went back (a restart?)".to_string());
     }
+    // A node that only listed its (idle) tasks, as PouchDB Server does, has nothing to say.
+    if parts.is_empty() {
+        return String::new();
+    }
     format!(
         "  server {node} ({} looks): {}\n",
         looks.len(),
-        if parts.is_empty() {
-            "no figures".to_string()
-        } else {
-            parts.join("; ")
-        }
+        parts.join("; ")
     )
 }
 
