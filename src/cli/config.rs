@@ -246,16 +246,21 @@ mod tests {
     use super::*;
 
     fn expand_with(file_name: &str, content: &str, args: &[&str]) -> Result<Vec<String>, String> {
-        let dir = std::env::temp_dir().join(format!(
-            "sofabench-config-test-{}-{file_name}",
+        // A folder per call: tests run in parallel and give the same file names.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let folder = std::env::temp_dir().join(format!(
+            "sofabench-config-test-{}-{call}",
             std::process::id()
         ));
-        std::fs::write(&dir, content).unwrap();
+        std::fs::create_dir_all(&folder).unwrap();
+        let file = folder.join(file_name);
+        std::fs::write(&file, content).unwrap();
         let mut all: Vec<OsString> = vec![
             "sofabench".into(),
             "run".into(),
             "--config".into(),
-            dir.clone().into(),
+            file.into(),
         ];
         all.extend(args.iter().map(OsString::from));
         let result = expand(all)
@@ -265,7 +270,7 @@ mod tests {
                     .collect()
             })
             .map_err(|e| e.to_string());
-        let _ = std::fs::remove_file(dir);
+        let _ = std::fs::remove_dir_all(folder);
         result
     }
 
