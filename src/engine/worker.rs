@@ -356,7 +356,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 let op = metrics.operation(operation);
                 op.resends += u64::from(answer.resent);
                 op.bytes_sent += sent;
-                op.bytes_received += answer.body.len() as u64;
+                op.bytes_received += answer.body_length;
                 metrics.times.remote_ns[operation] += answer.timing.wait;
                 metrics.times.send_ns += answer.timing.send;
                 metrics.times.receive_ns += answer.timing.receive;
