@@ -121,6 +121,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         retry_429: args.retry_429.map(|most| Retry429 { most }),
         busy_poll: args.busy_poll,
         attachment_sizes: args.attachment_size.clone(),
+        hot_docs: args.hot_docs,
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
         actions: ActionSettings {
@@ -700,6 +701,7 @@ fn config_record(
         db_q: args.db_q,
         db_n: args.db_n,
         partitions: engine.ids.partitions().map(Partitions::describe),
+        hot_docs: engine.hot_docs,
         doc_size: args.doc_size.map(|s| s.to_string()),
         id_scheme: args.id_scheme.map(|s| s.name().to_string()),
         runs: (args.runs > 1).then_some(args.runs),

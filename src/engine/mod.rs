@@ -35,7 +35,9 @@ use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::nodes;
-use crate::workload::{AttachmentSizes, DocumentIds, OperationOrder, Phase, Rate, Schedule};
+use crate::workload::{
+    AttachmentSizes, DocumentIds, HotDocuments, OperationOrder, Phase, Rate, Schedule,
+};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
@@ -77,6 +79,8 @@ pub struct RunSettings {
     pub attachment_sizes: AttachmentSizes,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
+    /// `--hot-docs`: how many documents every connection's updates share.
+    pub hot_docs: Option<u64>,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -183,6 +187,8 @@ pub struct Engine {
     /// Connections of the previous phase (whose documents are where they belong).
     active: usize,
     phases_run: u64,
+    /// The documents every connection's updates share (`--hot-docs`), once made.
+    hot: Option<Arc<HotDocuments>>,
 }
 
 impl Engine {
@@ -222,6 +228,7 @@ impl Engine {
             progress,
             active: 0,
             phases_run: 0,
+            hot: None,
         }
     }
 
@@ -318,6 +325,11 @@ impl Engine {
         }
     }
 
+    /// From now on every connection's updates go to `documents` (`--hot-docs`).
+    pub fn heat(&mut self, documents: HotDocuments) {
+        self.hot = Some(Arc::new(documents));
+    }
+
     /// Each node's figures of the phase, when the target has several (a node nobody
     /// reached shows with zeros).
     fn node_figures(&self) -> Vec<(String, NodeLatencies)> {
@@ -400,6 +412,7 @@ impl Engine {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
             worker.follow_changes(watch.as_ref().map(|w| w.table()));
+            worker.heat(self.hot.clone());
             let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
             tasks.push(tokio::spawn(async move {
                 let (metrics, abort) = worker.run(work).await;

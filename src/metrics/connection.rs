@@ -40,6 +40,8 @@ pub struct OperationCounts {
     pub bytes_received: u64,
     /// Queries only: rows (`rows` or `docs` elements) in successful answers.
     pub rows: u64,
+    /// Updates of hot documents only (`--hot-docs`): their 409s, fetches and attempts.
+    pub hot: super::HotCounts,
 }
 
 /// Counts of HTTP statuses.
@@ -92,6 +94,7 @@ impl OperationCounts {
         self.bytes_sent = self.bytes_sent.saturating_add(other.bytes_sent);
         self.bytes_received = self.bytes_received.saturating_add(other.bytes_received);
         self.rows = self.rows.saturating_add(other.rows);
+        self.hot.merge(&other.hot);
     }
 }
 

@@ -129,6 +129,9 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
             op.retry_429_wait_ns as f64 / 1e9
         );
     }
+    if let Some(hot) = &op.hot {
+        hot_line(name, hot, out);
+    }
     if op.unknown_outcomes > 0 {
         let _ = writeln!(
             out,
@@ -143,6 +146,37 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
             grouped(op.not_run)
         );
     }
+}
+
+/// Updates of hot documents: their 409s (expected, not failures), the revisions fetched
+/// and how many PUTs each update took.
+fn hot_line(name: &str, hot: &crate::results::HotResult, out: &mut String) {
+    // The file's keys sort as text ("10" before "2"); the line counts up.
+    let mut by_attempts: Vec<(u64, u64)> = hot
+        .by_attempts
+        .iter()
+        .filter_map(|(attempt, n)| Some((attempt.parse().ok()?, *n)))
+        .collect();
+    by_attempts.sort_unstable();
+    let attempts: Vec<String> = by_attempts
+        .iter()
+        .map(|(attempt, n)| format!("{attempt}: {}", grouped(*n)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  hot {name}: {} PUTs, 409 ×{} ({:.1} % of PUTs, each followed by a fetch of the current revision and another PUT), {} fetches; succeeded at attempt {}; gave up after {} PUTs: {}",
+        grouped(hot.attempts),
+        grouped(hot.conflicts),
+        hot.conflict_rate * 100.0,
+        grouped(hot.fetches),
+        if attempts.is_empty() {
+            "none".to_string()
+        } else {
+            attempts.join(", ")
+        },
+        crate::metrics::hot::MOST_ATTEMPTS,
+        grouped(hot.gave_up)
+    );
 }
 
 /// Per node of the target, when it has several: what each answered and how fast, so a

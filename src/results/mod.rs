@@ -7,6 +7,7 @@
 pub mod build;
 pub mod changes;
 mod disk;
+mod hot;
 mod search;
 pub mod tally;
 
@@ -21,6 +22,7 @@ pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
 pub use disk::{DiskResult, disk_result};
+pub use hot::{HotResult, hot_counts, hot_result};
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -262,6 +264,7 @@ impl OperationResult {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            hot: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
             response: nothing,
@@ -432,6 +435,10 @@ pub struct OperationResult {
     /// Queries only: rows (`rows` or `docs` elements) in the successful answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
+    /// Updates of hot documents only (`--hot-docs`): the 409s met, the revisions fetched
+    /// and the attempts each update took; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot: Option<HotResult>,
 }
 
 fn is_zero(n: &u64) -> bool {

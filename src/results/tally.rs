@@ -110,6 +110,12 @@ pub fn of_operation(
         bytes_sent: result.bytes_sent,
         bytes_received: result.bytes_received,
         rows: result.rows.unwrap_or(0),
+        hot: match &result.hot {
+            Some(hot) => {
+                super::hot_counts(hot).map_err(|e| format!("{}: {e}", result.operation))?
+            }
+            None => Default::default(),
+        },
         ..OperationCounts::default()
     };
     for (name, &n) in &result.failures {

@@ -69,6 +69,9 @@ pub struct ConfigRecord {
     /// uniform"; absent for a database that is not partitioned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<String>,
+    /// `--hot-docs`: how many documents the connections' updates shared; absent without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_docs: Option<u64>,
     /// `--doc-size`, e.g. "4096 bytes"; absent without it (phases may set their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doc_size: Option<String>,
@@ -151,6 +154,7 @@ mod tests {
             db_q: None,
             db_n: None,
             partitions: None,
+            hot_docs: None,
             doc_size: None,
             id_scheme: None,
             runs: None,
