@@ -660,6 +660,7 @@ mod tests {
             interrupted: false,
             action: None,
             changes: None,
+            replication: None,
             logins: logins(connections),
             disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),
