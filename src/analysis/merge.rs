@@ -675,6 +675,7 @@ mod tests {
             interrupted: false,
             action: None,
             changes: None,
+            replication: None,
             logins: logins(connections),
             disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),

@@ -78,6 +78,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     args.changes
         .apply(&mut scenario, builtin.is_some(), args.node_count)
         .map_err(Failed::bad_input)?;
+    replication_on_one_node(&scenario, args.node_count).map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)
@@ -624,6 +625,19 @@ fn database_policy(args: &RunArgs) -> DatabasePolicy {
     DatabasePolicy {
         existing,
         cleanup: args.cleanup,
+    }
+}
+
+/// Refuses replications where several nodes share the run: each node would start its own
+/// jobs to the same replicas and see the others' writes there, which it cannot match.
+fn replication_on_one_node(scenario: &Scenario, nodes: u64) -> Result<(), String> {
+    let replicating = scenario.phases.iter().find(|p| p.replication.is_some());
+    match replicating {
+        Some(phase) if nodes > 1 => Err(format!(
+            "phase {:?} replicates, with --node-count {nodes}: each node would start its own replications and see the others' writes on the replicas; run such phases on one node",
+            phase.name
+        )),
+        _ => Ok(()),
     }
 }
 

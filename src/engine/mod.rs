@@ -17,6 +17,7 @@ pub mod monitor;
 pub mod observer;
 pub mod rate_limit;
 mod reconnect;
+mod replication;
 pub mod server_watch;
 pub mod stop;
 mod timer;
@@ -348,6 +349,20 @@ impl Engine {
             ),
             None => None,
         };
+        let mut replication = match &phase.replication {
+            Some(plan) => Some(
+                replication::Running::start(
+                    plan,
+                    &self.endpoints,
+                    &self.settings.target,
+                    &self.settings.actions,
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        let mut tables: Vec<_> = watch.iter().map(changes::Watch::table).collect();
+        tables.extend(replication.iter().flat_map(replication::Running::tables));
         self.progress.store(0, Ordering::Relaxed);
         let mut looker = self.looker();
         let disk_start = looker.look(Instant::now()).await;
@@ -381,6 +396,9 @@ impl Engine {
         if let Some(watch) = &mut watch {
             watch.sample_from(started, self.settings.interval);
         }
+        if let Some(replication) = &mut replication {
+            replication.sample_from(started, self.settings.interval);
+        }
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
@@ -399,7 +417,7 @@ impl Engine {
         for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
-            worker.follow_changes(watch.as_ref().map(|w| w.table()));
+            worker.follow_changes(tables.clone());
             let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
             tasks.push(tokio::spawn(async move {
                 let (metrics, abort) = worker.run(work).await;
@@ -439,6 +457,10 @@ impl Engine {
             (Some(watch), _) => Some(watch.finish(Duration::ZERO).await),
             (None, _) => None,
         };
+        let replication = match replication {
+            Some(running) => Some(running.finish(self.grace(phase)).await),
+            None => None,
+        };
         let disk = PhaseDisk {
             start: disk_start,
             end: self.looker().look(started).await,
@@ -471,11 +493,21 @@ impl Engine {
             interrupted: self.stop.stop.is_raised(),
             action,
             changes,
+            replication,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
             disk,
             server_notes,
         })
+    }
+
+    /// How long the phase's replicas get to show its last writes: none once the run
+    /// was stopped (what was seen so far is what there is).
+    fn grace(&self, phase: &Phase) -> Duration {
+        match &phase.replication {
+            Some(plan) if !self.stop.stop.is_raised() => plan.grace,
+            _ => Duration::ZERO,
+        }
     }
 
     /// Stops looking at the servers and puts what each said beside the interval it

@@ -176,8 +176,9 @@ pub struct Worker<T = Client, C = SystemClock> {
     path: String,
     id: String,
     rev: String,
-    /// The phase's `_changes` consumers' table, told of every write the server answered.
-    changes: Option<Arc<super::changes::Table>>,
+    /// The phase's `_changes` consumers' tables (its own feed's, its replicas'), told of
+    /// every write the server answered.
+    changes: Vec<Arc<super::changes::Table>>,
     queries: query::QueryState,
 }
 
@@ -301,7 +302,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             path: String::new(),
             id: String::new(),
             rev: String::new(),
-            changes: None,
+            changes: Vec::new(),
             queries: query::QueryState::default(),
         }
     }

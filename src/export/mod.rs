@@ -174,6 +174,7 @@ pub(crate) mod sample {
             logins: None,
             sweep: None,
             changes: None,
+            replication: None,
             index_builds: Vec::new(),
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {

@@ -298,6 +298,10 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
     };
     let mut result = from_tally(facts, &outcome.tally);
     result.changes = outcome.changes.as_ref().map(super::changes::changes);
+    result.replication = outcome
+        .replication
+        .as_ref()
+        .map(super::replication::replication);
     result
 }
 
@@ -345,6 +349,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         connection_setup: connection_setup(&tally.setup),
         // A phase's own consumers' figures; a merge of nodes has none (see `phase`).
         changes: None,
+        replication: None,
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod changes;
 mod disk;
+pub mod replication;
 mod search;
 pub mod tally;
 
@@ -21,6 +22,7 @@ pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
 pub use disk::{DiskResult, disk_result};
+pub use replication::ReplicationResult;
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -170,6 +172,9 @@ pub struct PhaseResult {
     /// What the phase's `_changes` consumers saw; absent for a phase without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangesResult>,
+    /// What the phase's continuous replications measured; absent for a phase without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<ReplicationResult>,
 }
 
 /// One index's build: from its creation until a query that waits for it answered.
@@ -309,6 +314,7 @@ impl PhaseResult {
             index_builds: Vec::new(),
             server_notes: Vec::new(),
             changes: None,
+            replication: None,
         }
     }
 }

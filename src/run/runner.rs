@@ -520,15 +520,24 @@ fn listen_for_interrupts(stop: Stop) {
     });
 }
 
-/// Deletes the replicas this run's actions created, and only those.
+/// Deletes the replicas this run's actions and replications created, and only those.
 async fn delete_replicas(
     target: &Target,
     endpoint: &Arc<Endpoint>,
     outcomes: &[PhaseOutcome],
 ) -> Result<(), SetupError> {
-    let created = outcomes
+    let by_actions = outcomes
         .iter()
         .filter_map(|o| o.action.as_ref()?.created_database.clone());
+    let by_replications = outcomes
+        .iter()
+        .filter_map(|o| o.replication.as_ref())
+        .flat_map(|r| &r.replicas)
+        .filter(|r| r.created)
+        .map(|r| r.database.clone());
+    let mut created: Vec<String> = by_actions.chain(by_replications).collect();
+    created.sort();
+    created.dedup();
     for name in created {
         let replica = Target {
             database: name.clone(),

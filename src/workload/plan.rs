@@ -108,6 +108,7 @@ impl Plan {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            replication: None,
             queries: Default::default(),
         };
         [bulk, self.crud_phase(rate)]
@@ -134,6 +135,7 @@ impl Plan {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            replication: None,
             queries: Default::default(),
         }
     }
