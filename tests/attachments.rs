@@ -138,3 +138,75 @@ fn a_bad_attachment_size_is_refused_with_the_fix() {
         );
     }
 }
+
+#[test]
+fn attachment_weights_mix_attachments_into_iron_cushions_crud_step() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("--database_address={}", server.admin_url);
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--database_name=weights",
+        "--quiet",
+        "--seed=9",
+        "--id-prefix=w",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
+        "--num_crud_operations=20",
+        "--create_weight=1",
+        "--read_weight=0",
+        "--update_weight=0",
+        "--delete_weight=0",
+        "--attachment_write_weight=2",
+        "--attachment-read-weight=1",
+        "--attachment-size=2000",
+    ]);
+    // 20 operations a connection split 1:2:1 by the weights.
+    assert_eq!(run.count("create"), 10, "{}", run.stdout);
+    assert_eq!(run.count("attachment_write"), 20, "{}", run.stdout);
+    assert_eq!(run.errors("attachment_write"), 0, "{}", run.stdout);
+    // A read drawn before its connection wrote any attachment has none to read: that is
+    // the only way one may fail.
+    let failed_reads = run.errors("attachment_read");
+    assert_eq!(
+        run.count("attachment_read") + failed_reads,
+        10,
+        "{}",
+        run.stdout
+    );
+    if failed_reads > 0 {
+        let line = format!("failed attachment_read: no_document x{failed_reads}");
+        assert!(run.stdout.contains(&line), "{}", run.stdout);
+    }
+    let db = server.admin_db("weights");
+    let (status, all) = get(&format!("{db}/_all_docs?include_docs=true"));
+    assert_eq!(status, 200, "{all}");
+    let attached: Vec<u64> = all["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|row| row["doc"]["_attachments"]["blob"]["length"].as_u64())
+        .collect();
+    assert!(!attached.is_empty() && attached.len() <= 20, "{attached:?}");
+    assert!(
+        attached.iter().all(|&length| length == 2000),
+        "{attached:?}"
+    );
+}
+
+#[test]
+fn attachment_reads_without_attachment_writes_are_refused() {
+    let run = sofabench(&[
+        "run",
+        "--database_address=http://127.0.0.1:9",
+        "--attachment_read_weight=1",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--attachment_read_weight=1 needs --attachment_write_weight above 0"),
+        "{}",
+        run.stderr
+    );
+}

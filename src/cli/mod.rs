@@ -372,6 +372,26 @@ pub struct RunArgs {
     )]
     delete_weight: u64,
 
+    /// Weight of standalone attachment writes (`attachment_write`, sizes from
+    /// --attachment-size) among the CRUD operations.
+    #[arg(
+        long = "attachment_write_weight",
+        visible_alias = "attachment-write-weight",
+        value_name = "W",
+        default_value_t = 0
+    )]
+    attachment_write_weight: u64,
+
+    /// Weight of reads of the attachments written (`attachment_read`) among the CRUD
+    /// operations; needs --attachment_write_weight above 0.
+    #[arg(
+        long = "attachment_read_weight",
+        visible_alias = "attachment-read-weight",
+        value_name = "W",
+        default_value_t = 0
+    )]
+    attachment_read_weight: u64,
+
     /// Add to a database that already holds documents.
     #[arg(long, conflicts_with = "recreate")]
     reuse: bool,
