@@ -70,6 +70,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     };
     scenario::apply_shape(&mut scenario.phases, flags_shape)
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
+    check_server_ids(args, &scenario).map_err(Failed::bad_input)?;
     let builtin = scenario::builtin(
         args.scenario
             .as_deref()
@@ -197,6 +198,8 @@ fn check_too_much(args: &RunArgs) -> Result<(), String> {
         ("--read_weight", args.read_weight),
         ("--update_weight", args.update_weight),
         ("--delete_weight", args.delete_weight),
+        ("--attachment_write_weight", args.attachment_write_weight),
+        ("--attachment_read_weight", args.attachment_read_weight),
     ] {
         limits::weight(flag, w)?;
     }
@@ -272,6 +275,19 @@ fn partitions(args: &RunArgs) -> Result<Option<Partitions>, Failed> {
         Some(KeyChoice::Zipfian(c)) => Partitions::zipfian(count, c),
         _ => Partitions::uniform(count),
     }))
+}
+
+/// Ids the server gives cannot name a partition: a partitioned database refuses a
+/// document without a `partition:` id.
+fn check_server_ids(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
+    let server = Some(ids::IdScheme::Server);
+    match scenario.phases.iter().find(|p| p.shape.ids == server) {
+        Some(phase) if args.db_partitioned => Err(format!(
+            "phase {} stores documents under ids the server gives (id scheme server), which a partitioned database refuses: every id must name its partition; use --id-scheme sequential or uuid, or leave --db-partitioned out",
+            phase.name
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Partitions of a partitioned run without `--partitions`.
@@ -361,8 +377,8 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,
             Operation::Delete => args.delete_weight,
-            // Attachments are mixed in by scenario files (`mix = { attachment_write = 1 }`).
-            Operation::AttachmentWrite | Operation::AttachmentRead => 0,
+            Operation::AttachmentWrite => args.attachment_write_weight,
+            Operation::AttachmentRead => args.attachment_read_weight,
         }),
     }
 }
@@ -671,6 +687,8 @@ fn config_record(
         read_weight: plan.weights[Operation::Read],
         update_weight: plan.weights[Operation::Update],
         delete_weight: plan.weights[Operation::Delete],
+        attachment_write_weight: Some(plan.weights[Operation::AttachmentWrite]).filter(|&w| w > 0),
+        attachment_read_weight: Some(plan.weights[Operation::AttachmentRead]).filter(|&w| w > 0),
         rate: layers.value().rate,
         scenario: scenario.name.clone(),
         phases: scenario.phases.iter().map(|p| p.describe()).collect(),

@@ -21,8 +21,8 @@ use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, 
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
 use crate::workload::{
-    AttachmentSizes, DocSize, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder,
-    Schedule, Shape, ids,
+    AttachmentSizes, DocSize, DocumentIds, DocumentPool, IdScheme, KeyChoice, Operation,
+    OperationOrder, Schedule, Shape, ids,
 };
 
 /// Why a worker stopped before finishing its share.
@@ -362,6 +362,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 metrics.times.receive_ns += answer.timing.receive;
                 metrics.json_sent += sent;
                 metrics.json_received += answer.body_length;
+                self.shared
+                    .recorder
+                    .transferred(operation, sent, answer.body_length);
                 Ok(Answer::Received(answer))
             }
             Err(lost) => {
@@ -532,12 +535,23 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         false
     }
 
-    fn set_document_path(&mut self, number: u64) {
+    /// Points the path at a new document's id, made from its number.
+    fn set_new_document_path(&mut self, number: u64) {
         self.shared.ids.write(number, &mut self.id);
         self.path.clear();
         self.path.push_str(&self.shared.database_path);
         self.path.push('/');
         self.path.push_str(&self.id);
+    }
+
+    /// Points the path at the live document in `slot`, by the id it was stored under.
+    fn set_document_path(&mut self, slot: usize) {
+        let document = self.pool.get(slot);
+        server_ids::write_id(&self.shared.ids, document, &mut self.id);
+        self.path.clear();
+        self.path.push_str(&self.shared.database_path);
+        self.path.push('/');
+        server_ids::push_encoded(&mut self.path, &self.id);
     }
 
     /// One bulk insert of the documents numbered `numbers`, counting the documents whose
@@ -582,11 +596,15 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             if i > 0 {
                 self.body.push(b',');
             }
-            self.shared.ids.write(number, &mut self.id);
+            // Without an `_id` the server gives one.
+            let id = (ids::scheme_of(number) != IdScheme::Server).then(|| {
+                self.shared.ids.write(number, &mut self.id);
+                self.id.as_str()
+            });
             let size = self.doc_size;
             self.shared
                 .writer
-                .write_sized(&mut self.body, number, 1, Some(&self.id), None, size);
+                .write_sized(&mut self.body, number, 1, id, None, size);
         }
         self.body.extend_from_slice(b"]}");
         let request = Request::new(
@@ -638,32 +656,60 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 return;
             }
         };
+        let by_position = numbers
+            .first()
+            .is_some_and(|&n| ids::scheme_of(n) == IdScheme::Server);
+        let paired = if by_position {
+            bulk_answer::pair_by_position(rows, numbers.len())
+        } else {
+            Ok(bulk_answer::pair(rows, numbers, &self.shared.ids))
+        };
+        let paired = match paired {
+            Ok(paired) => paired,
+            Err(rows) => {
+                self.unpaired_bulk_answer(metrics, answer, (rows, numbers.len()), times);
+                return;
+            }
+        };
         let bulk = metrics.operation(Operation::BulkInsert);
-        let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
         // Counted here first; the refused ones then on the connection and for the live
         // figures, the stored ones with the request's success below.
         let mut stored = 0;
         let mut refused = FailureCounts::default();
-        for (&number, outcome) in numbers.iter().zip(paired.documents) {
+        for (position, (&number, outcome)) in numbers.iter().zip(paired.documents).enumerate() {
             let failure = match outcome {
                 DocumentOutcome::Stored(rev) => {
                     stored += 1;
-                    self.bulk_written_for_feeds(number, &rev);
+                    let id = self.shared.ids.id(number);
+                    self.bulk_written_for_feeds(&id, &rev);
                     self.pool.add(number, rev);
                     continue;
                 }
+                DocumentOutcome::StoredAs(rev, id) => {
+                    stored += 1;
+                    self.bulk_written_for_feeds(&id, &rev);
+                    self.pool.add_named(number, rev, Some(id));
+                    continue;
+                }
                 DocumentOutcome::Refused(word) => Failure::document(&word),
-                DocumentOutcome::NoRow | DocumentOutcome::Repeated => {
+                DocumentOutcome::NoRow | DocumentOutcome::Repeated | DocumentOutcome::NoId(_) => {
                     if bulk.samples.wants(&unmatched) {
-                        let what = if outcome == DocumentOutcome::NoRow {
-                            "no row"
-                        } else {
-                            "more than one row"
+                        let what = match &outcome {
+                            DocumentOutcome::NoRow => "no row".to_string(),
+                            DocumentOutcome::NoId(why) => {
+                                format!("a row without a usable id ({why})")
+                            }
+                            _ => "more than one row".to_string(),
                         };
-                        let id = self.shared.ids.id(number);
+                        // A document without an id of its own is named by its place.
+                        let document = if by_position {
+                            format!("the request's document {}", position + 1)
+                        } else {
+                            format!("document {:?}", self.shared.ids.id(number))
+                        };
                         bulk.samples
-                            .add(&unmatched, &format!("{what} for document {id:?}"));
+                            .add(&unmatched, &format!("{what} for {document}"));
                     }
                     unmatched.clone()
                 }
@@ -898,7 +944,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         number: u64,
         start: Start,
     ) -> Result<(), Abort> {
-        self.set_document_path(number);
+        if ids::scheme_of(number) == IdScheme::Server {
+            return self.create_by_post(metrics, number, start).await;
+        }
+        self.set_new_document_path(number);
         self.body.clear();
         let size = self.doc_size;
         self.shared
@@ -925,7 +974,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     fn pick(&mut self, metrics: &mut ConnectionMetrics, operation: Operation) -> Option<usize> {
         let slot = self.pool.pick_by(&mut self.pick_rng, self.keys);
         match slot {
-            Some(slot) => self.set_document_path(self.pool.get(slot).number),
+            Some(slot) => self.set_document_path(slot),
             // Failed at once, never sent: it counts, and takes no time.
             None => self
                 .shared
@@ -1080,5 +1129,6 @@ mod attachment;
 mod changes;
 mod query;
 mod retry_429;
+mod server_ids;
 #[cfg(test)]
 mod tests;

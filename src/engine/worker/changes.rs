@@ -21,11 +21,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         }
     }
 
-    /// The server stored document `number` with `rev` in a bulk insert.
-    pub(super) fn bulk_written_for_feeds(&self, number: u64, rev: &Rev) {
+    /// The server stored document `id` with `rev` in a bulk insert.
+    pub(super) fn bulk_written_for_feeds(&self, id: &str, rev: &Rev) {
         if let Some(table) = &self.changes {
-            let id = self.shared.ids.id(number);
-            table.acknowledged(&id, rev.clone(), self.clock.now());
+            table.acknowledged(id, rev.clone(), self.clock.now());
         }
     }
 }
