@@ -71,6 +71,12 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     scenario::apply_shape(&mut scenario.phases, flags_shape)
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
     check_server_ids(args, &scenario).map_err(Failed::bad_input)?;
+    if let Some(sizes) = &args.bulk_attachment_size {
+        let largest = sizes.sizes().iter().copied().max().unwrap_or(0);
+        for phase in &scenario.phases {
+            limits::inline_attachments(phase, largest).map_err(Failed::bad_input)?;
+        }
+    }
     let builtin = scenario::builtin(
         args.scenario
             .as_deref()
@@ -122,6 +128,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         retry_429: args.retry_429.map(|most| Retry429 { most }),
         busy_poll: args.busy_poll,
         attachment_sizes: args.attachment_size.clone(),
+        bulk_attachment_sizes: args.bulk_attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
         actions: ActionSettings {
@@ -158,6 +165,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
 fn check_ranges(args: &RunArgs) -> Result<(), String> {
     check_too_little(args)?;
     check_too_much(args)?;
+    check_attachment_reads(args)?;
     check_counts(args)
 }
 
@@ -181,6 +189,18 @@ fn check_too_little(args: &RunArgs) -> Result<(), String> {
     if args.num_connections == 0 {
         // Every scenario needs a connection; some would otherwise drop their phases.
         return Err("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
+    }
+    Ok(())
+}
+
+/// Attachment reads get attachments the run wrote: standalone, or inline in its bulk
+/// documents.
+fn check_attachment_reads(args: &RunArgs) -> Result<(), String> {
+    let read = args.attachment_read_weight;
+    if read > 0 && args.attachment_write_weight == 0 && args.bulk_attachment_size.is_none() {
+        return Err(format!(
+            "--attachment_read_weight={read} needs --attachment_write_weight above 0 or --bulk-attachment-size: a read gets an attachment the run wrote; give one of them, or leave --attachment_read_weight out"
+        ));
     }
     Ok(())
 }
@@ -720,6 +740,10 @@ fn config_record(
         partitions: engine.ids.partitions().map(Partitions::describe),
         doc_size: args.doc_size.map(|s| s.to_string()),
         id_scheme: args.id_scheme.map(|s| s.name().to_string()),
+        bulk_attachment_size: args.bulk_attachment_size.as_ref().map(|sizes| {
+            let sizes: Vec<String> = sizes.sizes().iter().map(u64::to_string).collect();
+            sizes.join(",")
+        }),
         runs: (args.runs > 1).then_some(args.runs),
     }
 }

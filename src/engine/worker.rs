@@ -52,6 +52,8 @@ pub struct Shared {
     pub retry_429: Option<Retry429>,
     /// The sizes of the attachments `attachment_write` sends.
     pub attachment_sizes: AttachmentSizes,
+    /// The sizes of the inline attachments bulk documents carry, if they carry any.
+    pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// The run's seed, from which attachments' bytes derive.
     pub seed: u64,
 }
@@ -179,6 +181,10 @@ pub struct Worker<T = Client, C = SystemClock> {
     /// The phase's `_changes` consumers' table, told of every write the server answered.
     changes: Option<Arc<super::changes::Table>>,
     queries: query::QueryState,
+    /// The inline attachments' lengths of the bulk insert in flight, in request order.
+    inline_lengths: Vec<u64>,
+    /// Raw attachment bytes on their way into base64.
+    scratch: Vec<u8>,
 }
 
 /// When an operation began (its local processing starts) and when the schedule meant it
@@ -303,6 +309,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             rev: String::new(),
             changes: None,
             queries: query::QueryState::default(),
+            inline_lengths: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -587,6 +595,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         numbers: Vec<u64>,
         start: Start,
     ) -> Result<(), Abort> {
+        self.inline_lengths.clear();
         self.path.clear();
         self.path.push_str(&self.shared.database_path);
         self.path.push_str("/_bulk_docs");
@@ -605,6 +614,12 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             self.shared
                 .writer
                 .write_sized(&mut self.body, number, 1, id, None, size);
+            if let Some(sizes) = &self.shared.bulk_attachment_sizes {
+                let length = sizes.draw(&mut self.pick_rng);
+                let seed = self.shared.seed;
+                inline_attachment::append(&mut self.body, &mut self.scratch, seed, number, length);
+                self.inline_lengths.push(length);
+            }
         }
         self.body.extend_from_slice(b"]}");
         let request = Request::new(
@@ -684,12 +699,14 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     let id = self.shared.ids.id(number);
                     self.bulk_written_for_feeds(&id, &rev);
                     self.pool.add(number, rev);
+                    self.note_inline_attachment(position);
                     continue;
                 }
                 DocumentOutcome::StoredAs(rev, id) => {
                     stored += 1;
                     self.bulk_written_for_feeds(&id, &rev);
                     self.pool.add_named(number, rev, Some(id));
+                    self.note_inline_attachment(position);
                     continue;
                 }
                 DocumentOutcome::Refused(word) => Failure::document(&word),
@@ -740,6 +757,15 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             times.service,
             times.response,
         );
+    }
+
+    /// The document just added to the pool was the request's `position`-th: it holds
+    /// the inline attachment it was sent with, if any.
+    fn note_inline_attachment(&mut self, position: usize) {
+        if let Some(&length) = self.inline_lengths.get(position) {
+            let slot = self.pool.len() - 1;
+            self.pool.set_attachment(slot, length);
+        }
     }
 
     /// The connection's share of a phase: the operations `work.order` yields, until they
@@ -1127,6 +1153,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
 
 mod attachment;
 mod changes;
+mod inline_attachment;
 mod query;
 mod retry_429;
 mod server_ids;

@@ -80,6 +80,9 @@ pub struct ConfigRecord {
     /// `--id-scheme`; absent without it (phases may set their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id_scheme: Option<String>,
+    /// `--bulk-attachment-size`, e.g. "100,5000" (bytes); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk_attachment_size: Option<String>,
     /// `--runs N`: how many repetitions the result holds (each in its `repetitions`);
     /// absent for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -160,6 +163,7 @@ mod tests {
             partitions: None,
             doc_size: None,
             id_scheme: None,
+            bulk_attachment_size: None,
             runs: None,
         };
         let mut map = record.to_map();
