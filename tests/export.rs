@@ -15,7 +15,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use sofabench::results::{PhaseResult, RunResult, histogram};
 
-const CSV_COLUMNS: [&str; 26] = [
+const CSV_COLUMNS: [&str; 28] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -42,6 +42,8 @@ const CSV_COLUMNS: [&str; 26] = [
     "disk_active_bytes",
     "disk_external_bytes",
     "disk_doc_count",
+    "bytes_sent",
+    "bytes_received",
 ];
 
 /// The `--out` folder of one small run with both phases, shared by the tests here.
@@ -208,6 +210,22 @@ fn every_format_is_written_and_reads_back() {
         .map(|o| o.succeeded)
         .sum();
     assert_eq!(total, succeeded, "the intervals add up to the phases");
+    // Each operation's bytes over the intervals add up to its phase's.
+    for phase in &result.phases {
+        for op in &phase.operations {
+            let of_op = rows
+                .iter()
+                .filter(|r| &r[0] == phase.name.as_str() && &r[3] == op.operation.as_str());
+            let (sent, received) = of_op.fold((0, 0), |(s, r), row| {
+                (
+                    s + row[26].parse::<u64>().unwrap(),
+                    r + row[27].parse::<u64>().unwrap(),
+                )
+            });
+            assert_eq!((sent, received), (op.bytes_sent, op.bytes_received));
+            assert!(received > 0, "{}", op.operation);
+        }
+    }
 
     // One interval log per operation, each interval's histogram as the JSON has it.
     assert_eq!(

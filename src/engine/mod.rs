@@ -76,6 +76,8 @@ pub struct RunSettings {
     pub busy_poll: bool,
     /// `--attachment-size`: the sizes `attachment_write` draws from.
     pub attachment_sizes: AttachmentSizes,
+    /// `--bulk-attachment-size`: the sizes of bulk documents' inline attachments.
+    pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
 }
@@ -211,6 +213,7 @@ impl Engine {
             endpoints: endpoints.clone(),
             retry_429: settings.retry_429,
             attachment_sizes: settings.attachment_sizes.clone(),
+            bulk_attachment_sizes: settings.bulk_attachment_sizes.clone(),
             seed: settings.seed,
         });
         Engine {

@@ -105,6 +105,8 @@ pub(crate) mod sample {
                         rate_limited: 0,
                         retried_429: 0,
                         documents: None,
+                        bytes_sent: None,
+                        bytes_received: None,
                         throughput: h.len() as f64,
                         p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
                         p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,

@@ -223,6 +223,8 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
             rate_limited: m.rate_limited,
             retried_429: m.retried_429,
             documents: (op == Operation::BulkInsert).then_some(m.documents),
+            bytes_sent: Some(m.bytes_sent),
+            bytes_received: Some(m.bytes_received),
             throughput: if row.length > 0.0 {
                 m.succeeded as f64 / row.length
             } else {

@@ -530,6 +530,13 @@ pub struct IntervalOperation {
     /// operations (one document each) and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documents: Option<u64>,
+    /// Request and answer body bytes of the operations answered in the interval (the
+    /// `bytes` table's figures, per interval); absent in results written before
+    /// sofabench kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_received: Option<u64>,
     /// Successful operations per second in the interval.
     pub throughput: f64,
     pub p50_ms: f64,

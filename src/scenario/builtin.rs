@@ -27,23 +27,27 @@ pub struct Builtin {
 
 /// Flags that only some scenarios take, the others would ignore them: their clap ids
 /// (as `takes` names them) and how the user writes them.
-pub const OWN_FLAGS: [(&str, &str); 9] = [
+pub const OWN_FLAGS: [(&str, &str); 11] = [
     ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
     ("create_weight", "--create_weight"),
     ("read_weight", "--read_weight"),
     ("update_weight", "--update_weight"),
     ("delete_weight", "--delete_weight"),
+    ("attachment_write_weight", "--attachment_write_weight"),
+    ("attachment_read_weight", "--attachment_read_weight"),
     ("full", "--full"),
     ("writes", "--writes"),
     ("reads", "--reads"),
     ("batch_sizes", "--batch-sizes"),
 ];
 
-const WEIGHTS: [&str; 4] = [
+const WEIGHTS: [&str; 6] = [
     "create_weight",
     "read_weight",
     "update_weight",
     "delete_weight",
+    "attachment_write_weight",
+    "attachment_read_weight",
 ];
 
 impl Builtin {
@@ -81,6 +85,8 @@ pub static BUILTINS: [Builtin; 9] = [
             WEIGHTS[1],
             WEIGHTS[2],
             WEIGHTS[3],
+            WEIGHTS[4],
+            WEIGHTS[5],
         ],
     },
     Builtin {
@@ -120,7 +126,7 @@ pub static BUILTINS: [Builtin; 9] = [
     },
     Builtin {
         name: "id-scheme",
-        description: "the same bulk load with sequential ids, then with random (uuid) ids",
+        description: "the same bulk load with sequential ids, with random (uuid) ids, then with ids the server gives",
         form: Form::Standard,
         phases: id_scheme,
         takes: &[],
@@ -483,7 +489,11 @@ mod tests {
         assert!(points("ironcushion").is_empty() && points("soak").is_empty());
         assert_eq!(
             points("id-scheme"),
-            ["ids_sequential ids IdScheme 0", "ids_uuid ids IdScheme 1"]
+            [
+                "ids_sequential ids IdScheme 0",
+                "ids_uuid ids IdScheme 1",
+                "ids_server ids IdScheme 2"
+            ]
         );
         let sizes = points("doc-size-sweep");
         assert_eq!(

@@ -99,7 +99,7 @@ pub enum SweptSetting {
     Total,
     /// The documents' target size in bytes (`--doc-size`).
     DocSize,
-    /// The id scheme: 0 sequential, 1 uuid (`--id-scheme`).
+    /// The id scheme: 0 sequential, 1 uuid, 2 server (`--id-scheme`).
     IdScheme,
 }
 

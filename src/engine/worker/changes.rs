@@ -24,15 +24,14 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         }
     }
 
-    /// The server stored document `number` with `rev` in a bulk insert.
-    pub(super) fn bulk_written_for_feeds(&self, number: u64, rev: &Rev) {
+    /// The server stored document `id` with `rev` in a bulk insert.
+    pub(super) fn bulk_written_for_feeds(&self, id: &str, rev: &Rev) {
         if self.changes.is_empty() {
             return;
         }
-        let id = self.shared.ids.id(number);
         let at = self.clock.now();
         for table in &self.changes {
-            table.acknowledged(&id, rev.clone(), at);
+            table.acknowledged(id, rev.clone(), at);
         }
     }
 }

@@ -66,7 +66,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 for _ in 0..all.keys {
                     if let Some(slot) = self.pool.pick_by(&mut self.pick_rng, self.keys) {
                         let mut id = String::new();
-                        self.shared.ids.write(self.pool.get(slot).number, &mut id);
+                        let document = self.pool.get(slot);
+                        super::server_ids::write_id(&self.shared.ids, document, &mut id);
                         self.queries.ids.push(id);
                     }
                 }
