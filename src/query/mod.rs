@@ -8,6 +8,7 @@
 //! * [`setup`] creates the indexes and design documents before the phases.
 
 pub mod declare;
+pub mod expected;
 pub mod field;
 pub mod request;
 pub mod setup;
@@ -117,6 +118,9 @@ pub struct PhaseQueries {
     pub find: Option<Arc<Query>>,
     pub view: Option<Arc<Query>>,
     pub all_docs: Option<Arc<Query>>,
+    /// The rows each `find` answer should hold, when the phase writes nothing and the
+    /// query can be checked (set by the engine as the phase starts).
+    pub find_rows: Option<Arc<expected::Expected>>,
 }
 
 impl PhaseQueries {

@@ -9,7 +9,7 @@ use super::{AllDocs, Draw, Find, View};
 
 /// The upper end of a range of `width` from `value` (a JSON number), written as JSON;
 /// `None` when `value` is not a number (a string range runs from the value on).
-fn range_end(value: &[u8], width: &serde_json::Number) -> Option<String> {
+pub(crate) fn range_end(value: &[u8], width: &serde_json::Number) -> Option<String> {
     let number: serde_json::Number = serde_json::from_slice(value).ok()?;
     if let (Some(a), Some(b)) = (number.as_i64(), width.as_i64())
         && let Some(end) = a.checked_add(b)

@@ -213,6 +213,7 @@ async fn run_pass(
         target: target.clone(),
         ids: DocumentIds::new(&pass.id_prefix)
             .with_partitions(run.settings.ids.partitions().cloned()),
+        started_empty: prepared.documents_before == 0,
         ..run.settings.clone()
     };
     let scenario = pass.scenario(&run.scenario);
