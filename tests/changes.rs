@@ -391,3 +391,76 @@ fn the_built_in_scenario_follows_its_writes_with_the_flags_feed() {
         "{csv}"
     );
 }
+
+/// How many of a phase's drawn intervals (not shorter than half its longest) have a
+/// consumers' sample within half an interval of their end, and how many sizes (file,
+/// active) their disk looks gave.
+fn drawn_beside(phase: &Value) -> (u64, u64) {
+    let intervals = phase["intervals"].as_array().unwrap();
+    let number = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    let longest = intervals
+        .iter()
+        .map(|i| number(i, "length_seconds"))
+        .fold(0.0, f64::max);
+    let drawn: Vec<&Value> = intervals
+        .iter()
+        .filter(|i| number(i, "length_seconds") >= longest / 2.0)
+        .collect();
+    let samples = phase["changes"]["intervals"].as_array().unwrap();
+    let sampled = drawn
+        .iter()
+        .filter(|i| {
+            let end = number(i, "elapsed_seconds");
+            let half = number(i, "length_seconds") / 2.0;
+            samples
+                .iter()
+                .any(|s| (number(s, "elapsed_seconds") - end).abs() < half)
+        })
+        .count();
+    let sizes = drawn
+        .iter()
+        .map(|i| {
+            ["file", "active"]
+                .iter()
+                .filter(|k| i["disk"][k].is_u64())
+                .count()
+        })
+        .sum::<usize>();
+    (sampled as u64, sizes as u64)
+}
+
+#[test]
+fn the_html_page_charts_the_consumers_and_the_disk_on_the_phases_time_axis() {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=changes-page",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=20",
+        "--duration=2s",
+        "--interval=250ms",
+        "--changes-consumers=2",
+        &format!("--out={}", out.display()),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let result = result(&out.join("result.json"));
+    let crud = &result["phases"][1];
+    let (sampled, sizes) = drawn_beside(crud);
+    assert!(sampled >= 4 && sizes >= 4, "{sampled} {sizes}: {crud}");
+
+    let dom = page::render_in_chromium(&out.join("result.html"), "report-changes");
+    let crud = |kind: &str| page::drawn_in_phase(&dom, 1, kind);
+    // Each sampled interval draws the rate and the lag; each look, the sizes it gave
+    // (PouchDB Server gives the file's, not the active size).
+    assert_eq!(crud("changes"), Some(2 * sampled));
+    assert_eq!(crud("disk"), Some(sizes));
+    // PouchDB Server has `_active_tasks` (none running), not `_node/_local/_system`.
+    assert!(crud("server-work").is_some_and(|n| n >= 4));
+    assert_eq!(crud("server-memory"), None);
+    assert!(!dom.contains("data-chart=\"server-memory\""));
+}

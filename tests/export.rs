@@ -5,10 +5,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use base64::Engine as _;
+use common::page::{drawn, render_in_chromium};
 use common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
@@ -435,44 +435,6 @@ fn report_refuses_what_is_not_a_result() {
     assert!(!dir.join("x.csv").exists() && !repository().join("x.csv").exists());
 }
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// Headless Chromium on a page: its standard error, and standard output.
-fn chromium(page: &Path, profile: &Path, action: &[&str]) -> (String, String) {
-    let output = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(action)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("start chromium");
-    (
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
-}
-
-/// Where the page's screenshots are kept: `test-artifacts/` in Cargo's target folder
-/// (`target/`, or `$CARGO_TARGET_DIR`), beside the tests' temporary folder.
-fn artifacts() -> PathBuf {
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let dir = tmp.parent().unwrap_or(tmp).join("test-artifacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// How many values each chart box of `kind` drew, as the page's script marks it.
 /// How many intervals the charts over time draw: each phase's intervals but those shorter
 /// than half its longest (its cut-short last one), as every such chart's caption says.
 fn drawable(phases: &[PhaseResult]) -> u64 {
@@ -489,60 +451,6 @@ fn drawable(phases: &[PhaseResult]) -> u64 {
         long.count() as u64
     };
     phases.iter().map(drawn).sum()
-}
-
-fn drawn(dom: &str, kind: &str) -> Vec<u64> {
-    let marker = format!("data-chart=\"{kind}\"");
-    dom.match_indices(&marker)
-        .map(|(at, _)| {
-            let tag = &dom[at..at + dom[at..].find('>').unwrap()];
-            let points = tag
-                .split("data-points=\"")
-                .nth(1)
-                .unwrap_or_else(|| panic!("{kind} was not drawn: {tag}"));
-            points[..points.find('"').unwrap()].parse().unwrap()
-        })
-        .collect()
-}
-
-/// The page in headless Chromium: its DOM after the script ran (no script error), and a
-/// screenshot kept as `name`.png among the test artifacts.
-fn render_in_chromium(page: &Path, name: &str) -> String {
-    assert!(
-        Path::new(CHROMIUM).exists(),
-        "{CHROMIUM} is missing: the HTML report test needs headless Chromium; run scripts/test.sh (make test), which installs Debian's chromium package"
-    );
-    let page = page.canonicalize().unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let (stderr, dom) = chromium(&page, profile.path(), &["--dump-dom"]);
-    let console: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
-        .collect();
-    assert!(
-        !stderr.contains("Uncaught"),
-        "script errors in the page:\n{}",
-        console.join("\n")
-    );
-    assert!(
-        dom.contains("sofabench result"),
-        "no page dumped:\n{stderr}"
-    );
-    let png = artifacts().join(format!("{name}.png"));
-    let _ = std::fs::remove_file(&png);
-    let (stderr, _) = chromium(
-        &page,
-        profile.path(),
-        &[
-            &format!("--screenshot={}", png.display()),
-            "--window-size=1200,3200",
-            "--hide-scrollbars",
-        ],
-    );
-    assert!(!stderr.contains("Uncaught"), "{stderr}");
-    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot: {e}\n{stderr}"));
-    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
-    dom
 }
 
 #[test]

@@ -156,3 +156,50 @@ fn pouchdb_servers_missing_endpoints_are_said_once_and_the_run_goes_on() {
     let text = std::fs::read_to_string(&quiet).unwrap();
     assert!(!text.contains("\"server\":") && !text.contains("server_notes"));
 }
+
+/// Intervals of a phase that its charts draw (not shorter than half the longest), with
+/// how many of them have `field` of the first node.
+fn drawn_with(phase: &Value, field: &str) -> u64 {
+    let intervals = phase["intervals"].as_array().unwrap();
+    let length = |i: &Value| i["length_seconds"].as_f64().unwrap();
+    let longest = intervals.iter().map(length).fold(0.0, f64::max);
+    intervals
+        .iter()
+        .filter(|i| length(i) >= longest / 2.0)
+        .filter(|i| !i["server"][0][field].is_null())
+        .count() as u64
+}
+
+#[test]
+fn the_html_page_charts_the_servers_figures_on_the_phases_time_axis() {
+    let couch = CouchLike::start("watched", Timeline::INSTANT);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(&file, CREATES).unwrap();
+    let out = dir.path().join("out");
+    let run = sofabench(&[
+        "run",
+        &format!("{ADDRESS}={}", couch.url),
+        "--database_name=watched",
+        "--scenario",
+        file.to_str().unwrap(),
+        &format!("--out={}", out.display()),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let result = read_result(&out.join("result.json"));
+    let phase = &result["phases"][0];
+    let memory = drawn_with(phase, "memory_bytes");
+    let tasks = drawn_with(phase, "tasks");
+    assert!(memory >= 2 && tasks >= 2, "{phase}");
+    // Requests are growth since the look before: the first look has none.
+    let requests = drawn_with(phase, "counts");
+    let p99 = drawn_with(phase, "request_time_ms");
+    assert!(requests >= 1 && p99 >= 2, "{phase}");
+
+    let dom = page::render_in_chromium(&out.join("result.html"), "report-server");
+    assert_eq!(page::drawn(&dom, "server-memory"), [memory]);
+    assert_eq!(page::drawn(&dom, "server-requests"), [requests + p99]);
+    // Background tasks, and the run queue as `_system` tells it beside memory.
+    assert_eq!(page::drawn(&dom, "server-work"), [tasks + memory]);
+    assert!(dom.contains("over its own stats interval (10 s by default)"));
+}

@@ -47,6 +47,9 @@
   var perSecond = shown(function (v) { return number(v, 1) + "/s"; });
   var ms = shown(function (v) { return number(v, 3) + " ms"; });
   var percent = shown(function (v) { return number(v, 1) + " %"; });
+  var mib = shown(function (v) { return number(v, 1) + " MiB"; });
+  var seconds = shown(function (v) { return number(v, 3) + " s"; });
+  var whole = shown(function (v) { return number(v, 0); });
 
   // Every y axis starts at 0, whatever the values.
   function fromZero(u, min, max) {
@@ -303,13 +306,83 @@
     value: function (u, v, s, idx) { return span(u, v, idx); }
   };
 
+  // A phase's charts over time all keep room for a right axis, so their time axes line
+  // up whether a chart has one or not.
+  var RIGHT_AXIS_SIZE = 72;
+  var noRightAxis = {
+    scale: "y", side: 1, size: RIGHT_AXIS_SIZE, label: " ", grid: { show: false }, ticks: { show: false },
+    values: function (u, splits) { return splits.map(function () { return ""; }); }
+  };
+
   function phaseChart(el, phase, series, columns, yLabel) {
     draw(el, "phase", {
       cursor: { dataIdx: intervalUnder },
       series: [phaseX].concat(series),
-      axes: [{ label: "seconds since the phase started" }, yAxis(yLabel)]
+      axes: [{ label: "seconds since the phase started" }, yAxis(yLabel), noRightAxis]
     }, [phase.time.x].concat(columns));
   }
+
+  // The same, with a second y axis on the right for the series whose scale is "right".
+  function phaseChartRight(el, phase, series, columns, yLabel, rightLabel) {
+    draw(el, "phase", {
+      cursor: { dataIdx: intervalUnder },
+      series: [phaseX].concat(series),
+      scales: { right: { range: fromZero } },
+      axes: [{ label: "seconds since the phase started" }, yAxis(yLabel),
+        { scale: "right", side: 1, label: rightLabel, size: RIGHT_AXIS_SIZE, grid: { show: false } }]
+    }, [phase.time.x].concat(columns));
+  }
+
+  // Per node of the server: a color each, the node's address in the label when several.
+  function perNode(phase, lines) {
+    var nodes = phase.time.server || [], series = [], columns = [];
+    nodes.forEach(function (n, i) {
+      var name = nodes.length > 1 ? n.node + " " : "";
+      lines.forEach(function (l) {
+        var extra = { value: l.value };
+        if (l.dash) extra.dash = l.dash;
+        if (l.scale) extra.scale = l.scale;
+        series.push(step(name + l.label, SPARE[i % SPARE.length], extra));
+        columns.push(n[l.field]);
+      });
+    });
+    return { series: series, columns: columns };
+  }
+
+  var BESIDE = {
+    "server-requests": function (el, phase) {
+      var c = perNode(phase, [
+        { field: "requests", label: "requests", value: perSecond },
+        { field: "request_p99", label: "p99 (its own)", value: ms, dash: [6, 4], scale: "right" }
+      ]);
+      phaseChartRight(el, phase, c.series, c.columns, "requests per second", "milliseconds");
+    },
+    "server-memory": function (el, phase) {
+      var c = perNode(phase, [{ field: "memory_mib", label: "memory", value: mib }]);
+      phaseChart(el, phase, c.series, c.columns, "MiB");
+    },
+    "server-work": function (el, phase) {
+      var c = perNode(phase, [
+        { field: "tasks", label: "background tasks", value: whole },
+        { field: "run_queue", label: "run queue", value: whole, dash: [6, 4] }
+      ]);
+      phaseChart(el, phase, c.series, c.columns, "count");
+    },
+    changes: function (el, phase) {
+      var c = phase.time.changes;
+      phaseChartRight(el, phase, [
+        step("changes", "#008695", { value: perSecond }),
+        step("lag", "#cf1c90", { dash: [6, 4], scale: "right", value: seconds })
+      ], [c.changes_per_second, c.lag_seconds], "changes per second", "seconds");
+    },
+    disk: function (el, phase) {
+      var d = phase.time.disk;
+      phaseChart(el, phase, [
+        step("file", "#4b4b8f", { value: mib }),
+        step("active", "#80ba5a", { dash: [6, 4], value: mib })
+      ], [d.file_mib, d.active_mib], "MiB");
+    }
+  };
 
   var PHASE = {
     throughput: function (el, phase) {
@@ -394,7 +467,7 @@
     } else if (el.hasAttribute("data-sweep")) {
       SWEEP[kind](el, data.sweeps[Number(el.getAttribute("data-sweep"))]);
     } else {
-      PHASE[kind](el, data.phases[Number(el.getAttribute("data-phase"))]);
+      (PHASE[kind] || BESIDE[kind])(el, data.phases[Number(el.getAttribute("data-phase"))]);
     }
   }
 

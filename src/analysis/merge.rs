@@ -28,8 +28,8 @@ use crate::metrics::{IntervalMetrics, interval};
 use crate::metrics::{LoginTally, PhaseTally};
 use crate::results::build::{self, PhaseFacts};
 use crate::results::{
-    IntervalResult, LoginsResult, OperationResult, PhaseResult, RampResult, RunResult, histogram,
-    tally,
+    IndexBuildResult, IntervalResult, LoginsResult, OperationResult, PhaseResult, RampResult,
+    RunResult, histogram, tally,
 };
 use crate::workload::Operation;
 
@@ -333,7 +333,22 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
             .find_map(|p| (!p.server_notes.is_empty()).then(|| p.server_notes.clone()))
             .unwrap_or_default(),
     };
-    Ok(build::from_tally(facts, &tally))
+    let mut result = build::from_tally(facts, &tally);
+    result.index_builds = merge_index_builds(&phases);
+    Ok(result)
+}
+
+/// Every node made the same indexes before the phase and waited for them: an index's
+/// build time is the longest wait, in the order the first node listed them.
+fn merge_index_builds(phases: &[&PhaseResult]) -> Vec<IndexBuildResult> {
+    let mut builds: Vec<IndexBuildResult> = Vec::new();
+    for build in phases.iter().flat_map(|p| &p.index_builds) {
+        match builds.iter_mut().find(|b| b.index == build.index) {
+            Some(known) => known.seconds = known.seconds.max(build.seconds),
+            None => builds.push(build.clone()),
+        }
+    }
+    builds
 }
 
 /// The nodes wrote into one database: its sizes before the phase are the look of the node
@@ -781,6 +796,24 @@ mod tests {
         assert_eq!(
             (r.started_at.as_str(), r.ended_at.as_str()),
             (one.started_at.as_str(), "1970-01-01T00:16:50Z")
+        );
+    }
+
+    #[test]
+    fn an_index_build_is_the_longest_wait_of_the_nodes() {
+        let build = |index: &str, seconds: f64| IndexBuildResult {
+            index: index.to_string(),
+            queries: vec!["q".to_string()],
+            seconds,
+        };
+        let mut first = node_result(&[0, 1], node(0, 2), 1);
+        first.phases[0].index_builds = vec![build("_design/a", 2.0), build("_index b", 0.5)];
+        let mut second = node_result(&[2, 3], node(1, 2), 1);
+        second.phases[0].index_builds = vec![build("_index b", 1.5), build("_design/a", 0.1)];
+        let merged = merge(&named(vec![first, second])).unwrap();
+        assert_eq!(
+            merged.result.phases[0].index_builds,
+            [build("_design/a", 2.0), build("_index b", 1.5)]
         );
     }
 

@@ -6,7 +6,6 @@
 use std::io::{self, Write};
 
 use super::phase_operations;
-use crate::metrics::changes::ChangesInterval;
 use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
@@ -96,23 +95,16 @@ fn server_cells(interval: &IntervalResult) -> [String; 5] {
 /// The phase's consumers' figures taken at the interval's end (their sampler ticks with
 /// the interval's), or empty cells when the phase has no consumers.
 fn changes_cells(phase: &PhaseResult, interval: &IntervalResult) -> [String; 3] {
-    let nearest = phase.changes.as_ref().and_then(|c| {
-        c.intervals.iter().min_by(|a, b| {
-            let off = |i: &ChangesInterval| (i.elapsed_seconds - interval.elapsed_seconds).abs();
-            off(a).total_cmp(&off(b))
-        })
-    });
-    match nearest {
-        Some(c)
-            if (c.elapsed_seconds - interval.elapsed_seconds).abs()
-                < interval.length_seconds / 2.0 =>
-        {
-            [
-                decimal(c.changes_per_second, 3),
-                decimal(c.lag_seconds, 3),
-                c.open_feeds.to_string(),
-            ]
-        }
+    let beside = phase
+        .changes
+        .as_ref()
+        .and_then(|c| c.beside(interval.elapsed_seconds, interval.length_seconds));
+    match beside {
+        Some(c) => [
+            decimal(c.changes_per_second, 3),
+            decimal(c.lag_seconds, 3),
+            c.open_feeds.to_string(),
+        ],
         _ => Default::default(),
     }
 }
@@ -185,6 +177,7 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::changes::ChangesInterval;
 
     #[test]
     fn one_row_per_interval_and_operation() {

@@ -42,6 +42,19 @@ pub struct ChangesResult {
     pub intervals: Vec<ChangesInterval>,
 }
 
+impl ChangesResult {
+    /// The consumers' figures taken at the end of the phase's interval that ended
+    /// `elapsed_seconds` after the phase started and lasted `length_seconds` (their sampler
+    /// ticks with the intervals): the nearest within half the interval, if any.
+    pub fn beside(&self, elapsed_seconds: f64, length_seconds: f64) -> Option<&ChangesInterval> {
+        let off = |i: &ChangesInterval| (i.elapsed_seconds - elapsed_seconds).abs();
+        self.intervals
+            .iter()
+            .min_by(|a, b| off(a).total_cmp(&off(b)))
+            .filter(|i| off(i) < length_seconds / 2.0)
+    }
+}
+
 pub fn changes(report: &ChangesReport) -> ChangesResult {
     ChangesResult {
         feed: report.feed.clone(),

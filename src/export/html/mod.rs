@@ -15,6 +15,7 @@
 //! (the sections with their charts' captions), [`tables`], [`markup`] (escaping and a
 //! chart's box), and this file, the page's frame.
 
+mod beside;
 mod disk;
 mod markup;
 mod measures;

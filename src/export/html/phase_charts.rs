@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::beside::{Beside, beside};
 use super::measures::{Failures, bulk_documents, rate};
 use super::steps::Steps;
 use crate::export::phase_operations;
@@ -33,6 +34,9 @@ pub struct TimeSeries {
     pub late: Option<Vec<Option<f64>>>,
     /// Documents per second of the bulk inserts, in a phase that has them.
     pub documents: Option<Vec<Option<f64>>>,
+    /// The server's, the feed's and the disk's figures on the same x.
+    #[serde(flatten)]
+    pub beside: Beside,
 }
 
 #[derive(Serialize)]
@@ -153,6 +157,7 @@ fn time_series(phase: &PhaseResult) -> TimeSeries {
         target: target.filter(|_| rated),
         late: late.filter(|_| rated),
         documents: documents.filter(|values| bulk && values.iter().any(Option::is_some)),
+        beside: beside(phase),
     }
 }
 

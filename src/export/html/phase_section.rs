@@ -148,6 +148,7 @@ fn phase_time_charts(out: &mut String, index: usize, phase: &PhaseResult) {
             ),
         );
     }
+    beside_charts(out, index, phase);
     if rated {
         chart(
             out,
@@ -158,5 +159,54 @@ fn phase_time_charts(out: &mut String, index: usize, phase: &PhaseResult) {
                 "Operations per second that started later than scheduled (their latency counts from the scheduled start). {rule}"
             ),
         );
+    }
+}
+
+/// The charts of what went on beside the operations, those the phase has figures for.
+fn beside_charts(out: &mut String, index: usize, phase: &PhaseResult) {
+    let beside = super::beside::beside(phase);
+    let nodes = if beside.server.len() > 1 {
+        " One line per node."
+    } else {
+        ""
+    };
+    let charts = [
+        (
+            "server-requests",
+            "The server: requests and its own request time",
+            format!(
+                "Requests the server counted per second of each interval (solid, left axis: every client's, not only sofabench's), and the p99 of its own request time in milliseconds (dashed, right axis) as <code>_node/_local/_stats</code> gives it: CouchDB computes that over its own stats interval (10 s by default), not over this interval.{nodes}"
+            ),
+        ),
+        (
+            "server-memory",
+            "The server: memory",
+            format!(
+                "The memory the server's Erlang VM held at each interval's end, in MiB (<code>_node/_local/_system</code>).{nodes}"
+            ),
+        ),
+        (
+            "server-work",
+            "The server: background tasks and run queue",
+            format!(
+                "Background tasks running at each interval's end, of every kind (<code>_active_tasks</code>: compaction, indexing, replication; solid), and the Erlang VM's run queue (dashed).{nodes}"
+            ),
+        ),
+        (
+            "changes",
+            "The _changes consumers",
+            "Changes the consumers received per second, all together (solid, left axis), and their lag in seconds (dashed, right axis): how long ago the oldest write some consumer has not seen yet was answered.".to_string(),
+        ),
+        (
+            "disk",
+            "The database on disk",
+            "The database's file size and active size at each interval's end, in MiB (<code>GET /db</code>'s <code>sizes</code>). A gap is an interval whose look did not answer.".to_string(),
+        ),
+    ];
+    for (kind, title, caption) in charts {
+        if beside.has(kind) {
+            let caption = format!("{caption} {SHORT_INTERVAL_RULE}");
+            chart(out, ChartOf::Phase(index), kind, title, &caption);
+        }
     }
 }
