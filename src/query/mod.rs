@@ -22,6 +22,9 @@ use crate::workload::Operation;
 pub struct Query {
     pub name: String,
     pub kind: QueryKind,
+    /// Sent to the drawn document's partition (`/db/_partition/P/…`), in a partitioned
+    /// database.
+    pub partition: bool,
 }
 
 /// What a query asks, by its operation.

@@ -21,6 +21,8 @@ pub struct QueryState {
     document: Vec<u8>,
     /// The ids of a `keys` query.
     ids: Vec<String>,
+    /// `/db/_partition/P` of a partition query.
+    scope: String,
 }
 
 impl<T: Transport, C: Clock> Worker<T, C> {
@@ -44,7 +46,14 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             return Ok(());
         };
         let shared = self.shared.clone();
-        let database = &shared.database_path;
+        let mut scope = std::mem::take(&mut self.queries.scope);
+        let database = if query.partition {
+            // The picked document's id is in `self.id`; its partition scopes the query.
+            request::partition_scope(&shared.database_path, &self.id, &mut scope);
+            &scope
+        } else {
+            &shared.database_path
+        };
         // The rows the answer should hold, when the phase's documents are all known.
         let mut expected = None;
         let (method, with_body) = match &query.kind {
@@ -80,6 +89,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 (Method::Post, true)
             }
         };
+        self.queries.scope = scope;
         self.perform(
             metrics,
             operation,
