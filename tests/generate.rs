@@ -200,6 +200,32 @@ fn iron_cushion_templates_generate_what_they_always_did() {
 }
 
 #[test]
+fn a_wrong_value_domain_is_bad_input_with_the_fix() {
+    let dir = TempDir::new().unwrap();
+    let schema = write(
+        &dir,
+        "t.json",
+        "{\"a\": 1,\n \"b\": {\"$string\": {\"distinct\": 0}}}",
+    );
+    let line = assert_bad_input(
+        &schema,
+        Some((2, 34)),
+        "value domain $string has distinct 0",
+    );
+    assert!(line.contains("{\"$string\": {\"distinct\": 50}}"), "{line}");
+    let xml = write(
+        &dir,
+        "t.xml",
+        "<object><entry><name>a</name><value><string distinct=\"x\"/></value></entry></object>",
+    );
+    assert_bad_input(
+        &xml,
+        Some((1, 45)),
+        "distinct=\"x\" on <string> is not a whole number",
+    );
+}
+
+#[test]
 fn value_domain_examples_generate_identical_documents() {
     let args = ["-n", "200", "--seed", "3"];
     let (json, docs) = documents(&example("domains.json"), &args);

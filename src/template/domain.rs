@@ -58,14 +58,14 @@ impl Kind {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an object of min and max")]
 struct Bounds {
     min: Option<serde_json::Number>,
     max: Option<serde_json::Number>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an object of distinct")]
 struct Distinct {
     distinct: serde_json::Number,
 }

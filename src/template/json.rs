@@ -473,7 +473,7 @@ mod tests {
             ),
             (
                 r#"{"a": {"$float": 3}}"#,
-                "value domain $float: invalid type: integer `3`",
+                "value domain $float: invalid type: integer `3`, expected an object of min and max",
             ),
             (
                 r#"{"a": {"$string": {"distinct": 5}, "b": 1}}"#,
