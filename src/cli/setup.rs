@@ -132,6 +132,8 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         bulk_attachment_sizes: args.bulk_attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
+        // Known once the database is prepared (the runner sets it).
+        started_empty: false,
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),

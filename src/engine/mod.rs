@@ -18,6 +18,7 @@ pub mod observer;
 pub mod rate_limit;
 mod reconnect;
 mod replication;
+mod row_check;
 pub mod server_watch;
 pub mod stop;
 mod timer;
@@ -80,6 +81,9 @@ pub struct RunSettings {
     pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
+    /// Whether the database held no documents when the run began, so the documents the
+    /// connections know are all there are (what checking a query's rows needs).
+    pub started_empty: bool,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -345,6 +349,7 @@ impl Engine {
             self.deal_documents(count);
             self.active = count;
         }
+        let find_rows = self.expected_find_rows(phase, &share);
         // The consumers start from the database's sequence before the first write.
         let mut watch = match &phase.changes {
             Some(feed) => Some(
@@ -421,7 +426,8 @@ impl Engine {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
             worker.follow_changes(tables.clone());
-            let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
+            let mut work = self.work(phase, worker.index, worker.pool.len() as u64, started);
+            work.queries.find_rows = find_rows.clone();
             tasks.push(tokio::spawn(async move {
                 let (metrics, abort) = worker.run(work).await;
                 (worker, metrics, abort)

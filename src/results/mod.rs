@@ -267,6 +267,7 @@ impl OperationResult {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            row_check: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
             response: nothing,
@@ -438,6 +439,20 @@ pub struct OperationResult {
     /// Queries only: rows (`rows` or `docs` elements) in the successful answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
+    /// Queries checked against the seed's documents (a phase that writes nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_check: Option<RowCheck>,
+}
+
+/// How the rows of a query's answers compared with the documents the seed gives.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowCheck {
+    /// Answers checked.
+    pub answers: u64,
+    /// Answers that held another number of rows than expected.
+    pub wrong: u64,
+    /// Rows the checked answers should have held, in all.
+    pub expected_rows: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
