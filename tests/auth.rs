@@ -189,6 +189,54 @@ fn a_session_the_server_ended_is_renewed_once_and_the_operations_sent_again() {
 }
 
 #[test]
+fn a_changes_feed_that_meets_an_ended_session_logs_in_again() {
+    let server = AuthServer::start(Check::Cookie(Sessions {
+        user: "bench".to_string(),
+        password: "pw-of-bench".to_string(),
+        lifetime: Duration::from_secs(3_600),
+        max_age: true,
+        login_delay: Duration::ZERO,
+    }));
+    // Two `normal` feeds ask about 40 times a second; one create and one look at the
+    // database's sizes a second. The sessions end after about a second, most likely met
+    // first by a feed.
+    server.end_sessions_at(50);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let address = server.url.replace("http://", "http://bench:pw-of-bench@");
+    let mut run_args = crud_args(&address, "feeds", &json, 100_000, 1);
+    run_args.extend(args(&[
+        "--auth",
+        "cookie",
+        "--read_weight=0",
+        "--duration=3s",
+        "--rate=1",
+        "--no-server-stats",
+        "--changes-consumers=2",
+        "--changes-feed=normal",
+        "--changes-grace=1s",
+    ]));
+    let run = run_with(&run_args, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (result, text) = read_result(&json);
+    // The feed that met the 401 logged in, the other found the new session: one 401
+    // each at most. Without a login of their own, the feeds would meet 401s (pausing
+    // 50 ms, 100 ms, … between them) until a create happened to log in.
+    assert_eq!(
+        server.logins(),
+        2,
+        "the first login and one renewal: {text}"
+    );
+    let troubles = &result["phases"][0]["changes"]["troubles"];
+    assert!(
+        troubles["error_statuses"].as_u64().unwrap() <= 2,
+        "{troubles}"
+    );
+    assert!(server.refused() <= 3, "{troubles}");
+    assert_eq!(resends_and_failures(&result), (0, 0), "{text}");
+}
+
+#[test]
 fn a_thousand_connections_meeting_a_401_together_log_in_once() {
     let server = AuthServer::start(Check::Cookie(Sessions {
         user: "bench".to_string(),

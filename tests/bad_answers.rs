@@ -134,3 +134,37 @@ fn refused_bulk_inserts(fault: Fault) {
     assert!(!run.stdout.contains("timeout x"), "{}", shown(&run));
     assert_ends_within(&run, Duration::from_secs(30));
 }
+
+#[test]
+fn a_bulk_answer_a_row_short_for_documents_without_ids_pairs_none_of_them() {
+    let server = BadServer::start(Fault::MissingRow, bad_server::bulk_inserts);
+    let address = format!("--database_address={}", server.url);
+    let run = common::sofabench(&[
+        "run",
+        &address,
+        "--database_name=bad",
+        "--quiet",
+        "--id-scheme=server",
+        "--num_connections=1",
+        "--num_bulk_insert_operations=2",
+        "--num_documents_per_bulk_insert=5",
+        "--num_crud_operations=0",
+    ]);
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(
+        run.stdout.contains("failed bulk_insert: bad_answer x2"),
+        "{}",
+        shown(&run)
+    );
+    assert!(
+        run.stdout
+            .contains("4 rows for 5 documents sent without ids"),
+        "the example names the count: {}",
+        shown(&run)
+    );
+    assert!(
+        run.stdout.contains("unknown bulk_insert: 10 documents"),
+        "{}",
+        shown(&run)
+    );
+}

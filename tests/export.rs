@@ -15,7 +15,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use sofabench::results::{PhaseResult, RunResult, histogram};
 
-const CSV_COLUMNS: [&str; 26] = [
+const CSV_COLUMNS: [&str; 28] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -42,6 +42,8 @@ const CSV_COLUMNS: [&str; 26] = [
     "disk_active_bytes",
     "disk_external_bytes",
     "disk_doc_count",
+    "bytes_sent",
+    "bytes_received",
 ];
 
 /// The `--out` folder of one small run with both phases, shared by the tests here.
@@ -208,6 +210,22 @@ fn every_format_is_written_and_reads_back() {
         .map(|o| o.succeeded)
         .sum();
     assert_eq!(total, succeeded, "the intervals add up to the phases");
+    // Each operation's bytes over the intervals add up to its phase's.
+    for phase in &result.phases {
+        for op in &phase.operations {
+            let of_op = rows
+                .iter()
+                .filter(|r| &r[0] == phase.name.as_str() && &r[3] == op.operation.as_str());
+            let (sent, received) = of_op.fold((0, 0), |(s, r), row| {
+                (
+                    s + row[26].parse::<u64>().unwrap(),
+                    r + row[27].parse::<u64>().unwrap(),
+                )
+            });
+            assert_eq!((sent, received), (op.bytes_sent, op.bytes_received));
+            assert!(received > 0, "{}", op.operation);
+        }
+    }
 
     // One interval log per operation, each interval's histogram as the JSON has it.
     assert_eq!(
@@ -269,8 +287,25 @@ fn every_format_is_written_and_reads_back() {
     // The run: throughput, documents, latency, failures, CPU; no late starts without a
     // rate. The bulk phase adds documents to the three charts every phase has.
     assert_eq!(page.matches("data-run=").count(), 5);
-    assert_eq!(page.matches("data-phase=\"0\"").count(), 4);
-    assert_eq!(page.matches("data-phase=\"1\"").count(), 3);
+    // (Charts of the server's figures and the disk's sizes beside them come and go with
+    // what the server told in the phase's intervals; tests/changes.rs checks those.)
+    let phase_charts = [
+        ("0", &["throughput", "documents", "latency", "spectrum"][..]),
+        ("1", &["throughput", "latency", "spectrum"][..]),
+    ];
+    for (phase, kinds) in phase_charts {
+        for kind in [
+            "throughput",
+            "documents",
+            "latency",
+            "spectrum",
+            "failures",
+            "late",
+        ] {
+            let chart = format!("data-phase=\"{phase}\" data-chart=\"{kind}\"");
+            assert_eq!(page.contains(&chart), kinds.contains(&kind), "{chart}");
+        }
+    }
     assert!(!page.contains("data-chart=\"run-late\""));
     // A closed-model run: its latency over time is from sending, not a response time
     // from a schedule it did not have; the interval log says the same.

@@ -183,6 +183,65 @@ fn json_and_xml_examples_generate_identical_documents() {
     }
 }
 
+/// The documents Iron Cushion's templates generate stay what they were, byte for byte:
+/// the fixtures were printed by the build before value domains were added.
+#[test]
+fn iron_cushion_templates_generate_what_they_always_did() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for (template, seed, count, fixture) in [
+        ("ironcushion.json", "42", "40", "ironcushion-seed42.jsonl"),
+        ("ironcushion.xml", "42", "40", "ironcushion-seed42.jsonl"),
+        ("account.json", "7", "10", "account-seed7.jsonl"),
+    ] {
+        let (printed, _) = documents(&example(template), &["-n", count, "--seed", seed]);
+        let expected = std::fs::read_to_string(fixtures.join(fixture)).unwrap();
+        assert_eq!(printed, expected, "{template}");
+    }
+}
+
+#[test]
+fn a_wrong_value_domain_is_bad_input_with_the_fix() {
+    let dir = TempDir::new().unwrap();
+    let schema = write(
+        &dir,
+        "t.json",
+        "{\"a\": 1,\n \"b\": {\"$string\": {\"distinct\": 0}}}",
+    );
+    let line = assert_bad_input(
+        &schema,
+        Some((2, 34)),
+        "value domain $string has distinct 0",
+    );
+    assert!(line.contains("{\"$string\": {\"distinct\": 50}}"), "{line}");
+    let xml = write(
+        &dir,
+        "t.xml",
+        "<object><entry><name>a</name><value><string distinct=\"x\"/></value></entry></object>",
+    );
+    assert_bad_input(
+        &xml,
+        Some((1, 45)),
+        "distinct=\"x\" on <string> is not a whole number",
+    );
+}
+
+#[test]
+fn value_domain_examples_generate_identical_documents() {
+    let args = ["-n", "200", "--seed", "3"];
+    let (json, docs) = documents(&example("domains.json"), &args);
+    let (xml, _) = documents(&example("domains.xml"), &args);
+    assert_eq!(json, xml);
+    let countries: std::collections::HashSet<&str> = docs
+        .iter()
+        .map(|d| d["country"].as_str().unwrap())
+        .collect();
+    assert!(
+        countries.len() <= 50 && countries.len() > 40,
+        "{}",
+        countries.len()
+    );
+}
+
 #[test]
 fn top_level_id_and_rev_are_removed() {
     let dir = TempDir::new().unwrap();

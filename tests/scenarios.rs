@@ -31,6 +31,7 @@ fn the_built_in_scenarios_are_listed() {
         "doc-size-sweep",
         "id-scheme",
         "changes",
+        "replication-lag",
     ] {
         assert!(
             run.stdout.lines().any(|l| l.starts_with(name)),
@@ -216,9 +217,15 @@ fn couchdb_report_compacts_and_replicates_with_credentials() {
         "{}",
         run.stdout
     );
+    // The replicating phases replicate for their whole length, with the lag measured.
     assert!(
         run.stdout
-            .contains("action replicate (two-way): started at"),
+            .contains("replication: two-way to \"report-replica-rep\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("replication lag (answer on the source"),
         "{}",
         run.stdout
     );

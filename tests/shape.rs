@@ -124,11 +124,75 @@ fn the_id_scheme_scenario_stores_both_kinds() {
             "--num_documents_per_bulk_insert=10",
         ],
     );
-    assert_eq!(run.count("bulk_insert"), 6, "{}", run.stdout);
+    assert_eq!(run.count("bulk_insert"), 9, "{}", run.stdout);
     let docs = documents(&server.admin_db("schemes"));
     let sequential = docs.iter().filter(|d| is_sequential(&d.0)).count();
     let uuid = docs.iter().filter(|d| is_uuid(&d.0)).count();
-    assert_eq!((sequential, uuid, docs.len()), (30, 30, 60), "{docs:?}");
+    assert_eq!((sequential, uuid, docs.len()), (30, 30, 90), "{docs:?}");
+}
+
+#[test]
+fn ids_the_server_gives_are_kept_and_used_by_every_later_operation() {
+    let server = PouchServer::secured(Storage::Disk);
+    let run = run(
+        &server,
+        "given",
+        &[
+            "--num_connections=2",
+            "--num_bulk_insert_operations=2",
+            "--num_documents_per_bulk_insert=10",
+            "--num_crud_operations=40",
+            "--id-scheme=server",
+        ],
+    );
+    assert!(
+        run.stdout
+            .contains("or the server's in server phases (POST /db"),
+        "the header says how ids are paired: {}",
+        run.stdout
+    );
+    for operation in ["bulk_insert", "create", "read", "update", "delete"] {
+        assert_eq!(run.errors(operation), 0, "{operation}: {}", run.stdout);
+    }
+    let db = server.admin_db("given");
+    let docs = documents(&db);
+    // 40 bulk inserted, then the creates added and the deletes took away.
+    let expected = 40 + run.count("create") - run.count("delete");
+    assert_eq!(docs.len() as u64, expected, "{}", run.stdout);
+    assert!(run.count("update") > 0 && run.count("delete") > 0);
+    for (id, _, _) in &docs {
+        assert!(!is_sequential(id) && !id.starts_with('_'), "{id}");
+    }
+    assert!(
+        docs.iter().any(|d| d.1 > 1),
+        "documents were found again by the ids the server gave, and updated"
+    );
+    // Every stored document is the template's, without an id of the tool's.
+    let (_, all) = get(&format!("{db}/_all_docs?include_docs=true&limit=5"));
+    for row in all["rows"].as_array().unwrap() {
+        assert!(
+            row["doc"]["Id"].is_number() && row["doc"]["LastLogin"].is_string(),
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn ids_the_server_gives_cannot_name_partitions() {
+    let refused = sofabench(&[
+        "run",
+        "--database_address=http://127.0.0.1:9",
+        "--db-partitioned",
+        "--id-scheme=server",
+    ]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("(id scheme server), which a partitioned database refuses"),
+        "{}",
+        refused.stderr
+    );
 }
 
 #[test]

@@ -452,6 +452,9 @@ struct Bucket {
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
     documents_unknown: bool,
+    /// A node's row came without its bytes (a result written before sofabench kept
+    /// them): the merged row says none rather than too few.
+    bytes_unknown: bool,
     /// The database's sizes: every node looked at the same database, the first node's
     /// look that answered stands for all.
     disk: Option<crate::disk::DiskSizes>,
@@ -486,6 +489,7 @@ impl Bucket {
         for op in &row.operations {
             let operation = Operation::named(&op.operation)
                 .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
+            self.bytes_unknown |= op.bytes_sent.is_none() || op.bytes_received.is_none();
             let documents = match (operation, op.documents) {
                 (_, Some(documents)) => documents,
                 (Operation::BulkInsert, None) => {
@@ -501,6 +505,8 @@ impl Bucket {
                 rate_limited: op.rate_limited,
                 retried_429: op.retried_429,
                 documents,
+                bytes_sent: op.bytes_sent.unwrap_or(0),
+                bytes_received: op.bytes_received.unwrap_or(0),
                 response: histogram::decode(&op.histogram)?,
                 ..interval::IntervalOperation::default()
             });
@@ -519,9 +525,12 @@ impl Bucket {
         row.target_rate = self.target_rate;
         row.disk.clone_from(&self.disk);
         let mut result = build::interval_ending(&row, end_ms);
-        if self.documents_unknown {
-            for op in &mut result.operations {
+        for op in &mut result.operations {
+            if self.documents_unknown {
                 op.documents = None;
+            }
+            if self.bytes_unknown {
+                (op.bytes_sent, op.bytes_received) = (None, None);
             }
         }
         result
@@ -675,6 +684,7 @@ mod tests {
             interrupted: false,
             action: None,
             changes: None,
+            replication: None,
             logins: logins(connections),
             disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),
@@ -933,6 +943,8 @@ mod tests {
                     rate_limited: 0,
                     retried_429: 0,
                     documents: Some(documents),
+                    bytes_sent: None,
+                    bytes_received: None,
                     throughput: 1.0,
                     p50_ms: 5.0,
                     p99_ms: 5.0,

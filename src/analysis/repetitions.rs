@@ -252,6 +252,7 @@ mod tests {
             interrupted: false,
             action: None,
             changes: None,
+            replication: None,
             logins: LoginTally::default(),
             disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),

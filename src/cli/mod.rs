@@ -278,6 +278,13 @@ pub struct RunArgs {
     #[arg(long = "attachment-size", value_name = "SIZE[,SIZE…]", value_parser = attachment_sizes, default_value = "64KiB")]
     attachment_size: AttachmentSizes,
 
+    /// Give every document a bulk insert stores an inline attachment (`_attachments`,
+    /// base64 in the request) of this size, or of one of several separated by commas,
+    /// each equally likely; 1 byte to 4GiB each, and a bulk request at most 256 MiB.
+    /// Later `attachment_read`s may read them. Without it, bulk documents have none.
+    #[arg(long = "bulk-attachment-size", value_name = "SIZE[,SIZE…]", value_parser = bulk_attachment_sizes)]
+    bulk_attachment_size: Option<AttachmentSizes>,
+
     /// Do not ask the server for its own statistics each interval (`_node/_local/_stats`,
     /// `_node/_local/_system`, `_active_tasks`), which are otherwise kept beside every
     /// interval row, each node's apart.
@@ -378,6 +385,26 @@ pub struct RunArgs {
         default_value_t = 3
     )]
     delete_weight: u64,
+
+    /// Weight of standalone attachment writes (`attachment_write`, sizes from
+    /// --attachment-size) among the CRUD operations.
+    #[arg(
+        long = "attachment_write_weight",
+        visible_alias = "attachment-write-weight",
+        value_name = "W",
+        default_value_t = 0
+    )]
+    attachment_write_weight: u64,
+
+    /// Weight of reads of the attachments written (`attachment_read`) among the CRUD
+    /// operations; needs --attachment_write_weight above 0.
+    #[arg(
+        long = "attachment_read_weight",
+        visible_alias = "attachment-read-weight",
+        value_name = "W",
+        default_value_t = 0
+    )]
+    attachment_read_weight: u64,
 
     /// Add to a database that already holds documents.
     #[arg(long, conflicts_with = "recreate")]
@@ -705,6 +732,11 @@ fn attachment_sizes(text: &str) -> Result<AttachmentSizes, String> {
         .map(|size| byte_size(size.trim()))
         .collect::<Result<Vec<u64>, String>>()?;
     AttachmentSizes::new(sizes)
+}
+
+/// `--bulk-attachment-size`: sizes separated by commas, as `--attachment-size`.
+fn bulk_attachment_sizes(text: &str) -> Result<AttachmentSizes, String> {
+    attachment_sizes(text).map_err(|e| e.replace("--attachment-size", "--bulk-attachment-size"))
 }
 
 /// A number of bytes: digits, with an optional unit (B, KB, MB, GB, KiB, MiB, GiB).

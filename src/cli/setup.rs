@@ -70,6 +70,13 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     };
     scenario::apply_shape(&mut scenario.phases, flags_shape)
         .map_err(|problems| Failed::bad_input(problems.join("\nsofabench: error: ")))?;
+    check_server_ids(args, &scenario).map_err(Failed::bad_input)?;
+    if let Some(sizes) = &args.bulk_attachment_size {
+        let largest = sizes.sizes().iter().copied().max().unwrap_or(0);
+        for phase in &scenario.phases {
+            limits::inline_attachments(phase, largest).map_err(Failed::bad_input)?;
+        }
+    }
     let builtin = scenario::builtin(
         args.scenario
             .as_deref()
@@ -78,6 +85,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     args.changes
         .apply(&mut scenario, builtin.is_some(), args.node_count)
         .map_err(Failed::bad_input)?;
+    replication_on_one_node(&scenario, args.node_count).map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)
@@ -122,8 +130,11 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         busy_poll: args.busy_poll,
         attachment_sizes: args.attachment_size.clone(),
         hot_docs: args.hot_docs,
+        bulk_attachment_sizes: args.bulk_attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
+        // Known once the database is prepared (the runner sets it).
+        started_empty: false,
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
@@ -158,6 +169,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
 fn check_ranges(args: &RunArgs) -> Result<(), String> {
     check_too_little(args)?;
     check_too_much(args)?;
+    check_attachment_reads(args)?;
     check_counts(args)
 }
 
@@ -185,6 +197,18 @@ fn check_too_little(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Attachment reads get attachments the run wrote: standalone, or inline in its bulk
+/// documents.
+fn check_attachment_reads(args: &RunArgs) -> Result<(), String> {
+    let read = args.attachment_read_weight;
+    if read > 0 && args.attachment_write_weight == 0 && args.bulk_attachment_size.is_none() {
+        return Err(format!(
+            "--attachment_read_weight={read} needs --attachment_write_weight above 0 or --bulk-attachment-size: a read gets an attachment the run wrote; give one of them, or leave --attachment_read_weight out"
+        ));
+    }
+    Ok(())
+}
+
 /// Sizes past what the machine holds or a mix needs.
 fn check_too_much(args: &RunArgs) -> Result<(), String> {
     let open_files = limits::open_files();
@@ -198,6 +222,8 @@ fn check_too_much(args: &RunArgs) -> Result<(), String> {
         ("--read_weight", args.read_weight),
         ("--update_weight", args.update_weight),
         ("--delete_weight", args.delete_weight),
+        ("--attachment_write_weight", args.attachment_write_weight),
+        ("--attachment_read_weight", args.attachment_read_weight),
     ] {
         limits::weight(flag, w)?;
     }
@@ -273,6 +299,19 @@ fn partitions(args: &RunArgs) -> Result<Option<Partitions>, Failed> {
         Some(KeyChoice::Zipfian(c)) => Partitions::zipfian(count, c),
         _ => Partitions::uniform(count),
     }))
+}
+
+/// Ids the server gives cannot name a partition: a partitioned database refuses a
+/// document without a `partition:` id.
+fn check_server_ids(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
+    let server = Some(ids::IdScheme::Server);
+    match scenario.phases.iter().find(|p| p.shape.ids == server) {
+        Some(phase) if args.db_partitioned => Err(format!(
+            "phase {} stores documents under ids the server gives (id scheme server), which a partitioned database refuses: every id must name its partition; use --id-scheme sequential or uuid, or leave --db-partitioned out",
+            phase.name
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Partitions of a partitioned run without `--partitions`.
@@ -362,8 +401,8 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,
             Operation::Delete => args.delete_weight,
-            // Attachments are mixed in by scenario files (`mix = { attachment_write = 1 }`).
-            Operation::AttachmentWrite | Operation::AttachmentRead => 0,
+            Operation::AttachmentWrite => args.attachment_write_weight,
+            Operation::AttachmentRead => args.attachment_read_weight,
         }),
     }
 }
@@ -628,6 +667,19 @@ fn database_policy(args: &RunArgs) -> DatabasePolicy {
     }
 }
 
+/// Refuses replications where several nodes share the run: each node would start its own
+/// jobs to the same replicas and see the others' writes there, which it cannot match.
+fn replication_on_one_node(scenario: &Scenario, nodes: u64) -> Result<(), String> {
+    let replicating = scenario.phases.iter().find(|p| p.replication.is_some());
+    match replicating {
+        Some(phase) if nodes > 1 => Err(format!(
+            "phase {:?} replicates, with --node-count {nodes}: each node would start its own replications and see the others' writes on the replicas; run such phases on one node",
+            phase.name
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A replica of the run's own, never an existing database: `<db>-replica-<id prefix>`,
 /// with the prefix made a valid part of a CouchDB database name.
 fn replica_name(database: &str, prefix: &str) -> String {
@@ -672,6 +724,8 @@ fn config_record(
         read_weight: plan.weights[Operation::Read],
         update_weight: plan.weights[Operation::Update],
         delete_weight: plan.weights[Operation::Delete],
+        attachment_write_weight: Some(plan.weights[Operation::AttachmentWrite]).filter(|&w| w > 0),
+        attachment_read_weight: Some(plan.weights[Operation::AttachmentRead]).filter(|&w| w > 0),
         rate: layers.value().rate,
         scenario: scenario.name.clone(),
         phases: scenario.phases.iter().map(|p| p.describe()).collect(),
@@ -704,6 +758,10 @@ fn config_record(
         hot_docs: engine.hot_docs,
         doc_size: args.doc_size.map(|s| s.to_string()),
         id_scheme: args.id_scheme.map(|s| s.name().to_string()),
+        bulk_attachment_size: args.bulk_attachment_size.as_ref().map(|sizes| {
+            let sizes: Vec<String> = sizes.sizes().iter().map(u64::to_string).collect();
+            sizes.join(",")
+        }),
         runs: (args.runs > 1).then_some(args.runs),
     }
 }

@@ -157,9 +157,22 @@ impl Endpoint {
     /// The header lines a request to the node carries now (Host, Accept, and the
     /// credential's), for a reader that does not go through a [`Client`].
     pub fn header_lines(&self) -> Vec<u8> {
-        HeaderCopy::default()
-            .current(&self.headers, &self.credential)
-            .to_vec()
+        self.current_headers().0
+    }
+
+    /// [`Endpoint::header_lines`], with the credential generation they carry: what a
+    /// reader that met a 401 gives [`Endpoint::renew_after_401`].
+    pub fn current_headers(&self) -> (Vec<u8>, u64) {
+        let mut copy = HeaderCopy::default();
+        let lines = copy.current(&self.headers, &self.credential).to_vec();
+        (lines, copy.generation())
+    }
+
+    /// After a 401 to a request that carried generation `seen`: a new session or token,
+    /// if the mode has them (one login however many readers ask; counted among the
+    /// phase's logins). Whether a newer credential is there now.
+    pub async fn renew_after_401(&self, seen: u64) -> bool {
+        self.credential.renews() && self.credential.renew(seen).await.is_ok()
     }
 
     /// The same endpoint, reading bodies of at most `limit` bytes.

@@ -33,6 +33,12 @@ pub fn written_rev(body: &[u8]) -> Option<Rev> {
     result.rev.and_then(Rev::parse)
 }
 
+/// The id and new revision from a `POST /db` answer, which named the document.
+pub fn written_id_rev(body: &[u8]) -> Option<(String, Rev)> {
+    let result: WriteResult = serde_json::from_slice(body).ok()?;
+    Some((result.id?.into_owned(), result.rev.and_then(Rev::parse)?))
+}
+
 /// The `_rev` of a document read by id.
 pub fn read_rev(body: &[u8]) -> Option<Rev> {
     if let Some(rev) = leading_rev(body) {

@@ -4,6 +4,12 @@
 //! out of request order, and CouchDB documents no order either. Pairing by position kept
 //! one document's revision for its neighbour, and the neighbour's later update or delete
 //! failed: failures the tool caused, reported as the database's.
+//!
+//! The one exception is documents sent without an `_id` (`--id-scheme server`): their
+//! ids exist only in the answer, so its rows can only be taken in request order. The
+//! answer must then hold exactly one row per document, each stored one with an id of its
+//! own; a server that reorders rows gives documents each other's ids, which the tool
+//! cannot see (the run's header says so).
 
 use crate::driver::Rev;
 use crate::driver::responses::{BulkItem, BulkRow};
@@ -19,6 +25,10 @@ pub enum DocumentOutcome {
     NoRow,
     /// Two or more rows carried this document's id: which one holds is unknown.
     Repeated,
+    /// Stored under the id the server gave (paired by position).
+    StoredAs(Rev, Box<str>),
+    /// Paired by position, stored, but with no id that can be used: why.
+    NoId(&'static str),
 }
 
 /// The answer paired with the request: one outcome per requested document, in request
@@ -79,6 +89,51 @@ pub fn pair(rows: Vec<BulkRow<'_>>, numbers: &[u64], ids: &DocumentIds) -> Paire
         strangers,
         stranger_count,
     }
+}
+
+/// The longest id the server may give a document: CouchDB's own are 32 characters, and
+/// every later request on the document carries it.
+pub const MOST_SERVER_ID: usize = 512;
+
+/// Why an id a server gave cannot be used, or `None` when it can.
+pub fn unusable_server_id(id: &str) -> Option<&'static str> {
+    if id.is_empty() {
+        Some("empty")
+    } else if id.len() > MOST_SERVER_ID {
+        Some("longer than 512 bytes")
+    } else if id.starts_with('_') {
+        Some("starts with '_'")
+    } else {
+        None
+    }
+}
+
+/// Pairs `rows` with the `count` documents of a request that sent them without ids,
+/// by position; `Err` with the number of rows when they are not one per document.
+pub fn pair_by_position(rows: Vec<BulkRow<'_>>, count: usize) -> Result<Paired, usize> {
+    if rows.len() != count {
+        return Err(rows.len());
+    }
+    let mut seen = std::collections::HashSet::with_capacity(count);
+    let documents = rows
+        .into_iter()
+        .map(|row| match (row.item, row.id) {
+            (BulkItem::Failed(word), _) => DocumentOutcome::Refused(word),
+            (BulkItem::Stored(_), None) => DocumentOutcome::NoId("none"),
+            (BulkItem::Stored(rev), Some(id)) => match unusable_server_id(&id) {
+                Some(why) => DocumentOutcome::NoId(why),
+                // Two documents under one id: the second overwrote nothing, the answer
+                // is wrong.
+                None if !seen.insert(id.clone()) => DocumentOutcome::NoId("given twice"),
+                None => DocumentOutcome::StoredAs(rev, id.into()),
+            },
+        })
+        .collect();
+    Ok(Paired {
+        documents,
+        strangers: Vec::new(),
+        stranger_count: 0,
+    })
 }
 
 /// An id as shown to the user: a server may send anything, so it is cut short.
@@ -183,6 +238,39 @@ mod tests {
                 DocumentOutcome::Refused("conflict".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn ids_the_server_gave_pair_by_position_and_are_checked() {
+        let row = |id: Option<&'static str>, item: BulkItem| BulkRow {
+            id: id.map(Cow::Borrowed),
+            item,
+        };
+        let long = Box::leak("x".repeat(MOST_SERVER_ID + 1).into_boxed_str());
+        let rows = vec![
+            row(Some("b7"), BulkItem::Stored(rev(1))),
+            row(Some("a3"), BulkItem::Stored(rev(1))),
+            row(Some("a3"), BulkItem::Stored(rev(1))),
+            row(None, BulkItem::Stored(rev(1))),
+            row(Some("_design/x"), BulkItem::Stored(rev(1))),
+            row(Some(long), BulkItem::Stored(rev(1))),
+            row(Some("c1"), BulkItem::Failed("forbidden".to_string())),
+        ];
+        let paired = pair_by_position(rows, 7).unwrap();
+        assert_eq!(
+            paired.documents,
+            vec![
+                DocumentOutcome::StoredAs(rev(1), "b7".into()),
+                DocumentOutcome::StoredAs(rev(1), "a3".into()),
+                DocumentOutcome::NoId("given twice"),
+                DocumentOutcome::NoId("none"),
+                DocumentOutcome::NoId("starts with '_'"),
+                DocumentOutcome::NoId("longer than 512 bytes"),
+                DocumentOutcome::Refused("forbidden".to_string()),
+            ]
+        );
+        let two = vec![row(Some("a"), BulkItem::Stored(rev(1)))];
+        assert_eq!(pair_by_position(two, 2), Err(1));
     }
 
     #[test]

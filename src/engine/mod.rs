@@ -17,6 +17,8 @@ pub mod monitor;
 pub mod observer;
 pub mod rate_limit;
 mod reconnect;
+mod replication;
+mod row_check;
 pub mod server_watch;
 pub mod stop;
 mod timer;
@@ -77,10 +79,15 @@ pub struct RunSettings {
     pub busy_poll: bool,
     /// `--attachment-size`: the sizes `attachment_write` draws from.
     pub attachment_sizes: AttachmentSizes,
+    /// `--bulk-attachment-size`: the sizes of bulk documents' inline attachments.
+    pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
     /// `--hot-docs`: how many documents every connection's updates share.
     pub hot_docs: Option<u64>,
+    /// Whether the database held no documents when the run began, so the documents the
+    /// connections know are all there are (what checking a query's rows needs).
+    pub started_empty: bool,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -216,6 +223,7 @@ impl Engine {
             endpoints: endpoints.clone(),
             retry_429: settings.retry_429,
             attachment_sizes: settings.attachment_sizes.clone(),
+            bulk_attachment_sizes: settings.bulk_attachment_sizes.clone(),
             seed: settings.seed,
         });
         Engine {
@@ -353,6 +361,7 @@ impl Engine {
             self.deal_documents(count);
             self.active = count;
         }
+        let find_rows = self.expected_find_rows(phase, &share);
         // The consumers start from the database's sequence before the first write.
         let mut watch = match &phase.changes {
             Some(feed) => Some(
@@ -360,6 +369,20 @@ impl Engine {
             ),
             None => None,
         };
+        let mut replication = match &phase.replication {
+            Some(plan) => Some(
+                replication::Running::start(
+                    plan,
+                    &self.endpoints,
+                    &self.settings.target,
+                    &self.settings.actions,
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        let mut tables: Vec<_> = watch.iter().map(changes::Watch::table).collect();
+        tables.extend(replication.iter().flat_map(replication::Running::tables));
         self.progress.store(0, Ordering::Relaxed);
         let mut looker = self.looker();
         let disk_start = looker.look(Instant::now()).await;
@@ -393,6 +416,9 @@ impl Engine {
         if let Some(watch) = &mut watch {
             watch.sample_from(started, self.settings.interval);
         }
+        if let Some(replication) = &mut replication {
+            replication.sample_from(started, self.settings.interval);
+        }
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
@@ -411,9 +437,10 @@ impl Engine {
         for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
-            worker.follow_changes(watch.as_ref().map(|w| w.table()));
             worker.heat(self.hot.clone());
-            let work = self.work(phase, worker.index, worker.pool.len() as u64, started);
+            worker.follow_changes(tables.clone());
+            let mut work = self.work(phase, worker.index, worker.pool.len() as u64, started);
+            work.queries.find_rows = find_rows.clone();
             tasks.push(tokio::spawn(async move {
                 let (metrics, abort) = worker.run(work).await;
                 (worker, metrics, abort)
@@ -452,6 +479,10 @@ impl Engine {
             (Some(watch), _) => Some(watch.finish(Duration::ZERO).await),
             (None, _) => None,
         };
+        let replication = match replication {
+            Some(running) => Some(running.finish(self.grace(phase)).await),
+            None => None,
+        };
         let disk = PhaseDisk {
             start: disk_start,
             end: self.looker().look(started).await,
@@ -484,11 +515,21 @@ impl Engine {
             interrupted: self.stop.stop.is_raised(),
             action,
             changes,
+            replication,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
             disk,
             server_notes,
         })
+    }
+
+    /// How long the phase's replicas get to show its last writes: none once the run
+    /// was stopped (what was seen so far is what there is).
+    fn grace(&self, phase: &Phase) -> Duration {
+        match &phase.replication {
+            Some(plan) if !self.stop.stop.is_raised() => plan.grace,
+            _ => Duration::ZERO,
+        }
     }
 
     /// Stops looking at the servers and puts what each said beside the interval it

@@ -21,8 +21,8 @@ use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, 
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
 use crate::workload::{
-    AttachmentSizes, DocSize, DocumentIds, DocumentPool, KeyChoice, Operation, OperationOrder,
-    Schedule, Shape, ids,
+    AttachmentSizes, DocSize, DocumentIds, DocumentPool, IdScheme, KeyChoice, Operation,
+    OperationOrder, Schedule, Shape, ids,
 };
 
 /// Why a worker stopped before finishing its share.
@@ -52,6 +52,8 @@ pub struct Shared {
     pub retry_429: Option<Retry429>,
     /// The sizes of the attachments `attachment_write` sends.
     pub attachment_sizes: AttachmentSizes,
+    /// The sizes of the inline attachments bulk documents carry, if they carry any.
+    pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// The run's seed, from which attachments' bytes derive.
     pub seed: u64,
 }
@@ -176,12 +178,17 @@ pub struct Worker<T = Client, C = SystemClock> {
     path: String,
     id: String,
     rev: String,
-    /// The phase's `_changes` consumers' table, told of every write the server answered.
-    changes: Option<Arc<super::changes::Table>>,
+    /// The phase's `_changes` consumers' tables (its own feed's, its replicas'), told of
+    /// every write the server answered.
+    changes: Vec<Arc<super::changes::Table>>,
     queries: query::QueryState,
     /// With `--hot-docs`: the shared documents updates go to, and their revisions as
     /// this connection last knew them.
     hot: Option<hot::HotState>,
+    /// The inline attachments' lengths of the bulk insert in flight, in request order.
+    inline_lengths: Vec<u64>,
+    /// Raw attachment bytes on their way into base64.
+    scratch: Vec<u8>,
 }
 
 /// When an operation began (its local processing starts) and when the schedule meant it
@@ -304,9 +311,11 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             path: String::new(),
             id: String::new(),
             rev: String::new(),
-            changes: None,
+            changes: Vec::new(),
             queries: query::QueryState::default(),
             hot: None,
+            inline_lengths: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -366,6 +375,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 metrics.times.receive_ns += answer.timing.receive;
                 metrics.json_sent += sent;
                 metrics.json_received += answer.body_length;
+                self.shared
+                    .recorder
+                    .transferred(operation, sent, answer.body_length);
                 Ok(Answer::Received(answer))
             }
             Err(lost) => {
@@ -536,12 +548,23 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         false
     }
 
-    fn set_document_path(&mut self, number: u64) {
+    /// Points the path at a new document's id, made from its number.
+    fn set_new_document_path(&mut self, number: u64) {
         self.shared.ids.write(number, &mut self.id);
         self.path.clear();
         self.path.push_str(&self.shared.database_path);
         self.path.push('/');
         self.path.push_str(&self.id);
+    }
+
+    /// Points the path at the live document in `slot`, by the id it was stored under.
+    fn set_document_path(&mut self, slot: usize) {
+        let document = self.pool.get(slot);
+        server_ids::write_id(&self.shared.ids, document, &mut self.id);
+        self.path.clear();
+        self.path.push_str(&self.shared.database_path);
+        self.path.push('/');
+        server_ids::push_encoded(&mut self.path, &self.id);
     }
 
     /// One bulk insert of the documents numbered `numbers`, counting the documents whose
@@ -577,6 +600,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         numbers: Vec<u64>,
         start: Start,
     ) -> Result<(), Abort> {
+        self.inline_lengths.clear();
         self.path.clear();
         self.path.push_str(&self.shared.database_path);
         self.path.push_str("/_bulk_docs");
@@ -586,11 +610,21 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             if i > 0 {
                 self.body.push(b',');
             }
-            self.shared.ids.write(number, &mut self.id);
+            // Without an `_id` the server gives one.
+            let id = (ids::scheme_of(number) != IdScheme::Server).then(|| {
+                self.shared.ids.write(number, &mut self.id);
+                self.id.as_str()
+            });
             let size = self.doc_size;
             self.shared
                 .writer
-                .write_sized(&mut self.body, number, 1, Some(&self.id), None, size);
+                .write_sized(&mut self.body, number, 1, id, None, size);
+            if let Some(sizes) = &self.shared.bulk_attachment_sizes {
+                let length = sizes.draw(&mut self.pick_rng);
+                let seed = self.shared.seed;
+                inline_attachment::append(&mut self.body, &mut self.scratch, seed, number, length);
+                self.inline_lengths.push(length);
+            }
         }
         self.body.extend_from_slice(b"]}");
         let request = Request::new(
@@ -642,32 +676,62 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 return;
             }
         };
+        let by_position = numbers
+            .first()
+            .is_some_and(|&n| ids::scheme_of(n) == IdScheme::Server);
+        let paired = if by_position {
+            bulk_answer::pair_by_position(rows, numbers.len())
+        } else {
+            Ok(bulk_answer::pair(rows, numbers, &self.shared.ids))
+        };
+        let paired = match paired {
+            Ok(paired) => paired,
+            Err(rows) => {
+                self.unpaired_bulk_answer(metrics, answer, (rows, numbers.len()), times);
+                return;
+            }
+        };
         let bulk = metrics.operation(Operation::BulkInsert);
-        let paired = bulk_answer::pair(rows, numbers, &self.shared.ids);
         let unmatched = Failure::Document("bad_answer".to_string());
         // Counted here first; the refused ones then on the connection and for the live
         // figures, the stored ones with the request's success below.
         let mut stored = 0;
         let mut refused = FailureCounts::default();
-        for (&number, outcome) in numbers.iter().zip(paired.documents) {
+        for (position, (&number, outcome)) in numbers.iter().zip(paired.documents).enumerate() {
             let failure = match outcome {
                 DocumentOutcome::Stored(rev) => {
                     stored += 1;
-                    self.bulk_written_for_feeds(number, &rev);
+                    let id = self.shared.ids.id(number);
+                    self.bulk_written_for_feeds(&id, &rev);
                     self.pool.add(number, rev);
+                    self.note_inline_attachment(position);
+                    continue;
+                }
+                DocumentOutcome::StoredAs(rev, id) => {
+                    stored += 1;
+                    self.bulk_written_for_feeds(&id, &rev);
+                    self.pool.add_named(number, rev, Some(id));
+                    self.note_inline_attachment(position);
                     continue;
                 }
                 DocumentOutcome::Refused(word) => Failure::document(&word),
-                DocumentOutcome::NoRow | DocumentOutcome::Repeated => {
+                DocumentOutcome::NoRow | DocumentOutcome::Repeated | DocumentOutcome::NoId(_) => {
                     if bulk.samples.wants(&unmatched) {
-                        let what = if outcome == DocumentOutcome::NoRow {
-                            "no row"
-                        } else {
-                            "more than one row"
+                        let what = match &outcome {
+                            DocumentOutcome::NoRow => "no row".to_string(),
+                            DocumentOutcome::NoId(why) => {
+                                format!("a row without a usable id ({why})")
+                            }
+                            _ => "more than one row".to_string(),
                         };
-                        let id = self.shared.ids.id(number);
+                        // A document without an id of its own is named by its place.
+                        let document = if by_position {
+                            format!("the request's document {}", position + 1)
+                        } else {
+                            format!("document {:?}", self.shared.ids.id(number))
+                        };
                         bulk.samples
-                            .add(&unmatched, &format!("{what} for document {id:?}"));
+                            .add(&unmatched, &format!("{what} for {document}"));
                     }
                     unmatched.clone()
                 }
@@ -698,6 +762,15 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             times.service,
             times.response,
         );
+    }
+
+    /// The document just added to the pool was the request's `position`-th: it holds
+    /// the inline attachment it was sent with, if any.
+    fn note_inline_attachment(&mut self, position: usize) {
+        if let Some(&length) = self.inline_lengths.get(position) {
+            let slot = self.pool.len() - 1;
+            self.pool.set_attachment(slot, length);
+        }
     }
 
     /// The connection's share of a phase: the operations `work.order` yields, until they
@@ -916,7 +989,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         number: u64,
         start: Start,
     ) -> Result<(), Abort> {
-        self.set_document_path(number);
+        if ids::scheme_of(number) == IdScheme::Server {
+            return self.create_by_post(metrics, number, start).await;
+        }
+        self.set_new_document_path(number);
         self.body.clear();
         let size = self.doc_size;
         self.shared
@@ -943,7 +1019,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     fn pick(&mut self, metrics: &mut ConnectionMetrics, operation: Operation) -> Option<usize> {
         let slot = self.pool.pick_by(&mut self.pick_rng, self.keys);
         match slot {
-            Some(slot) => self.set_document_path(self.pool.get(slot).number),
+            Some(slot) => self.set_document_path(slot),
             // Failed at once, never sent: it counts, and takes no time.
             None => self
                 .shared
@@ -1100,7 +1176,9 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
 mod attachment;
 mod changes;
 mod hot;
+mod inline_attachment;
 mod query;
 mod retry_429;
+mod server_ids;
 #[cfg(test)]
 mod tests;

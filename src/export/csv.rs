@@ -10,7 +10,7 @@ use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
 /// keep working.
-pub const COLUMNS: [&str; 26] = [
+pub const COLUMNS: [&str; 28] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -37,6 +37,8 @@ pub const COLUMNS: [&str; 26] = [
     "disk_active_bytes",
     "disk_external_bytes",
     "disk_doc_count",
+    "bytes_sent",
+    "bytes_received",
 ];
 
 /// A size the server gave, or an empty cell when it did not (never 0).
@@ -138,6 +140,8 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     rate_limited: 0,
                     retried_429: 0,
                     documents: None,
+                    bytes_sent: Some(0),
+                    bytes_received: Some(0),
                     throughput: 0.0,
                     p50_ms: 0.0,
                     p99_ms: 0.0,
@@ -167,7 +171,9 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     op.rate_limited.to_string(),
                     op.retried_429.to_string(),
                 ];
-                writer.write_record(cells.iter().chain(&shared))?;
+                // Empty for a result written before sofabench kept them.
+                let bytes = [known(op.bytes_sent), known(op.bytes_received)];
+                writer.write_record(cells.iter().chain(&shared).chain(&bytes))?;
             }
         }
     }
@@ -189,12 +195,30 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,,,,,",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,,,,,",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,,48000,,,3",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,,48000,,,3",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,,,,,,0,0",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,,,,,,,",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,,48000,,,3,,",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,,48000,,,3,,",
             ]
         );
+    }
+
+    #[test]
+    fn each_row_ends_with_its_operations_bytes() {
+        let mut result = super::super::sample::result();
+        for op in &mut result.phases[0].intervals[1].operations {
+            op.bytes_sent = Some(1200);
+            op.bytes_received = Some(34_567);
+        }
+        let mut out = Vec::new();
+        write(&result, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        assert_eq!(header[26..], ["bytes_sent", "bytes_received"]);
+        assert!(lines[2].ends_with(",,"), "no bytes kept: {}", lines[2]);
+        assert!(lines[3].ends_with(",3,1200,34567"), "{}", lines[3]);
+        assert!(lines[4].ends_with(",3,1200,34567"), "{}", lines[4]);
     }
 
     #[test]
@@ -260,9 +284,9 @@ mod tests {
         write(&result, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[1].ends_with(",0,0,,,,,,,,,,,,"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",0,0,,,,,,,,,,,,,0,0"), "{}", lines[1]);
         assert!(
-            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2,48000,,,3"),
+            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2,48000,,,3,,"),
             "{}",
             lines[3]
         );

@@ -21,6 +21,9 @@ pub struct IntervalOperation {
     pub retried_429: u64,
     /// Documents the successful operations stored or touched (a bulk insert's documents).
     pub documents: u64,
+    /// Request and answer body bytes of the operations answered in the interval.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
     /// Response times of successful operations, microseconds.
     pub response: Histogram<u64>,
     /// Failures by kind: of whole operations (adding up to `failed`), and of single
@@ -38,6 +41,8 @@ impl Default for IntervalOperation {
             rate_limited: 0,
             retried_429: 0,
             documents: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
             response: new_histogram(),
             failures: FailureCounts::default(),
         }
@@ -52,6 +57,8 @@ impl IntervalOperation {
         self.rate_limited += other.rate_limited;
         self.retried_429 += other.retried_429;
         self.documents += other.documents;
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
         let _ = self.response.add(&other.response);
         self.failures.merge(&other.failures);
     }
@@ -71,6 +78,8 @@ impl IntervalOperation {
             rate_limited: self.rate_limited,
             retried_429: self.retried_429,
             documents: self.documents,
+            bytes_sent: self.bytes_sent,
+            bytes_received: self.bytes_received,
             p50_us: at(0.5),
             p99_us: at(0.99),
             histogram: String::new(),
@@ -103,6 +112,13 @@ impl IntervalMetrics {
     /// Documents a successful operation stored or touched.
     pub fn documents(&mut self, operation: Operation, documents: u64) {
         self.operations[operation].documents += documents;
+    }
+
+    /// Body bytes an answered exchange sent and received.
+    pub fn transferred(&mut self, operation: Operation, sent: u64, received: u64) {
+        let op = &mut self.operations[operation];
+        op.bytes_sent += sent;
+        op.bytes_received += received;
     }
 
     pub fn failed(&mut self, operation: Operation, failure: &Failure) {
@@ -160,7 +176,8 @@ impl IntervalMetrics {
             op.retried_429 = 0;
             op.documents = 0;
             op.response.reset();
-            op.documents = 0;
+            op.bytes_sent = 0;
+            op.bytes_received = 0;
             op.failures.clear();
         }
         self.late = 0;
@@ -181,6 +198,9 @@ pub struct IntervalSummary {
     pub retried_429: u64,
     /// Documents the successful operations stored or touched.
     pub documents: u64,
+    /// Request and answer body bytes of the operations answered in the interval.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
     /// Response time percentiles of successful operations, microseconds (0 when none).
     pub p50_us: u64,
     pub p99_us: u64,

@@ -11,6 +11,7 @@ pub mod logins;
 pub mod outcome;
 pub mod process;
 pub mod recorder;
+pub mod replication;
 pub mod setup;
 pub mod spread;
 pub mod tally;

@@ -34,6 +34,8 @@ pub struct PhaseOutcome {
     pub action: Option<ActionReport>,
     /// What the phase's `_changes` consumers measured, if it had any.
     pub changes: Option<super::changes::ChangesReport>,
+    /// What the phase's continuous replications measured, if it had any.
+    pub replication: Option<super::replication::ReplicationReport>,
     /// Logins (session cookies, IAM tokens) since the previous phase ended, or for the
     /// first phase since the run started: outside every operation's times.
     pub logins: super::LoginTally,

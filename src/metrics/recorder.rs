@@ -211,6 +211,12 @@ impl Recorder {
     /// The documents a bulk answer refused, by kind (`doc:*`), which its connection
     /// counted: only the interval takes them (the step's are counted on the
     /// connection), for the live metrics endpoint.
+    /// Body bytes an answered exchange of `operation` sent and received, for the
+    /// interval (the step's are counted on the connection).
+    pub fn transferred(&self, operation: Operation, sent: u64, received: u64) {
+        self.shard().interval.transferred(operation, sent, received);
+    }
+
     pub fn refused_documents(&self, operation: Operation, refused: &FailureCounts) {
         self.shard().interval.refused(operation, refused);
     }

@@ -21,6 +21,8 @@
 //! keys = 5                         # ids of 5 known documents; 0 (default): a range
 //! include_docs = true
 //! limit = 20
+//! partition = true                 # any kind: /db/_partition/P/… of the drawn document's
+//!                                  # partition (not with keys)
 //! ```
 
 use std::collections::BTreeMap;
@@ -63,12 +65,22 @@ pub struct QueryEntry {
     keys: Option<u64>,
     #[serde(default)]
     include_docs: bool,
+    #[serde(default)]
+    partition: bool,
 }
 
 /// The keys each kind takes besides `kind`.
 fn allowed(kind: &str) -> &'static [&'static str] {
     match kind {
-        "find" => &["field", "range", "limit", "sort", "fields", "index"],
+        "find" => &[
+            "field",
+            "range",
+            "limit",
+            "sort",
+            "fields",
+            "index",
+            "partition",
+        ],
         "view" => &[
             "field",
             "range",
@@ -80,8 +92,9 @@ fn allowed(kind: &str) -> &'static [&'static str] {
             "group",
             "update",
             "stable",
+            "partition",
         ],
-        _ => &["keys", "include_docs", "limit"],
+        _ => &["keys", "include_docs", "limit", "partition"],
     }
 }
 
@@ -103,6 +116,7 @@ fn given(entry: &QueryEntry) -> Vec<&'static str> {
         ("stable", entry.stable),
         ("keys", entry.keys.is_some()),
         ("include_docs", entry.include_docs),
+        ("partition", entry.partition),
     ];
     pairs
         .into_iter()
@@ -234,9 +248,17 @@ pub fn query(name: &str, entry: &QueryEntry) -> Result<Query, String> {
         _ => all_docs(entry),
     }
     .map_err(context)?;
+    if entry.partition && entry.keys.unwrap_or(0) > 0 {
+        return Err(context(
+            "partition with keys: the ids of known documents lie in many partitions; leave \
+             out one of them"
+                .to_string(),
+        ));
+    }
     Ok(Query {
         name: name.to_string(),
         kind,
+        partition: entry.partition,
     })
 }
 
@@ -334,6 +356,49 @@ mod tests {
         };
         assert_eq!(find.index, Some(serde_json::json!({"fields": ["Age"]})));
         assert_eq!(find.draw.quoted_field, "\"Age\"");
+    }
+
+    #[test]
+    fn partition_applies_to_every_kind_but_not_to_keys() {
+        let declared = queries(&entries(
+            r#"
+            [query.f]
+            kind = "find"
+            field = "Age"
+            partition = true
+            [query.v]
+            kind = "view"
+            field = "Age"
+            map = "function (doc) { emit(doc.Age, 1); }"
+            partition = true
+            [query.a]
+            kind = "all_docs"
+            partition = true
+            [query.g]
+            kind = "find"
+            field = "Age"
+            "#,
+        ))
+        .unwrap();
+        let partitioned: Vec<(&str, bool)> = declared
+            .iter()
+            .map(|q| (q.name.as_str(), q.partition))
+            .collect();
+        assert_eq!(
+            partitioned,
+            [("a", true), ("f", true), ("g", false), ("v", true)]
+        );
+        let problems = queries(&entries(
+            "[query.k]\nkind = \"all_docs\"\nkeys = 3\npartition = true\n",
+        ))
+        .unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "query \"k\": partition with keys: the ids of known documents lie in many \
+              partitions; leave out one of them"
+            ]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! * [`setup`] creates the indexes and design documents before the phases.
 
 pub mod declare;
+pub mod expected;
 pub mod field;
 pub mod request;
 pub mod setup;
@@ -21,6 +22,9 @@ use crate::workload::Operation;
 pub struct Query {
     pub name: String,
     pub kind: QueryKind,
+    /// Sent to the drawn document's partition (`/db/_partition/P/…`), in a partitioned
+    /// database.
+    pub partition: bool,
 }
 
 /// What a query asks, by its operation.
@@ -117,6 +121,9 @@ pub struct PhaseQueries {
     pub find: Option<Arc<Query>>,
     pub view: Option<Arc<Query>>,
     pub all_docs: Option<Arc<Query>>,
+    /// The rows each `find` answer should hold, when the phase writes nothing and the
+    /// query can be checked (set by the engine as the phase starts).
+    pub find_rows: Option<Arc<expected::Expected>>,
 }
 
 impl PhaseQueries {

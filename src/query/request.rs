@@ -9,7 +9,7 @@ use super::{AllDocs, Draw, Find, View};
 
 /// The upper end of a range of `width` from `value` (a JSON number), written as JSON;
 /// `None` when `value` is not a number (a string range runs from the value on).
-fn range_end(value: &[u8], width: &serde_json::Number) -> Option<String> {
+pub(crate) fn range_end(value: &[u8], width: &serde_json::Number) -> Option<String> {
     let number: serde_json::Number = serde_json::from_slice(value).ok()?;
     if let (Some(a), Some(b)) = (number.as_i64(), width.as_i64())
         && let Some(end) = a.checked_add(b)
@@ -20,6 +20,18 @@ fn range_end(value: &[u8], width: &serde_json::Number) -> Option<String> {
     end.is_finite()
         .then(|| serde_json::Number::from_f64(end))?
         .map(|n| n.to_string())
+}
+
+/// `{database}/_partition/{P}` for the document whose id is `P:docid`, the path under
+/// which a partition query goes; just the database for an id without a partition (a run
+/// checks before it starts that partition queries go to a partitioned database).
+pub fn partition_scope(database: &str, id: &str, scope: &mut String) {
+    scope.clear();
+    scope.push_str(database);
+    if let Some((partition, _)) = id.split_once(':') {
+        scope.push_str("/_partition/");
+        scope.extend(url::form_urlencoded::byte_serialize(partition.as_bytes()));
+    }
 }
 
 /// `POST /db/_find`'s body: the drawn field equal to `value`, or in its range.
@@ -157,6 +169,25 @@ mod tests {
             quoted_field: "\"Age\"".to_string(),
             range: range.map(serde_json::Number::from),
         }
+    }
+
+    #[test]
+    fn partition_queries_go_under_the_documents_partition() {
+        let mut scope = String::new();
+        partition_scope("/db", "p7:run-0000000001", &mut scope);
+        assert_eq!(scope, "/db/_partition/p7");
+        let (mut path, mut body) = (String::new(), Vec::new());
+        let query = Find {
+            draw: draw(None),
+            limit: None,
+            sort: false,
+            fields: Vec::new(),
+            index: None,
+        };
+        find(&query, b"1", &scope, &mut path, &mut body);
+        assert_eq!(path, "/db/_partition/p7/_find");
+        partition_scope("/db", "plain-id", &mut scope);
+        assert_eq!(scope, "/db");
     }
 
     #[test]

@@ -14,6 +14,18 @@ use crate::driver::admin::{Admin, SetupError};
 use crate::results::IndexBuildResult;
 use crate::template::DocumentWriter;
 
+/// Checks before anything is sent that partition queries go to a partitioned database.
+pub fn check_partitions(partitioned: bool, queries: &[Arc<Query>]) -> Result<(), String> {
+    match queries.iter().find(|q| q.partition) {
+        Some(query) if !partitioned => Err(format!(
+            "query {:?}: partition = true needs a partitioned database; add --db-partitioned \
+             (Apache CouchDB 3 or later), or leave partition out",
+            query.name
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Checks before anything is sent that every query's field is a top-level value of the
 /// template's documents, and that a range's field is a number or a string.
 pub fn check_fields(writer: &DocumentWriter, queries: &[Arc<Query>]) -> Result<(), String> {
@@ -65,21 +77,37 @@ fn design_documents(
     designs
 }
 
-/// Creates every index the queries need and waits for each to be built.
+/// Where the queries that wait for an index go: the database, or each of its
+/// `partitions` (`p0`, `p1`, …). A partitioned database's indexes are partitioned, answer
+/// only queries of one partition, and are built shard by shard, so a build is over when
+/// a query of every partition has its answer.
+fn waiting_scopes(database: &str, partitions: Option<u64>) -> Vec<String> {
+    match partitions {
+        None => vec![database.to_string()],
+        Some(count) => (0..count)
+            .map(|k| format!("{database}/_partition/p{k}"))
+            .collect(),
+    }
+}
+
+/// Creates every index the queries need and waits for each to be built; `partitions`:
+/// the number of partitions of a partitioned database.
 pub async fn build_indexes(
     admin: &mut Admin,
     queries: &[Arc<Query>],
+    partitions: Option<u64>,
 ) -> Result<Vec<IndexBuildResult>, SetupError> {
+    let scopes = waiting_scopes(admin.database_path(), partitions);
     let mut builds = Vec::new();
     for (design, views) in design_documents(queries) {
         let started = Instant::now();
         create_design(admin, &design, &views).await?;
         let first = views.keys().next().cloned().unwrap_or_default();
-        let path = format!(
-            "{}/_design/{design}/_view/{first}?limit=1&reduce=false&update=true",
-            admin.database_path()
-        );
-        wait_for(admin, Method::Get, &path, None).await?;
+        for scope in &scopes {
+            let path =
+                format!("{scope}/_design/{design}/_view/{first}?limit=1&reduce=false&update=true");
+            wait_for(admin, Method::Get, &path, None).await?;
+        }
         builds.push(IndexBuildResult {
             index: format!("_design/{design}"),
             queries: views.keys().cloned().collect(),
@@ -93,8 +121,10 @@ pub async fn build_indexes(
             let started = Instant::now();
             let (id, name) = create_mango_index(admin, index).await?;
             let body = waiting_find(index, &id);
-            let path = format!("{}/_find", admin.database_path());
-            wait_for(admin, Method::Post, &path, Some(&body)).await?;
+            for scope in &scopes {
+                let path = format!("{scope}/_find");
+                wait_for(admin, Method::Post, &path, Some(&body)).await?;
+            }
             builds.push(IndexBuildResult {
                 index: format!("_index {name}"),
                 queries: vec![query.name.clone()],
@@ -228,6 +258,19 @@ async fn wait_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partitioned_database_is_waited_for_partition_by_partition() {
+        assert_eq!(waiting_scopes("/db", None), ["/db"]);
+        assert_eq!(
+            waiting_scopes("/db", Some(3)),
+            [
+                "/db/_partition/p0",
+                "/db/_partition/p1",
+                "/db/_partition/p2"
+            ]
+        );
+    }
 
     #[test]
     fn a_waiting_find_asks_for_every_indexed_field() {

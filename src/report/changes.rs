@@ -58,7 +58,7 @@ fn heading(changes: &ChangesResult) -> String {
     )
 }
 
-fn seen(changes: &ChangesResult) -> String {
+pub fn seen(changes: &ChangesResult) -> String {
     let missing = if changes.missing_writes == 0 {
         "none missing".to_string()
     } else {
@@ -83,7 +83,7 @@ fn seen(changes: &ChangesResult) -> String {
     )
 }
 
-fn troubles(changes: &ChangesResult) -> String {
+pub fn troubles(changes: &ChangesResult) -> String {
     let t = &changes.troubles;
     if t.reconnects == 0 {
         return "    reconnects: none\n".to_string();

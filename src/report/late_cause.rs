@@ -242,6 +242,8 @@ mod tests {
                 rate_limited: 0,
                 retried_429: 0,
                 documents: None,
+                bytes_sent: None,
+                bytes_received: None,
                 throughput: answered as f64,
                 p50_ms: 0.0,
                 p99_ms: 0.0,

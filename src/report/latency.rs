@@ -135,7 +135,7 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
     if op.unknown_outcomes > 0 {
         let _ = writeln!(
             out,
-            "  unknown {name}: {} documents (the answer was lost after the request went out: they may or may not be in the database)",
+            "  unknown {name}: {} documents (the answer was lost after the request went out, or could not be paired with them: they may or may not be in the database)",
             grouped(op.unknown_outcomes)
         );
     }

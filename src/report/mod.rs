@@ -15,6 +15,7 @@ pub mod logins;
 pub mod numbers;
 pub mod ramp;
 pub mod repetitions;
+pub mod replication;
 pub mod search;
 pub mod server;
 pub mod summary;
@@ -90,6 +91,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     out.push_str(&summary::action(phase));
     out.push_str(&server::lines(phase));
     out.push_str(&changes::lines(phase));
+    out.push_str(&replication::lines(phase));
     let mut reasons = phase.aborted.clone();
     reasons.sort();
     reasons.dedup();

@@ -45,6 +45,22 @@ pub fn table(phase: &PhaseResult) -> String {
             rows_per
         );
     }
+    for op in &phase.operations {
+        if let Some(check) = &op.row_check {
+            let verdict = match check.wrong {
+                0 => "all as expected".to_string(),
+                wrong => format!("{} WRONG", grouped(wrong)),
+            };
+            let _ = writeln!(
+                out,
+                "  rows checked against the seed's documents: {} {} answers, {verdict} \
+                 ({} rows expected in all)",
+                op.operation,
+                grouped(check.answers),
+                grouped(check.expected_rows)
+            );
+        }
+    }
     out
 }
 
@@ -85,6 +101,32 @@ mod tests {
             lines[2].contains("25.0") && lines[2].contains("5,000"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_row_check_says_how_many_answers_were_wrong() {
+        let find = |wrong| OperationResult {
+            operation: "find".to_string(),
+            succeeded: 40,
+            bytes_received: 10_000,
+            rows: Some(1_000),
+            row_check: Some(crate::results::RowCheck {
+                answers: 40,
+                wrong,
+                expected_rows: 1_003,
+            }),
+            ..OperationResult::unmeasured()
+        };
+        let text = table(&phase(vec![find(0)]));
+        assert!(
+            text.lines().last().unwrap().ends_with(
+                "rows checked against the seed's documents: find 40 answers, all as expected \
+                 (1,003 rows expected in all)"
+            ),
+            "{text}"
+        );
+        let text = table(&phase(vec![find(3)]));
+        assert!(text.contains("find 40 answers, 3 WRONG (1,003"), "{text}");
     }
 
     #[test]

@@ -202,6 +202,11 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
         bytes_received: m.bytes_received,
         rows: op.is_query().then_some(m.rows),
         hot: super::hot_result(&m.hot),
+        row_check: (m.rows_checked > 0).then_some(crate::results::RowCheck {
+            answers: m.rows_checked,
+            wrong: m.rows_wrong,
+            expected_rows: m.rows_expected,
+        }),
     }
 }
 
@@ -224,6 +229,8 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
             rate_limited: m.rate_limited,
             retried_429: m.retried_429,
             documents: (op == Operation::BulkInsert).then_some(m.documents),
+            bytes_sent: Some(m.bytes_sent),
+            bytes_received: Some(m.bytes_received),
             throughput: if row.length > 0.0 {
                 m.succeeded as f64 / row.length
             } else {
@@ -299,6 +306,10 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
     };
     let mut result = from_tally(facts, &outcome.tally);
     result.changes = outcome.changes.as_ref().map(super::changes::changes);
+    result.replication = outcome
+        .replication
+        .as_ref()
+        .map(super::replication::replication);
     result
 }
 
@@ -346,6 +357,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         connection_setup: connection_setup(&tally.setup),
         // A phase's own consumers' figures; a merge of nodes has none (see `phase`).
         changes: None,
+        replication: None,
     }
 }
 

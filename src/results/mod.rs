@@ -8,6 +8,7 @@ pub mod build;
 pub mod changes;
 mod disk;
 mod hot;
+pub mod replication;
 mod search;
 pub mod tally;
 
@@ -23,6 +24,7 @@ pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
 pub use disk::{DiskResult, disk_result};
 pub use hot::{HotResult, hot_counts, hot_result};
+pub use replication::ReplicationResult;
 pub use search::{SearchResult, SearchStep};
 
 /// The schema's name and version. A reader takes this version and the one before it
@@ -172,6 +174,9 @@ pub struct PhaseResult {
     /// What the phase's `_changes` consumers saw; absent for a phase without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangesResult>,
+    /// What the phase's continuous replications measured; absent for a phase without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<ReplicationResult>,
 }
 
 /// One index's build: from its creation until a query that waits for it answered.
@@ -265,6 +270,7 @@ impl OperationResult {
             bytes_received: 0,
             rows: None,
             hot: None,
+            row_check: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
             response: nothing,
@@ -312,6 +318,7 @@ impl PhaseResult {
             index_builds: Vec::new(),
             server_notes: Vec::new(),
             changes: None,
+            replication: None,
         }
     }
 }
@@ -439,6 +446,20 @@ pub struct OperationResult {
     /// and the attempts each update took; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot: Option<HotResult>,
+    /// Queries checked against the seed's documents (a phase that writes nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_check: Option<RowCheck>,
+}
+
+/// How the rows of a query's answers compared with the documents the seed gives.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowCheck {
+    /// Answers checked.
+    pub answers: u64,
+    /// Answers that held another number of rows than expected.
+    pub wrong: u64,
+    /// Rows the checked answers should have held, in all.
+    pub expected_rows: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -531,6 +552,13 @@ pub struct IntervalOperation {
     /// operations (one document each) and in results written before sofabench kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documents: Option<u64>,
+    /// Request and answer body bytes of the operations answered in the interval (the
+    /// `bytes` table's figures, per interval); absent in results written before
+    /// sofabench kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_received: Option<u64>,
     /// Successful operations per second in the interval.
     pub throughput: f64,
     pub p50_ms: f64,

@@ -116,6 +116,9 @@ pub fn of_operation(
             }
             None => Default::default(),
         },
+        rows_checked: result.row_check.as_ref().map_or(0, |c| c.answers),
+        rows_wrong: result.row_check.as_ref().map_or(0, |c| c.wrong),
+        rows_expected: result.row_check.as_ref().map_or(0, |c| c.expected_rows),
         ..OperationCounts::default()
     };
     for (name, &n) in &result.failures {

@@ -30,6 +30,11 @@ pub struct ConfigRecord {
     pub read_weight: u64,
     pub update_weight: u64,
     pub delete_weight: u64,
+    /// `--attachment_write_weight` and `--attachment_read_weight`; absent when 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attachment_write_weight: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attachment_read_weight: Option<u64>,
     /// A number, or `{"from": …, "to": …}` for a ramp.
     pub rate: Option<crate::workload::Rate>,
     pub scenario: String,
@@ -78,6 +83,9 @@ pub struct ConfigRecord {
     /// `--id-scheme`; absent without it (phases may set their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id_scheme: Option<String>,
+    /// `--bulk-attachment-size`, e.g. "100,5000" (bytes); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk_attachment_size: Option<String>,
     /// `--runs N`: how many repetitions the result holds (each in its `repetitions`);
     /// absent for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,6 +139,8 @@ mod tests {
             read_weight: 2,
             update_weight: 3,
             delete_weight: 3,
+            attachment_write_weight: None,
+            attachment_read_weight: None,
             rate: Some(crate::workload::Rate::constant(2.5)),
             scenario: "ironcushion".to_string(),
             phases: vec!["a".to_string()],
@@ -157,6 +167,7 @@ mod tests {
             hot_docs: None,
             doc_size: None,
             id_scheme: None,
+            bulk_attachment_size: None,
             runs: None,
         };
         let mut map = record.to_map();

@@ -56,6 +56,13 @@ pub fn describe(setup: &Setup) -> String {
     if scenario.phases.iter().any(|p| p.shape.ids == uuid) {
         ids.push_str(", or 32 hex digits in uuid phases");
     }
+    if scenario
+        .phases
+        .iter()
+        .any(|p| p.shape.ids == Some(crate::workload::IdScheme::Server))
+    {
+        ids.push_str(", or the server's in server phases (POST /db, bulk documents without _id: a bulk answer's rows are paired with the documents by position, as the server answers them, and must be one per document)");
+    }
     if let Some(partitions) = engine.ids.partitions() {
         ids = format!("p<K>:{ids} ({})", partitions.describe());
     }

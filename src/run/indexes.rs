@@ -22,14 +22,22 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
 pub struct Indexes {
     admin: Admin,
     queries: Vec<Arc<Query>>,
+    /// The number of partitions of a partitioned database.
+    partitions: Option<u64>,
     made: bool,
 }
 
 impl Indexes {
-    pub fn new(target: &Target, node: Arc<Endpoint>, queries: &[Arc<Query>]) -> Indexes {
+    pub fn new(
+        target: &Target,
+        node: Arc<Endpoint>,
+        queries: &[Arc<Query>],
+        partitions: Option<u64>,
+    ) -> Indexes {
         Indexes {
             admin: Admin::with_timeout(target, node, BUILD_TIMEOUT),
             queries: queries.to_vec(),
+            partitions,
             made: queries.is_empty(),
         }
     }
@@ -42,7 +50,7 @@ impl Indexes {
             return Ok(Vec::new());
         }
         self.made = true;
-        build_indexes(&mut self.admin, &self.queries)
+        build_indexes(&mut self.admin, &self.queries, self.partitions)
             .await
             .map_err(super::runner::setup_failed)
     }

@@ -44,6 +44,11 @@ impl Pass {
             {
                 *target = suffixed(target, self.index);
             }
+            if let Some(replication) = &mut phase.replication {
+                for replica in &mut replication.replicas {
+                    *replica = suffixed(replica, self.index);
+                }
+            }
         }
         own
     }
@@ -132,6 +137,7 @@ mod tests {
             }),
             sweep: None,
             changes: None,
+            replication: None,
             queries: Default::default(),
         };
         let scenario = Scenario::new(

@@ -199,6 +199,9 @@ async fn run_pass(
     };
     crate::query::setup::check_fields(&run.settings.writer, &run.scenario.queries)
         .map_err(Failed::bad_input)?;
+    let partitioned = run.settings.ids.partitions().is_some();
+    crate::query::setup::check_partitions(partitioned, &run.scenario.queries)
+        .map_err(Failed::bad_input)?;
     let mut admin = Admin::new(&target, run.setup_node.clone());
     let prepared = admin
         .prepare(run.database.existing)
@@ -213,6 +216,7 @@ async fn run_pass(
         target: target.clone(),
         ids: DocumentIds::new(&pass.id_prefix)
             .with_partitions(run.settings.ids.partitions().cloned()),
+        started_empty: prepared.documents_before == 0,
         ..run.settings.clone()
     };
     let scenario = pass.scenario(&run.scenario);
@@ -233,7 +237,13 @@ async fn run_pass(
         .search
         .as_ref()
         .map(|plan| (plan, run.thresholds.as_slice()));
-    let mut indexes = Indexes::new(&target, run.setup_node.clone(), &scenario.queries);
+    let partitions = run.settings.ids.partitions().map(|p| p.count);
+    let mut indexes = Indexes::new(
+        &target,
+        run.setup_node.clone(),
+        &scenario.queries,
+        partitions,
+    );
     let measured = run_phases(
         &mut engine,
         &scenario,
@@ -529,15 +539,24 @@ fn listen_for_interrupts(stop: Stop) {
     });
 }
 
-/// Deletes the replicas this run's actions created, and only those.
+/// Deletes the replicas this run's actions and replications created, and only those.
 async fn delete_replicas(
     target: &Target,
     endpoint: &Arc<Endpoint>,
     outcomes: &[PhaseOutcome],
 ) -> Result<(), SetupError> {
-    let created = outcomes
+    let by_actions = outcomes
         .iter()
         .filter_map(|o| o.action.as_ref()?.created_database.clone());
+    let by_replications = outcomes
+        .iter()
+        .filter_map(|o| o.replication.as_ref())
+        .flat_map(|r| &r.replicas)
+        .filter(|r| r.created)
+        .map(|r| r.database.clone());
+    let mut created: Vec<String> = by_actions.chain(by_replications).collect();
+    created.sort();
+    created.dedup();
     for name in created {
         let replica = Target {
             database: name.clone(),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::settings::{FLAGS, Keys, Layers, Origin, Origins, PerKey, Spec};
 use super::{BuiltinOptions, Form, Scenario};
 use crate::workload::changes::ChangesFeed;
+use crate::workload::replication::ContinuousReplication;
 use crate::workload::{
     Action, DocSize, IdScheme, Operation, Phase, Rate, SweepPoint, SweptSetting, Weights, limits,
 };
@@ -26,23 +27,27 @@ pub struct Builtin {
 
 /// Flags that only some scenarios take, the others would ignore them: their clap ids
 /// (as `takes` names them) and how the user writes them.
-pub const OWN_FLAGS: [(&str, &str); 9] = [
+pub const OWN_FLAGS: [(&str, &str); 11] = [
     ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
     ("create_weight", "--create_weight"),
     ("read_weight", "--read_weight"),
     ("update_weight", "--update_weight"),
     ("delete_weight", "--delete_weight"),
+    ("attachment_write_weight", "--attachment_write_weight"),
+    ("attachment_read_weight", "--attachment_read_weight"),
     ("full", "--full"),
     ("writes", "--writes"),
     ("reads", "--reads"),
     ("batch_sizes", "--batch-sizes"),
 ];
 
-const WEIGHTS: [&str; 4] = [
+const WEIGHTS: [&str; 6] = [
     "create_weight",
     "read_weight",
     "update_weight",
     "delete_weight",
+    "attachment_write_weight",
+    "attachment_read_weight",
 ];
 
 impl Builtin {
@@ -68,7 +73,7 @@ impl Builtin {
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 8] = [
+pub static BUILTINS: [Builtin; 9] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -80,6 +85,8 @@ pub static BUILTINS: [Builtin; 8] = [
             WEIGHTS[1],
             WEIGHTS[2],
             WEIGHTS[3],
+            WEIGHTS[4],
+            WEIGHTS[5],
         ],
     },
     Builtin {
@@ -119,7 +126,7 @@ pub static BUILTINS: [Builtin; 8] = [
     },
     Builtin {
         name: "id-scheme",
-        description: "the same bulk load with sequential ids, then with random (uuid) ids",
+        description: "the same bulk load with sequential ids, with random (uuid) ids, then with ids the server gives",
         form: Form::Standard,
         phases: id_scheme,
         takes: &[],
@@ -129,6 +136,13 @@ pub static BUILTINS: [Builtin; 8] = [
         description: "writers at a fixed rate (--rate, default 200/s; --duration, default 30s) with 2 _changes consumers (--changes-* flags), reporting change latency",
         form: Form::Standard,
         phases: changes,
+        takes: &[],
+    },
+    Builtin {
+        name: "replication-lag",
+        description: "writers at a fixed rate (--rate, default 200/s; --duration, default 30s) while the database replicates continuously to a new database of the run's own, reporting replication lag",
+        form: Form::Standard,
+        phases: replication_lag,
         takes: &[],
     },
 ];
@@ -264,7 +278,7 @@ fn report_phase(name: impl Into<String>, mix: Weights, connections: u64, batch: 
 
 /// The report's runs, scaled to a first run: its 1M single PUTs and 50K bulk documents
 /// become `--total-operations` (default 1,000) and 50 bulk requests per size. The replica
-/// is a database name on the run's own server (see `Action::Replicate`).
+/// is a database name on the run's own server (see `ContinuousReplication`).
 fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
     // Refused before a phase is built for each: a long list would fill memory first.
     if options.batch_sizes.len() > limits::MOST_PHASES {
@@ -287,25 +301,23 @@ fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
         spec.scenario.total = layers.given.duration.is_none().then_some(1_000);
         specs.push(swept(spec, "read", SweptSetting::Connections, connections));
     }
-    let replicate = |two_way| Action::Replicate {
+    let mut compacting = report_phase("bulk_50_while_compacting", bulk(), 1, 50);
+    compacting.scenario.duration = Some(Duration::from_secs(5));
+    compacting.action = Some(Action::Compact {
         at: Duration::from_secs(1),
-        target: options.replica.clone(),
-        two_way,
-    };
-    let during = [
-        (
-            "bulk_50_while_compacting",
-            Action::Compact {
-                at: Duration::from_secs(1),
-            },
-        ),
-        ("bulk_50_replicating_one_way", replicate(false)),
-        ("bulk_50_replicating_two_way", replicate(true)),
-    ];
-    for (name, action) in during {
+    });
+    specs.push(compacting);
+    // Continuous replication for the whole phase, so that its lag is measured too.
+    for (name, two_way) in [
+        ("bulk_50_replicating_one_way", false),
+        ("bulk_50_replicating_two_way", true),
+    ] {
         let mut spec = report_phase(name, bulk(), 1, 50);
         spec.scenario.duration = Some(Duration::from_secs(5));
-        spec.action = Some(action);
+        spec.replication = Some(ContinuousReplication {
+            two_way,
+            ..ContinuousReplication::to(vec![options.replica.clone()])
+        });
         specs.push(spec);
     }
     decide_all(specs, layers)
@@ -359,7 +371,15 @@ fn soak(layers: &Layers, options: &BuiltinOptions) -> Built {
 /// consumers follow the feed: a rate the server keeps up with, so that the latency is the
 /// feed's, not a queue's.
 fn changes(layers: &Layers, _: &BuiltinOptions) -> Built {
-    let mut load = Spec::new("changes_load", bulk());
+    let (load, mut writes) = writers_at_rate("changes");
+    writes.changes = Some(ChangesFeed::with_consumers(2));
+    decide_all(vec![load, writes], layers)
+}
+
+/// `NAME_load` (one bulk request per connection) and `NAME`: creates, updates and
+/// deletes at 200/s for 30 s unless the flags say otherwise.
+fn writers_at_rate(name: &str) -> (Spec, Spec) {
+    let mut load = Spec::new(format!("{name}_load"), bulk());
     load.own.operations = Some(1);
     let mix = Weights::from_fn(|op| match op {
         Operation::Create => 50,
@@ -367,13 +387,24 @@ fn changes(layers: &Layers, _: &BuiltinOptions) -> Built {
         Operation::Delete => 10,
         _ => 0,
     });
-    let mut writes = Spec::new("changes", mix);
+    let mut writes = Spec::new(name, mix);
     writes.scenario = Keys {
         duration: Some(Duration::from_secs(30)),
         rate: Some(Rate::constant(200.0)),
         ..Keys::default()
     };
-    writes.changes = Some(ChangesFeed::with_consumers(2));
+    (load, writes)
+}
+
+/// The `changes` scenario's writers, followed on a replica instead of the feed: the lag
+/// from a write's answer to its sighting on `<db>-replica-<id prefix>`. The load phase
+/// replicates too (its grace waits until the replica has caught up), so that the writers'
+/// replication starts from its checkpoint, not from a replica still filling.
+fn replication_lag(layers: &Layers, options: &BuiltinOptions) -> Built {
+    let (mut load, mut writes) = writers_at_rate("replication_lag");
+    let replication = ContinuousReplication::to(vec![options.replica.clone()]);
+    load.replication = Some(replication.clone());
+    writes.replication = Some(replication);
     decide_all(vec![load, writes], layers)
 }
 
@@ -458,7 +489,11 @@ mod tests {
         assert!(points("ironcushion").is_empty() && points("soak").is_empty());
         assert_eq!(
             points("id-scheme"),
-            ["ids_sequential ids IdScheme 0", "ids_uuid ids IdScheme 1"]
+            [
+                "ids_sequential ids IdScheme 0",
+                "ids_uuid ids IdScheme 1",
+                "ids_server ids IdScheme 2"
+            ]
         );
         let sizes = points("doc-size-sweep");
         assert_eq!(

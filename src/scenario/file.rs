@@ -18,6 +18,7 @@
 //! rate = 1000                     # or a ramp over the duration: { from = 100, to = 1000 }
 //! keys = "zipfian"                # uniform (default), latest, or { zipfian = 0.8 }
 //! compact_at = "10s"              # or replicate_at = "5s", replicate_to = URL or NAME, two_way = true
+//! replication = { to = ["copy"] } # continuous replication while the phase runs, with its lag
 //! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total, doc_size, id_scheme
 //! doc_size = "4KiB"               # padded to a size, or a range "1KiB-64KiB"
 //! id_scheme = "uuid"              # or sequential (the default)
@@ -185,6 +186,8 @@ struct PhaseEntry {
     sweep: BTreeMap<String, Vec<toml::Value>>,
     /// The phase's `_changes` consumers (see `scenario::changes`).
     changes: Option<toml::Value>,
+    /// The phase's continuous replications (see `scenario::replication`).
+    replication: Option<toml::Value>,
     /// The declared query each query operation of the mix runs: `{ find = "NAME" }`.
     #[serde(default)]
     queries: BTreeMap<String, String>,
@@ -416,6 +419,11 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     };
     spec.changes = entry.changes.as_ref().and_then(|value| {
         super::changes::feed(value)
+            .map_err(|errors| problems.extend(errors))
+            .ok()
+    });
+    spec.replication = entry.replication.as_ref().and_then(|value| {
+        super::replication::replication(value)
             .map_err(|errors| problems.extend(errors))
             .ok()
     });

@@ -4,6 +4,7 @@
 mod builtin;
 mod changes;
 pub mod file;
+mod replication;
 pub mod settings;
 
 use std::path::Path;

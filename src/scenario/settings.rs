@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::words::counted;
 use crate::workload::changes::ChangesFeed;
+use crate::workload::replication::ContinuousReplication;
 use crate::workload::{
     Action, CrudBound, KeyChoice, Operation, Phase, Rate, Shape, SweepPoint, Weights,
 };
@@ -308,6 +309,7 @@ pub struct Spec {
     pub sweep: Option<SweepPoint>,
     pub shape: Shape,
     pub changes: Option<ChangesFeed>,
+    pub replication: Option<ContinuousReplication>,
 }
 
 impl Spec {
@@ -323,6 +325,7 @@ impl Spec {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            replication: None,
         }
     }
 
@@ -341,6 +344,7 @@ impl Spec {
             sweep: self.sweep,
             shape: self.shape,
             changes: self.changes,
+            replication: self.replication,
             // A scenario file sets them once its queries are read.
             queries: Default::default(),
         };

@@ -5,13 +5,15 @@
 //! generated booleans, numbers without fraction or exponent generated integers, other
 //! numbers (`0.0`, `1e5`) generated floats, strings generated strings, except RFC 3339
 //! timestamps, which become generated timestamps. `null`, arrays, objects, key names and
-//! key order are kept. Duplicate keys in one object are an error (serde_json would
+//! key order are kept, except that an object whose first key is `$integer`, `$float` or
+//! `$string` is a value domain (`domain`). Duplicate keys in one object are an error (serde_json would
 //! silently keep the last).
 
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use super::domain::{self, Kind};
 use super::error::{TemplateError, excerpt, line_column};
 use super::schema::{Compiler, Generated, Key, Keys, Program, Refused};
 use super::timestamp;
@@ -57,6 +59,8 @@ fn from_serde(e: &serde_json::Error, source: &str) -> TemplateError {
     };
     let remedy = if problem.starts_with(DUPLICATE) {
         "keys in one object must be unique; remove or rename one of them"
+    } else if problem.starts_with(domain::PROBLEM) {
+        domain::REMEDY
     } else if problem.starts_with(TOO_LARGE) {
         TOO_LARGE_REMEDY
     } else if problem.contains("recursion limit") {
@@ -196,13 +200,20 @@ impl<'de> Visitor<'de> for KeyOf<'_, '_> {
     }
 
     fn visit_str<E: de::Error>(self, name: &str) -> Result<Key, E> {
-        if self.comma {
-            self.compiler.fixed(b",");
-        }
-        self.compiler
-            .key(self.keys, name, None)
-            .map_err(|r| refused(r, name))
+        write_key(self.compiler, self.keys, name, self.comma)
     }
+}
+
+fn write_key<E: de::Error>(
+    compiler: &mut Compiler,
+    keys: &mut Keys,
+    name: &str,
+    comma: bool,
+) -> Result<Key, E> {
+    if comma {
+        compiler.fixed(b",");
+    }
+    compiler.key(keys, name, None).map_err(|r| refused(r, name))
 }
 
 /// Any value below the top level.
@@ -276,23 +287,33 @@ impl<'de> Visitor<'de> for ValueOf<'_> {
         Ok(())
     }
 
+    /// An object, or a value domain (an object whose first key names one).
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let compiler = self.compiler;
+        let first: Option<String> = map.next_key()?;
+        if let Some(kind) = first.as_deref().and_then(Kind::named) {
+            compiler.value(domain::read(kind, &mut map)?);
+            return Ok(());
+        }
         compiler.fixed(b"{");
         let mut keys = Keys::default();
-        let mut first = true;
-        while map
-            .next_key_seed(KeyOf {
-                compiler: &mut *compiler,
-                keys: &mut keys,
-                comma: !first,
-            })?
-            .is_some()
-        {
+        if let Some(name) = first {
+            write_key::<A::Error>(compiler, &mut keys, &name, false)?;
             map.next_value_seed(ValueOf {
                 compiler: &mut *compiler,
             })?;
-            first = false;
+            while map
+                .next_key_seed(KeyOf {
+                    compiler: &mut *compiler,
+                    keys: &mut keys,
+                    comma: true,
+                })?
+                .is_some()
+            {
+                map.next_value_seed(ValueOf {
+                    compiler: &mut *compiler,
+                })?;
+            }
         }
         compiler.fixed(b"}");
         Ok(())
@@ -375,6 +396,95 @@ mod tests {
         assert!(e.contains("invalid JSON: duplicate key \"_id\""), "{e}");
         let e = error(r#"{"_id": {"x": 1, "x": 2}}"#);
         assert!(e.contains("duplicate key \"x\""), "{e}");
+    }
+
+    #[test]
+    fn value_domains_compile_to_generated_values() {
+        let m = members(
+            r#"{"a": {"$integer": {"min": 1, "max": 5}}, "b": {"$float": {"min": -1.5, "max": 2}},
+                "c": {"$string": {"distinct": 7}}, "d": {"$integer": {}}, "e": {"$float": {}},
+                "f": {"x": {"$string": {"distinct": 1}}}, "g": [{"$float": {"max": 3}}],
+                "h": {"$integer": {"min": -9223372036854775808, "max": 9223372036854775807}}}"#,
+        );
+        assert_eq!(
+            m,
+            [
+                "\"a\":<int 1..=5>",
+                "\"b\":<float -1.5..2>",
+                "\"c\":<str one of 7>",
+                "\"d\":<int>",
+                "\"e\":<float>",
+                "\"f\":{\"x\":<str one of 1>}",
+                "\"g\":[<float 0..3>]",
+                "\"h\":<int -9223372036854775808..=9223372036854775807>",
+            ]
+        );
+    }
+
+    #[test]
+    fn other_objects_are_kept_as_they_are() {
+        assert_eq!(
+            members(r#"{"a": {"$other": 1}, "b": {"x": "", "$integer": {}}, "c": {}}"#),
+            [
+                "\"a\":{\"$other\":<int>}",
+                "\"b\":{\"x\":<str>,\"$integer\":{}}",
+                "\"c\":{}"
+            ]
+        );
+        let e = error(r#"{"a": {"x": 1, "x": 2}}"#);
+        assert!(e.contains("duplicate key \"x\""), "{e}");
+    }
+
+    #[test]
+    fn wrong_value_domains_say_what_to_write() {
+        let remedy = "write a value domain as the only member of its object";
+        for (text, problem) in [
+            (
+                r#"{"a": {"$integer": {"min": 10, "max": 5}}}"#,
+                "value domain $integer has min 10 greater than max 5",
+            ),
+            (
+                r#"{"a": {"$integer": {"min": 1.5}}}"#,
+                "value domain $integer has min 1.5, not a whole number in the 64-bit range",
+            ),
+            (
+                r#"{"a": {"$integer": {"max": 9223372036854775808}}}"#,
+                "value domain $integer has max 9223372036854775808, not a whole number",
+            ),
+            (
+                r#"{"a": {"$float": {"min": 2}}}"#,
+                "value domain $float has min 2 greater than max 1",
+            ),
+            (
+                r#"{"a": {"$string": {"distinct": 0}}}"#,
+                "value domain $string has distinct 0 outside 1 to 4294967296",
+            ),
+            (
+                r#"{"a": {"$string": {"distinct": -3}}}"#,
+                "value domain $string has distinct -3, not a whole number",
+            ),
+            (
+                r#"{"a": {"$string": {}}}"#,
+                "value domain $string: missing field `distinct`",
+            ),
+            (
+                r#"{"a": {"$integer": {"step": 1}}}"#,
+                "value domain $integer: unknown field `step`",
+            ),
+            (
+                r#"{"a": {"$float": 3}}"#,
+                "value domain $float: invalid type: integer `3`, expected an object of min and max",
+            ),
+            (
+                r#"{"a": {"$string": {"distinct": 5}, "b": 1}}"#,
+                "value domain $string shares its object with another member",
+            ),
+        ] {
+            let e = error(text);
+            assert!(e.starts_with("t.json:1:"), "{e}");
+            assert!(e.contains(&format!("invalid JSON: {problem}")), "{e}");
+            assert!(e.contains(remedy), "{e}");
+        }
     }
 
     #[test]

@@ -13,10 +13,11 @@
 //! | --- | --- |
 //! | `true`/`false`, `<boolean/>` | `true` or `false`, 50/50 |
 //! | integer (`0`), `<integer/>` | uniform over the `i32` range |
-//! | `<integer min=".." max=".."/>` | uniform over `[min, max]` (within `i64`) |
+//! | `<integer min=".." max=".."/>`, `{"$integer": {"min": .., "max": ..}}` | uniform over `[min, max]` (within `i64`) |
 //! | float (`0.0`, `1e5`), `<float/>` | uniform `f32` in `[0, 1)` |
-//! | `<float min=".." max=".."/>` | uniform `f64` in `[min, max)` |
+//! | `<float min=".." max=".."/>`, `{"$float": {"min": .., "max": ..}}` | uniform `f64` in `[min, max)` |
 //! | string, `<string/>` | 1 to 5 dictionary words (uniform), single spaces |
+//! | `<string distinct="N"/>`, `{"$string": {"distinct": N}}` | one of N distinct strings (uniform) |
 //! | RFC 3339 string, `<timestamp/>` | UTC time, whole seconds, 2000-01-01 to 2029-12-31 |
 //! | `null`, `<null/>` | `null` |
 //! | array, object | same length, same keys in the same order |
@@ -28,6 +29,7 @@
 //! in `values`, and the update rule on [`DocumentWriter`].
 
 mod dictionary;
+mod domain;
 mod error;
 mod json;
 mod schema;
@@ -184,6 +186,29 @@ mod tests {
         assert_eq!(d.keys().collect::<Vec<_>>(), ["Id", "Name", "LastLogin"]);
         assert!(d["Id"].is_i64() && d["Name"].is_string());
         assert!(timestamp::parse(d["LastLogin"].as_str().unwrap()).is_some());
+    }
+
+    #[test]
+    fn domain_examples_match_and_keep_to_their_domains() {
+        let from_json = Template::load_json(&example("domains.json")).unwrap();
+        let from_xml = Template::load_xml(&example("domains.xml")).unwrap();
+        assert_eq!(from_json, from_xml);
+        let a = DocumentWriter::new(from_json, 5);
+        let b = DocumentWriter::new(from_xml, 5);
+        let mut countries = std::collections::HashSet::new();
+        for number in 0..2000 {
+            for version in [1, 4] {
+                assert_eq!(doc(&a, number, version), doc(&b, number, version));
+            }
+            let d = parsed(&a, number, 1);
+            let age = d["age"].as_i64().unwrap();
+            assert!((18..=99).contains(&age), "{age}");
+            let score = d["score"].as_f64().unwrap();
+            assert!((0.0..100.0).contains(&score), "{score}");
+            countries.insert(d["country"].as_str().unwrap().to_owned());
+            assert!(d["name"].is_string() && d["joined"].is_string());
+        }
+        assert_eq!(countries.len(), 50);
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub(crate) enum Generated {
     Float { min: f64, max: f64 },
     /// A string of dictionary words.
     Str,
+    /// One of `distinct` strings, uniformly (see `values::write_one_of`).
+    OneOf { distinct: u64 },
     /// An RFC 3339 timestamp.
     Timestamp,
 }
@@ -77,10 +79,45 @@ impl Generated {
                 (Op::FLOAT_RANGE, Some([min.to_bits(), max.to_bits()]))
             }
             Generated::Str => (Op::STR, None),
+            Generated::OneOf { distinct } => (Op::ONE_OF, Some([distinct, 0])),
             Generated::Timestamp => (Op::TIMESTAMP, None),
         }
     }
+
+    /// An integer in `[min, max]`, or why not (the reader adds where and how to fix it).
+    pub(crate) fn int_range(min: i64, max: i64) -> Result<Generated, String> {
+        if min > max {
+            return Err(format!("min {min} greater than max {max}"));
+        }
+        Ok(Generated::Int { min, max })
+    }
+
+    /// A float in `[min, max)` (`-0` read as `0`), or why not.
+    pub(crate) fn float_range(min: f64, max: f64) -> Result<Generated, String> {
+        if !(min.is_finite() && max.is_finite()) {
+            return Err("a bound that is not a finite number".into());
+        }
+        if min > max {
+            return Err(format!("min {min} greater than max {max}"));
+        }
+        Ok(Generated::Float {
+            min: min + 0.0,
+            max: max + 0.0,
+        })
+    }
+
+    /// One of `distinct` strings, or why not.
+    pub(crate) fn one_of(distinct: u64) -> Result<Generated, String> {
+        if !(1..=MAX_DISTINCT).contains(&distinct) {
+            return Err(format!("distinct {distinct} outside 1 to {MAX_DISTINCT}"));
+        }
+        Ok(Generated::OneOf { distinct })
+    }
 }
+
+/// Most distinct values a string domain may have (2^32: far more than any selectivity
+/// needs, and the words-and-number form stays short).
+pub(crate) const MAX_DISTINCT: u64 = 1 << 32;
 
 /// One step of writing: copy [`Op::run`] fixed bytes, then generate a value of
 /// [`Op::kind`]. Packed in 4 bytes, as a template is mostly ops.
@@ -101,7 +138,9 @@ impl Op {
     pub(crate) const FLOAT_RANGE: u32 = 5;
     pub(crate) const STR: u32 = 6;
     pub(crate) const TIMESTAMP: u32 = 7;
-    const KIND_BITS: u32 = 3;
+    /// One of `n` strings, from the next range: `[n, 0]`.
+    pub(crate) const ONE_OF: u32 = 8;
+    const KIND_BITS: u32 = 4;
     /// The longest run one op copies; longer runs take several ops.
     const MAX_RUN: usize = (u32::MAX >> Op::KIND_BITS) as usize;
 
@@ -135,7 +174,7 @@ pub(crate) struct Program {
     /// Every fixed byte, in order, then [`PADDING`] spare bytes.
     pub(crate) bytes: Vec<u8>,
     pub(crate) ops: Vec<Op>,
-    /// The ranges of `INT_RANGE` and `FLOAT_RANGE` ops, in order.
+    /// The ranges of `INT_RANGE`, `FLOAT_RANGE` and `ONE_OF` ops, in order.
     pub(crate) ranges: Vec<[u64; 2]>,
     /// The start of each top-level value (its key included), then the end of the last.
     pub(crate) starts: Vec<Start>,
@@ -158,7 +197,7 @@ impl Program {
 #[cfg(test)]
 impl Program {
     /// Each top-level value as text, generated values shown as `<bool>`, `<int>`,
-    /// `<int MIN..=MAX>`, `<float>`, `<float MIN..MAX>`, `<str>`, `<time>`.
+    /// `<int MIN..=MAX>`, `<float>`, `<float MIN..MAX>`, `<str>`, `<str one of N>`, `<time>`.
     pub(crate) fn shape(&self) -> Vec<String> {
         (0..self.fields())
             .map(|field| {
@@ -184,6 +223,10 @@ impl Program {
                             format!("<float {}..{}>", f64::from_bits(*min), f64::from_bits(*max))
                         }
                         Op::STR => "<str>".into(),
+                        Op::ONE_OF => {
+                            let [distinct, _] = ranges.next().unwrap();
+                            format!("<str one of {distinct}>")
+                        }
                         _ => "<time>".into(),
                     };
                     text.push_str(&shown);

@@ -16,12 +16,15 @@
 //!   written in shortest form (`f64`);
 //! * string: 1 to 5 words (uniform, Lemire) from the dictionary, each word
 //!   picked by the top 15 bits of one output, joined by single spaces;
+//! * one of `n` strings: `k` uniform in `0..n` (Lemire), written as dictionary word
+//!   `k mod 32768`, followed for `k >= 32768` by a space and `k / 32768` (words hold no
+//!   space, so the `n` values are distinct);
 //! * timestamp: a whole second uniform in 2000-01-01T00:00:00Z up to
 //!   (excluding) 2030-01-01T00:00:00Z.
 
 use rand_xoshiro::rand_core::Rng as _;
 
-use super::dictionary::{Dictionary, WORD_INDEX_BITS};
+use super::dictionary::{Dictionary, WORD_INDEX_BITS, WORDS};
 use super::timestamp;
 use crate::seed::Rng;
 
@@ -137,6 +140,25 @@ pub(crate) fn write_words(out: &mut Vec<u8>, rng: &mut Rng, dictionary: &Diction
         }
         let index = (rng.next_u64() >> (64 - WORD_INDEX_BITS)) as usize;
         dictionary.write_word(out, index);
+    }
+    out.push(b'"');
+}
+
+/// One of `distinct` strings (at least 1), in double quotes.
+#[inline]
+pub(crate) fn write_one_of(
+    out: &mut Vec<u8>,
+    rng: &mut Rng,
+    dictionary: &Dictionary,
+    distinct: u64,
+) {
+    let k = below(rng, distinct);
+    out.push(b'"');
+    dictionary.write_word(out, (k % WORDS as u64) as usize);
+    let round = k / WORDS as u64;
+    if round > 0 {
+        out.push(b' ');
+        out.extend_from_slice(itoa::Buffer::new().format(round).as_bytes());
     }
     out.push(b'"');
 }
@@ -421,6 +443,55 @@ mod tests {
         }
         assert!(indexes.len() > 500_000);
         assert_flat(&indexes, 0.0, dictionary.len() as f64, 32, 0.03);
+    }
+
+    #[test]
+    fn one_of_n_gives_n_distinct_strings_evenly() {
+        let dictionary = Dictionary::new(8);
+        let words: std::collections::HashSet<&str> =
+            (0..dictionary.len()).map(|i| dictionary.word(i)).collect();
+        for distinct in [1u64, 7, 50] {
+            let values = generated(11, |out, rng| write_one_of(out, rng, &dictionary, distinct));
+            let mut counts = std::collections::HashMap::new();
+            for v in &values {
+                *counts.entry(v.as_str()).or_insert(0usize) += 1;
+            }
+            assert_eq!(counts.len() as u64, distinct);
+            let expected = SAMPLES as f64 / distinct as f64;
+            for (v, &c) in &counts {
+                assert!(words.contains(v.trim_matches('"')), "{v}");
+                assert!(
+                    (c as f64 / expected - 1.0).abs() < 0.05,
+                    "{v}: {c} vs {expected}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_of_more_than_the_dictionary_numbers_the_rounds() {
+        let dictionary = Dictionary::new(8);
+        let words: std::collections::HashSet<&str> =
+            (0..dictionary.len()).map(|i| dictionary.word(i)).collect();
+        let distinct = WORDS as u64 * 3;
+        let values = generated(12, |out, rng| write_one_of(out, rng, &dictionary, distinct));
+        let mut rounds = [0usize; 3];
+        for v in &values {
+            let inner = v.trim_matches('"');
+            let (word, round) = match inner.split_once(' ') {
+                Some((word, n)) => (word, n.parse::<usize>().unwrap()),
+                None => (inner, 0),
+            };
+            assert!(round < 3 && (round > 0) == inner.contains(' '), "{v}");
+            assert!(words.contains(word), "{v}");
+            rounds[round] += 1;
+        }
+        for c in rounds {
+            assert!(
+                (c as f64 / SAMPLES as f64 - 1.0 / 3.0).abs() < 0.01,
+                "{rounds:?}"
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::dictionary::Dictionary;
 use super::schema::Op;
 use super::values::{
     below, copy_run, write_bool, write_float_range, write_i32, write_int_range, write_json_string,
-    write_timestamp, write_unit_float, write_words,
+    write_one_of, write_timestamp, write_unit_float, write_words,
 };
 use rand_xoshiro::rand_core::Rng as _;
 
@@ -233,6 +233,11 @@ impl DocumentWriter {
                     }
                 }
                 Op::STR => write_words(out, rng, &self.dictionary),
+                Op::ONE_OF => {
+                    if let Some(&[distinct, _]) = ranges.next() {
+                        write_one_of(out, rng, &self.dictionary, distinct);
+                    }
+                }
                 Op::TIMESTAMP => write_timestamp(out, rng),
                 _ => {}
             }

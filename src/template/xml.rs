@@ -17,7 +17,8 @@
 //! `<integer/>`, `<float/>`, `<string/>`, `<timestamp/>` or `<null/>`.
 //! `<integer>` and `<float>` accept `min` and `max` attributes (integers:
 //! whole numbers within `i64`, default `i32` range, inclusive; floats: finite,
-//! default `0` and `1`, max exclusive). Whitespace between tags and comments
+//! default `0` and `1`, max exclusive); `<string>` accepts `distinct="N"`: one of N
+//! distinct strings (1 to 2^32, see `values`). Whitespace between tags and comments
 //! are ignored; any other text, attribute or tag is an error, and so is a DTD
 //! (`<!DOCTYPE>`), so no entity can expand.
 //!
@@ -33,7 +34,7 @@ use quick_xml::events::{BytesStart, Event};
 use super::error::{TemplateError, excerpt};
 use super::schema::{
     Compiler, DEFAULT_FLOAT_MAX, DEFAULT_FLOAT_MIN, DEFAULT_INT_MAX, DEFAULT_INT_MIN, Generated,
-    Key, Keys, MAX_DEPTH, Program, Refused,
+    Key, Keys, MAX_DEPTH, MAX_DISTINCT, Program, Refused,
 };
 
 /// Every tag an XML template may use.
@@ -370,10 +371,10 @@ impl<'a> Reader<'a> {
                 &format!("put one of {VALUE_TAGS} here"),
             ));
         }
-        let allowed: &[&str] = if matches!(name, "integer" | "float") {
-            &["min", "max"]
-        } else {
-            &[]
+        let allowed: &[&str] = match name {
+            "integer" | "float" => &["min", "max"],
+            "string" => &["distinct"],
+            _ => &[],
         };
         let attributes = self.only_attributes(tag, allowed)?;
         match name {
@@ -395,7 +396,7 @@ impl<'a> Reader<'a> {
                 self.empty(tag)?;
                 let generated = match name {
                     "boolean" => Generated::Bool,
-                    "string" => Generated::Str,
+                    "string" => self.string(&attributes)?,
                     "timestamp" => Generated::Timestamp,
                     "integer" => self.integer(tag, &attributes)?,
                     _ => self.float(tag, &attributes)?,
@@ -620,16 +621,32 @@ impl<'a> Reader<'a> {
         };
         let (min, min_given) = bound("min", DEFAULT_INT_MIN)?;
         let (max, max_given) = bound("max", DEFAULT_INT_MAX)?;
-        if min > max {
-            return Err(self.range_error(
+        Generated::int_range(min, max).map_err(|_| {
+            self.range_error(
                 tag,
                 &min.to_string(),
                 min_given,
                 &max.to_string(),
                 max_given,
-            ));
-        }
-        Ok(Generated::Int { min, max })
+            )
+        })
+    }
+
+    /// `<string/>`, or one of `distinct` strings.
+    fn string(&self, attributes: &[(String, String, usize)]) -> Result<Generated, TemplateError> {
+        let Some((text, offset)) = Self::attribute(attributes, "distinct") else {
+            return Ok(Generated::Str);
+        };
+        let remedy = format!("write distinct as a whole number from 1 to {MAX_DISTINCT}");
+        let distinct = text.parse::<u64>().map_err(|_| {
+            let problem = format!(
+                "distinct=\"{}\" on <string> is not a whole number",
+                excerpt(text)
+            );
+            self.error_at(offset, problem, &remedy)
+        })?;
+        Generated::one_of(distinct)
+            .map_err(|problem| self.error_at(offset, format!("<string> has {problem}"), &remedy))
     }
 
     fn float(
@@ -655,19 +672,14 @@ impl<'a> Reader<'a> {
         };
         let (min, min_given) = bound("min", DEFAULT_FLOAT_MIN)?;
         let (max, max_given) = bound("max", DEFAULT_FLOAT_MAX)?;
-        if min > max {
-            return Err(self.range_error(
+        Generated::float_range(min, max).map_err(|_| {
+            self.range_error(
                 tag,
                 &min.to_string(),
                 min_given,
                 &max.to_string(),
                 max_given,
-            ));
-        }
-        // -0.0 == 0.0: normalise so the default range is recognised.
-        Ok(Generated::Float {
-            min: min + 0.0,
-            max: max + 0.0,
+            )
         })
     }
 
@@ -966,15 +978,37 @@ mod tests {
         );
         assert!(error(&wrap("<float max=\"1e400\"/>")).contains("is not a finite number"));
         assert!(error(&wrap("<float max=\"NaN\"/>")).contains("is not a finite number"));
-        assert!(
-            error(&wrap("<string min=\"1\"/>")).contains(
-                "unexpected attribute min=\"1\" on <string>; <string> takes no attributes"
-            )
-        );
+        assert!(error(&wrap("<boolean min=\"1\"/>")).contains(
+            "unexpected attribute min=\"1\" on <boolean>; <boolean> takes no attributes"
+        ));
         assert!(error(&wrap("<integer step=\"1\"/>")).contains(
             "unexpected attribute step=\"1\" on <integer>; <integer> takes only min and max"
         ));
         assert!(error("<object id=\"1\"/>").contains("unexpected attribute id=\"1\" on <object>"));
+    }
+
+    #[test]
+    fn strings_take_a_number_of_distinct_values() {
+        assert_eq!(
+            members(&wrap("<string distinct=\" 12 \"/>")),
+            ["\"k\":<str one of 12>"]
+        );
+        assert_eq!(
+            members(&wrap("<string distinct=\"4294967296\"/>")),
+            ["\"k\":<str one of 4294967296>"]
+        );
+        assert_eq!(
+            error(&wrap("<string distinct=\"0\"/>")),
+            "t.xml:1:45: <string> has distinct 0 outside 1 to 4294967296; write distinct as a \
+             whole number from 1 to 4294967296"
+        );
+        assert!(
+            error(&wrap("<string distinct=\"many\"/>"))
+                .contains("distinct=\"many\" on <string> is not a whole number; write distinct")
+        );
+        assert!(error(&wrap("<string min=\"1\"/>")).contains(
+            "unexpected attribute min=\"1\" on <string>; <string> takes only distinct; remove it"
+        ));
     }
 
     #[test]

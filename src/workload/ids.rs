@@ -24,15 +24,20 @@ pub enum IdScheme {
     /// the run's prefix and the document's number: every insert lands at a random place
     /// in the B-tree.
     Uuid,
+    /// Ids the server gives: creates are `POST /db` and bulk documents carry no `_id`.
+    /// The id is then known only from the answer, so each document keeps its own, and a
+    /// bulk answer's rows can only be paired with its documents by position.
+    Server,
 }
 
 impl IdScheme {
-    pub const ALL: [IdScheme; 2] = [IdScheme::Sequential, IdScheme::Uuid];
+    pub const ALL: [IdScheme; 3] = [IdScheme::Sequential, IdScheme::Uuid, IdScheme::Server];
 
     pub fn name(self) -> &'static str {
         match self {
             IdScheme::Sequential => "sequential",
             IdScheme::Uuid => "uuid",
+            IdScheme::Server => "server",
         }
     }
 
@@ -40,7 +45,7 @@ impl IdScheme {
         IdScheme::ALL
             .into_iter()
             .find(|s| s.name() == name)
-            .ok_or_else(|| format!("id scheme {name:?} is unknown; use sequential or uuid"))
+            .ok_or_else(|| format!("id scheme {name:?} is unknown; use sequential, uuid or server"))
     }
 
     /// The value a sweep of id schemes records (its place in [`IdScheme::ALL`]).
@@ -66,6 +71,7 @@ pub fn untagged(number: u64) -> u64 {
 pub fn scheme_of(number: u64) -> IdScheme {
     match number >> SCHEME_SHIFT {
         0 => IdScheme::Sequential,
+        2 => IdScheme::Server,
         _ => IdScheme::Uuid,
     }
 }
@@ -174,7 +180,10 @@ impl DocumentIds {
     }
 
     /// Writes the id of document `number` into `out` (cleared first). Fixed-width numbers
-    /// keep sequential ids in insertion order, as CouchDB's B-tree likes them.
+    /// keep sequential ids in insertion order, as CouchDB's B-tree likes them. A document
+    /// of the server scheme has the id its answer gave, kept with it (see
+    /// [`super::pool::LiveDocument::server_id`]); this writes its sequential form, which
+    /// no request carries.
     pub fn write(&self, number: u64, out: &mut String) {
         out.clear();
         let plain = untagged(number);
@@ -183,7 +192,7 @@ impl DocumentIds {
             let _ = write!(out, "p{}:", partitions.of(draw));
         }
         match scheme_of(number) {
-            IdScheme::Sequential => {
+            IdScheme::Sequential | IdScheme::Server => {
                 out.push_str(&self.prefix);
                 let _ = write!(out, "-{plain:010}");
             }

@@ -186,6 +186,26 @@ pub fn padded_batch(phase: &Phase) -> Result<(), String> {
     ))
 }
 
+/// A bulk insert whose documents each carry an inline attachment of up to `largest`
+/// bytes (base64: 4 bytes for every 3) must fit in [`MOST_PADDED_BATCH`] too.
+pub fn inline_attachments(phase: &Phase, largest: u64) -> Result<(), String> {
+    if phase.mix[Operation::BulkInsert] == 0 {
+        return Ok(());
+    }
+    let document = phase.shape.doc_size.map_or(0, |size| size.max);
+    let encoded = largest.div_ceil(3).saturating_mul(4);
+    let bytes = encoded
+        .saturating_add(document)
+        .saturating_mul(phase.batch_size);
+    if bytes <= MOST_PADDED_BATCH {
+        return Ok(());
+    }
+    Err(format!(
+        "phase {:?}: bulk inserts of {} documents with inline attachments of up to {largest} bytes ({encoded} in base64) make requests of over {bytes} bytes; at most {MOST_PADDED_BATCH} (256 MiB): give a smaller --bulk-attachment-size or batch size",
+        phase.name, phase.batch_size
+    ))
+}
+
 pub fn zipfian(c: f64) -> Result<(), String> {
     if c > 0.0 && c < 1.0 {
         return Ok(());

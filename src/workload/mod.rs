@@ -14,6 +14,7 @@ pub mod phase;
 pub mod plan;
 pub mod pool;
 pub mod rate;
+pub mod replication;
 pub mod rev;
 pub mod size;
 

@@ -80,6 +80,8 @@ pub struct Phase {
     pub shape: Shape,
     /// `_changes` consumers following the database while the phase's operations run.
     pub changes: Option<super::changes::ChangesFeed>,
+    /// Continuous replications running while the phase's operations run.
+    pub replication: Option<super::replication::ContinuousReplication>,
     /// The declared query each query operation of the mix runs.
     pub queries: PhaseQueries,
 }
@@ -97,7 +99,7 @@ pub enum SweptSetting {
     Total,
     /// The documents' target size in bytes (`--doc-size`).
     DocSize,
-    /// The id scheme: 0 sequential, 1 uuid (`--id-scheme`).
+    /// The id scheme: 0 sequential, 1 uuid, 2 server (`--id-scheme`).
     IdScheme,
 }
 
@@ -223,6 +225,7 @@ impl Phase {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            replication: None,
             queries: Default::default(),
         }
     }

@@ -108,6 +108,7 @@ impl Plan {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            replication: None,
             queries: Default::default(),
         };
         [bulk, self.crud_phase(rate)]
@@ -134,6 +135,7 @@ impl Plan {
             sweep: None,
             shape: Shape::default(),
             changes: None,
+            replication: None,
             queries: Default::default(),
         }
     }
@@ -160,7 +162,7 @@ impl Plan {
         }
         if self.has_crud_step() && self.weights.total() == 0 {
             problems.push(
-                "the CRUD step has operations to do but all four weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step".to_string(),
+                "the CRUD step has operations to do but all its weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight, --attachment_write_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step".to_string(),
             );
         }
         if create + read < delete {
@@ -186,8 +188,10 @@ impl Plan {
             counts
         });
         let available = self.bulk_documents() + counts[Operation::Create];
-        let needing =
-            counts[Operation::Read] + counts[Operation::Update] + counts[Operation::Delete];
+        let needing = counts[Operation::Read]
+            + counts[Operation::Update]
+            + counts[Operation::Delete]
+            + counts[Operation::AttachmentWrite];
         if counts[Operation::Delete] > available {
             problems.push(format!(
                 "the CRUD step would delete {} documents but only {available} exist ({} bulk inserted + {} created); bulk insert more documents (--num_bulk_insert_operations, --num_documents_per_bulk_insert), increase --create_weight, or decrease --delete_weight",
@@ -197,7 +201,7 @@ impl Plan {
             ));
         } else if self.has_crud_step() && available == 0 && needing > 0 {
             problems.push(
-                "the CRUD step reads or updates documents but none exist (no bulk inserts, --create_weight=0); bulk insert documents first or give --create_weight a value above 0"
+                "the CRUD step reads, updates or attaches to documents but none exist (no bulk inserts, --create_weight=0); bulk insert documents first or give --create_weight a value above 0"
                     .to_string(),
             );
         }
@@ -273,6 +277,14 @@ mod tests {
             err[0].contains("delete 100 documents but only 70"),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn attachment_writes_need_documents() {
+        // Attachments go on documents: with none stored, the step could only fail.
+        let mut p = plan((0, 0), 100, [0, 0, 0, 0]);
+        p.weights[Operation::AttachmentWrite] = 1;
+        assert!(p.validate().unwrap_err()[0].contains("none exist"));
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub struct LiveDocument {
     pub rev: Rev,
     /// The length of the attachment the connection wrote on it, 0 for none.
     pub attachment: u64,
+    /// The id the server gave the document (`--id-scheme server`); `None` when its id is
+    /// the one its number makes.
+    pub server_id: Option<Box<str>>,
 }
 
 /// A connection's live documents, with picks in constant time.
@@ -43,10 +46,16 @@ impl DocumentPool {
     }
 
     pub fn add(&mut self, number: u64, rev: Rev) {
+        self.add_named(number, rev, None);
+    }
+
+    /// A document stored under the id the server gave it.
+    pub fn add_named(&mut self, number: u64, rev: Rev, server_id: Option<Box<str>>) {
         self.documents.push(LiveDocument {
             number,
             rev,
             attachment: 0,
+            server_id,
         });
     }
 

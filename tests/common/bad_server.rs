@@ -27,6 +27,9 @@ pub enum Fault {
     /// `413` as soon as the head is in, then the connection closed with the body unread
     /// (which makes the server's kernel reset it).
     RefuseBodyAndClose,
+    /// The good answer, a JSON array, without its last element: a bulk answer one row
+    /// short.
+    MissingRow,
 }
 
 pub struct BadServer {
@@ -166,6 +169,16 @@ fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
             }
             ok = ok && writer.write_all(end.as_bytes()).is_ok();
             return ok;
+        }
+        Fault::MissingRow => {
+            let mut rows: Vec<serde_json::Value> = serde_json::from_str(good).unwrap();
+            rows.pop();
+            let answer = serde_json::to_string(&rows).unwrap();
+            let response = format!(
+                "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+                answer.len()
+            );
+            return writer.write_all(response.as_bytes()).is_ok();
         }
         Fault::EndlessContinue => {
             let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(1000);

@@ -196,7 +196,15 @@ pub fn answer_for(request_line: &str, body: &[u8], revision: u64) -> (&'static s
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|d| format!(r#"{{"ok":true,"id":{},"rev":"{}"}}"#, d["_id"], rev(1)))
+                .enumerate()
+                .map(|(i, d)| {
+                    // A document without an id gets one, as a server does.
+                    let id = match &d["_id"] {
+                        serde_json::Value::Null => format!("\"given-{revision}-{i}\""),
+                        id => id.to_string(),
+                    };
+                    format!(r#"{{"ok":true,"id":{id},"rev":"{}"}}"#, rev(1))
+                })
                 .collect();
             ("201 Created", format!("[{}]", items.join(",")))
         }

@@ -9,6 +9,7 @@ pub mod couch_like;
 pub mod counting_proxy;
 pub mod cut_proxy;
 pub mod db_info_server;
+pub mod delay_proxy;
 pub mod delay_server;
 pub mod feed_proxy;
 pub mod http_request;

@@ -16,6 +16,8 @@ use tokio::task::JoinHandle;
 
 pub use crate::metrics::ActionReport;
 pub use address::ReplicationAddress;
+pub(crate) use address::scrub;
+pub(crate) use replicate::{Form, Side, create, form};
 
 use crate::driver::{Call, Client, Endpoint, Method};
 use crate::target::Target;
@@ -180,10 +182,10 @@ fn replicate_kind(two_way: bool) -> &'static str {
 
 /// A server's answer: its status, its body as JSON (`Null` if it is not), and a short
 /// description of it for messages.
-struct Answer {
-    status: u16,
-    json: Value,
-    text: String,
+pub(crate) struct Answer {
+    pub status: u16,
+    pub json: Value,
+    pub text: String,
 }
 
 /// The longest part of an answer a message quotes.
@@ -191,7 +193,7 @@ const QUOTE: usize = 300;
 
 impl Answer {
     /// `error: reason` of a CouchDB error body, or the start of the body.
-    fn reason(&self) -> String {
+    pub fn reason(&self) -> String {
         match (self.json["error"].as_str(), self.json["reason"].as_str()) {
             (Some(e), Some(r)) => format!("{e}: {r}"),
             (Some(e), None) => e.to_string(),
@@ -200,7 +202,7 @@ impl Answer {
     }
 }
 
-async fn request(
+pub(crate) async fn request(
     client: &mut Client,
     method: Method,
     path: &str,

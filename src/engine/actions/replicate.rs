@@ -15,12 +15,12 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use super::address::{self, split_url, with_userinfo};
-use super::{ActionReport, Context, Method, request};
+use super::{ActionReport, Client, Context, Method, request};
 use crate::driver::auth::ReplicationAuth;
 
 /// How the server wants credentials in a replication's source and target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Form {
+pub(crate) enum Form {
     /// `{"url", "headers": {"Authorization"}}` (CouchDB).
     Object,
     /// `http://user:password@host/db` (PouchDB Server).
@@ -29,13 +29,13 @@ enum Form {
 
 /// One side of a replication: a URL without credentials and the credentials it needs.
 #[derive(Clone, Debug)]
-struct Side {
-    url: String,
-    auth: Option<ReplicationAuth>,
+pub(crate) struct Side {
+    pub url: String,
+    pub auth: Option<ReplicationAuth>,
 }
 
 impl Side {
-    fn json(&self, form: Form) -> Value {
+    pub(crate) fn json(&self, form: Form) -> Value {
         let url = &self.url;
         match (&self.auth, form) {
             (None, _) => json!(url),
@@ -83,24 +83,27 @@ fn replica(context: &Context, given: &str) -> Result<(Side, Option<String>), Str
     Ok((Side { url, auth }, None))
 }
 
-async fn form(context: &mut Context) -> Form {
-    match request(&mut context.client, Method::Get, "/", None).await {
+/// The form the server behind `client` takes credentials in: PouchDB Server names
+/// itself in its welcome.
+pub(crate) async fn form(client: &mut Client) -> Form {
+    match request(client, Method::Get, "/", None).await {
         Ok(answer) if answer.json.get("express-pouchdb").is_some() => Form::Userinfo,
         _ => Form::Object,
     }
 }
 
-/// Creates the replica by name: `Some(true)` when this run created it, `Some(false)` when
-/// it existed. Going through the client's own address, not the replication address.
-async fn create(context: &mut Context, name: &str) -> Result<bool, String> {
+/// Creates the replica by name: `true` when this run created it, `false` when it
+/// existed. Going through the client's own address, not the replication address. The
+/// error quotes the server's answer, whose secrets the caller hides.
+pub(crate) async fn create(client: &mut Client, name: &str) -> Result<bool, String> {
     let path = format!("/{}", crate::target::encode_path_segment(name));
-    let answer = request(&mut context.client, Method::Put, &path, None).await?;
+    let answer = request(client, Method::Put, &path, None).await?;
     match answer.status {
         201 | 202 => Ok(true),
         412 => Ok(false),
         status => Err(format!(
             "creating the replica {name:?} was answered {status}: {}",
-            context.hide(&answer.reason())
+            answer.reason()
         )),
     }
 }
@@ -117,12 +120,12 @@ pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionRep
             return report;
         }
     };
-    let form = form(context).await;
+    let form = form(&mut context.client).await;
     if let Some(name) = &name {
-        match create(context, name).await {
+        match create(&mut context.client, name).await {
             Ok(created) => report.created_database = created.then(|| name.clone()),
             Err(e) => {
-                report.error = Some(e);
+                report.error = Some(context.hide(&e));
                 return report;
             }
         }

@@ -236,7 +236,7 @@ impl Consumer {
         // A connection held open for the feed, whichever kind.
         let _open = OpenFeed::count(&self.sink.feed.live);
         loop {
-            let Some(request) = self.request() else {
+            let Some((request, generation)) = self.request() else {
                 return Trouble::Connect;
             };
             let response = match tokio::time::timeout(limit, sender.send_request(request)).await {
@@ -244,6 +244,11 @@ impl Consumer {
                 Ok(Err(_)) => return Trouble::Reset,
                 Ok(Ok(response)) => response,
             };
+            if response.status() == hyper::StatusCode::UNAUTHORIZED {
+                // The session or token ran out (or the server ended it): log in again, as
+                // the operations do, so the reconnect carries a credential that works.
+                self.endpoint.renew_after_401(generation).await;
+            }
             if response.status() != hyper::StatusCode::OK {
                 return Trouble::Status(response.status().as_u16());
             }
@@ -272,9 +277,10 @@ impl Consumer {
         }
     }
 
-    /// The feed's request from where the consumer stands; `None` if the node's header
-    /// lines cannot be sent (they were checked when the run began).
-    fn request(&self) -> Option<hyper::Request<Full<Bytes>>> {
+    /// The feed's request from where the consumer stands, and the credential generation
+    /// it carries; `None` if the node's header lines cannot be sent (they were checked
+    /// when the run began).
+    fn request(&self) -> Option<(hyper::Request<Full<Bytes>>, u64)> {
         let settings = &self.sink.feed.settings;
         let uri = format!(
             "{}{}?{}",
@@ -287,7 +293,8 @@ impl Consumer {
             None => ("GET", String::new()),
         };
         let mut builder = hyper::Request::builder().method(method).uri(uri);
-        for line in self.endpoint.header_lines().split(|&b| b == b'\n') {
+        let (lines, generation) = self.endpoint.current_headers();
+        for line in lines.split(|&b| b == b'\n') {
             let line = String::from_utf8_lossy(line);
             if let Some((name, value)) = line.trim_end_matches('\r').split_once(": ") {
                 builder = builder.header(name, value);
@@ -296,7 +303,8 @@ impl Consumer {
         if settings.selector.is_some() {
             builder = builder.header("Content-Type", "application/json");
         }
-        builder.body(Full::new(Bytes::from(body))).ok()
+        let request = builder.body(Full::new(Bytes::from(body))).ok()?;
+        Some((request, generation))
     }
 
     /// Reads a continuous feed's lines until it ends or fails.

@@ -67,9 +67,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 .failed(metrics, Operation::AttachmentRead, Failure::NoDocument, 0);
             return Ok(());
         };
-        let document = self.pool.get(slot);
-        let length = document.attachment;
-        self.set_document_path(document.number);
+        let length = self.pool.get(slot).attachment;
+        self.set_document_path(slot);
         self.path.push('/');
         self.path.push_str(ATTACHMENT_NAME);
         self.streaming = Streaming {

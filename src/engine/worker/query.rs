@@ -2,7 +2,8 @@
 //! names, with parameters drawn from a document the connection knows. A document's
 //! values are a function of the seed, its number and its version, so the worker writes
 //! the document again to read them instead of keeping it. The answer's rows are counted
-//! without building it.
+//! without building it, and in a phase that writes nothing a `find` answer's rows are
+//! compared with the rows the seed's documents give (`query::expected`).
 
 use super::{Start, Worker};
 use crate::driver::{Method, rows};
@@ -20,6 +21,8 @@ pub struct QueryState {
     document: Vec<u8>,
     /// The ids of a `keys` query.
     ids: Vec<String>,
+    /// `/db/_partition/P` of a partition query.
+    scope: String,
 }
 
 impl<T: Transport, C: Clock> Worker<T, C> {
@@ -43,11 +46,22 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             return Ok(());
         };
         let shared = self.shared.clone();
-        let database = &shared.database_path;
+        let mut scope = std::mem::take(&mut self.queries.scope);
+        let database = if query.partition {
+            // The picked document's id is in `self.id`; its partition scopes the query.
+            request::partition_scope(&shared.database_path, &self.id, &mut scope);
+            &scope
+        } else {
+            &shared.database_path
+        };
+        // The rows the answer should hold, when the phase's documents are all known.
+        let mut expected = None;
         let (method, with_body) = match &query.kind {
             QueryKind::Find(find) => {
                 let value = self.drawn_value(slot, &find.draw)?;
                 let value = &self.queries.document[value];
+                let rows = self.queries.phase.find_rows.as_ref();
+                expected = rows.and_then(|rows| rows.rows(value));
                 request::find(find, value, database, &mut self.path, &mut self.body);
                 (Method::Post, true)
             }
@@ -66,7 +80,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 for _ in 0..all.keys {
                     if let Some(slot) = self.pool.pick_by(&mut self.pick_rng, self.keys) {
                         let mut id = String::new();
-                        self.shared.ids.write(self.pool.get(slot).number, &mut id);
+                        let document = self.pool.get(slot);
+                        super::server_ids::write_id(&self.shared.ids, document, &mut id);
                         self.queries.ids.push(id);
                     }
                 }
@@ -75,6 +90,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 (Method::Post, true)
             }
         };
+        self.queries.scope = scope;
         self.perform(
             metrics,
             operation,
@@ -86,7 +102,13 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     return Err(Failure::of_status(answer.status));
                 }
                 let rows = rows::count(&answer.body).ok_or(Failure::BadAnswer)?;
-                metrics.operation(operation).rows += rows;
+                let counts = metrics.operation(operation);
+                counts.rows += rows;
+                if let Some(expected) = expected {
+                    counts.rows_checked += 1;
+                    counts.rows_expected += expected;
+                    counts.rows_wrong += u64::from(rows != expected);
+                }
                 Ok(())
             },
         )

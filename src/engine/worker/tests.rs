@@ -57,6 +57,7 @@ fn shared(settings: Settings) -> Arc<Shared> {
         endpoints: Vec::new(),
         retry_429: settings.retry_429,
         attachment_sizes: crate::workload::AttachmentSizes::default(),
+        bulk_attachment_sizes: None,
         seed: 1,
     })
 }

@@ -159,6 +159,8 @@ mod tests {
             rate_limited: 3,
             retried_429: 4,
             documents: None,
+            bytes_sent: None,
+            bytes_received: None,
             throughput: 1.0,
             p50_ms: 1.0,
             p99_ms: 1.0,

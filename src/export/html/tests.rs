@@ -33,8 +33,9 @@ fn page_is_self_contained_and_escaped() {
         charts_of(&page, "run-late") + charts_of(&page, "run-documents"),
         0
     );
-    // The phase: throughput, latency, failures, spectrum.
-    assert_eq!(page.matches("data-phase=").count(), 4);
+    // The phase: throughput, latency, failures, the disk's sizes, spectrum.
+    assert_eq!(page.matches("data-phase=").count(), 5);
+    assert_eq!(charts_of(&page, "disk"), 1);
     assert_eq!(charts_of(&page, "failures"), 1);
     assert!(
         !page.contains("id=\"sweep\""),
@@ -63,8 +64,8 @@ fn captions_say_which_latency_and_the_rule_for_short_intervals() {
     assert!(page.contains("p99 (dashed) latency from sending to the answer"));
     assert!(!page.contains("p99 (dashed) response time"));
     let rule_shown = page.matches(SHORT_INTERVAL_RULE).count();
-    // Every chart over time: the run's four, the phase's three.
-    assert_eq!(rule_shown, 7);
+    // Every chart over time: the run's four, the phase's three and its disk sizes.
+    assert_eq!(rule_shown, 8);
     result.phases[0].target_rate = Some(10.0);
     let page = render(&result);
     assert!(page.contains("p99 (dashed) response time (from each operation's scheduled start)"));
