@@ -43,6 +43,7 @@ fn shared_documents_meet_409s_that_are_retried_and_every_attempt_is_counted() {
     let file = dir.path().join("hot.toml");
     std::fs::write(&file, SCENARIO).unwrap();
     let json = dir.path().join("hot.json");
+    let html = dir.path().join("hot.html");
     let run = sofabench(&[
         "run",
         &format!("--database_address={}", server.admin_url),
@@ -55,6 +56,8 @@ fn shared_documents_meet_409s_that_are_retried_and_every_attempt_is_counted() {
         file.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
     ]);
     let text = std::fs::read_to_string(&json).unwrap();
     let result: Value = serde_json::from_str(&text).unwrap();
@@ -102,6 +105,16 @@ fn shared_documents_meet_409s_that_are_retried_and_every_attempt_is_counted() {
     assert!((rate - conflicts as f64 / n(&hot["attempts"]) as f64).abs() < 1e-9);
     assert_eq!(result["config"]["hot_docs"], 2);
     assert!(run.stdout.contains("hot update:"), "{}", run.stdout);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let row = format!(
+        "<tr><td>update</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+        grouped(n(&hot["attempts"])),
+        grouped(conflicts)
+    );
+    assert!(
+        page.contains("<h3>Hot documents") && page.contains(&row),
+        "{row}"
+    );
 
     // The database: the two documents' revisions hold every successful update.
     let db = server.admin_db("hot");
@@ -167,4 +180,17 @@ fn a_hot_document_count_out_of_bounds_is_refused() {
         "{}",
         run.stderr
     );
+}
+
+/// A count as the report prints it: thousands grouped with commas.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -151,17 +151,6 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
 /// Updates of hot documents: their 409s (expected, not failures), the revisions fetched
 /// and how many PUTs each update took.
 fn hot_line(name: &str, hot: &crate::results::HotResult, out: &mut String) {
-    // The file's keys sort as text ("10" before "2"); the line counts up.
-    let mut by_attempts: Vec<(u64, u64)> = hot
-        .by_attempts
-        .iter()
-        .filter_map(|(attempt, n)| Some((attempt.parse().ok()?, *n)))
-        .collect();
-    by_attempts.sort_unstable();
-    let attempts: Vec<String> = by_attempts
-        .iter()
-        .map(|(attempt, n)| format!("{attempt}: {}", grouped(*n)))
-        .collect();
     let _ = writeln!(
         out,
         "  hot {name}: {} PUTs, 409 ×{} ({:.1} % of PUTs, each followed by a fetch of the current revision and another PUT), {} fetches; succeeded at attempt {}; gave up after {} PUTs: {}",
@@ -169,11 +158,7 @@ fn hot_line(name: &str, hot: &crate::results::HotResult, out: &mut String) {
         grouped(hot.conflicts),
         hot.conflict_rate * 100.0,
         grouped(hot.fetches),
-        if attempts.is_empty() {
-            "none".to_string()
-        } else {
-            attempts.join(", ")
-        },
+        hot.attempts_text(),
         crate::metrics::hot::MOST_ATTEMPTS,
         grouped(hot.gave_up)
     );

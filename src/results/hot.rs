@@ -24,6 +24,27 @@ pub struct HotResult {
     pub gave_up: u64,
 }
 
+impl HotResult {
+    /// The successful updates by attempt in counting order, e.g. "1: 3,000, 2: 600, 10: 1"
+    /// (the file's keys sort as text, "10" before "2"); "none" when none succeeded.
+    pub fn attempts_text(&self) -> String {
+        let mut by_attempts: Vec<(u64, u64)> = self
+            .by_attempts
+            .iter()
+            .filter_map(|(attempt, n)| Some((attempt.parse().ok()?, *n)))
+            .collect();
+        if by_attempts.is_empty() {
+            return "none".to_string();
+        }
+        by_attempts.sort_unstable();
+        let parts: Vec<String> = by_attempts
+            .iter()
+            .map(|(attempt, n)| format!("{attempt}: {}", crate::report::numbers::grouped(*n)))
+            .collect();
+        parts.join(", ")
+    }
+}
+
 /// The result of `counts`, `None` when no hot document was updated.
 pub fn hot_result(counts: &HotCounts) -> Option<HotResult> {
     if counts.is_empty() {
@@ -89,6 +110,7 @@ mod tests {
         let result = hot_result(&counts).unwrap();
         assert_eq!(result.conflict_rate, 0.4);
         assert_eq!(result.by_attempts.keys().collect::<Vec<_>>(), ["1", "3"]);
+        assert_eq!(result.attempts_text(), "1: 1, 3: 1");
         assert_eq!(hot_counts(&result), Ok(counts));
         assert_eq!(hot_result(&HotCounts::default()), None);
         let mut bad = result;
