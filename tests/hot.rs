@@ -194,3 +194,43 @@ fn grouped(n: u64) -> String {
     }
     out
 }
+
+#[test]
+fn updates_alone_need_no_load_before_them() {
+    let server = PouchServer::secured(Storage::Disk);
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=alone",
+        "--quiet",
+        "--seed=5",
+        "--id-prefix=a",
+        "--hot-docs=3",
+        "--num_connections=1",
+        "--num_bulk_insert_operations=0",
+        "--num_crud_operations=20",
+        "--update_weight=1",
+        "--read_weight=0",
+        "--create_weight=0",
+        "--delete_weight=0",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.count("update"), 20, "{}", run.stdout);
+    // One connection meets no other's revision: every update succeeds at its first PUT.
+    assert!(
+        run.stdout.contains("hot update: 20 PUTs, 409 ×0")
+            && run.stdout.contains("succeeded at attempt 1: 20;"),
+        "{}",
+        run.stdout
+    );
+    let db = server.admin_db("alone");
+    let generations: u64 = (0..3)
+        .map(|k| {
+            let (_, doc) = get(&format!("{db}/a-hot-00000{k}"));
+            let rev = doc["_rev"].as_str().unwrap().to_string();
+            rev.split('-').next().unwrap().parse::<u64>().unwrap() - 1
+        })
+        .sum();
+    assert_eq!(generations, 20);
+    assert_eq!(doc_count(&db), 3);
+}

@@ -404,6 +404,7 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::AttachmentWrite => args.attachment_write_weight,
             Operation::AttachmentRead => args.attachment_read_weight,
         }),
+        hot_updates: args.hot_docs.is_some(),
     }
 }
 

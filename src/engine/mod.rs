@@ -301,7 +301,8 @@ impl Engine {
             Some(counts) => OperationOrder::new(counts, known, rng),
             None => OperationOrder::by_weights(phase.mix, known, rng),
         }
-        .with_batch(phase.batch_size);
+        .with_batch(phase.batch_size)
+        .with_shared_updates(self.hot.is_some());
         // Under a rate, the phase's operations are due one after the other on its
         // schedule, and the connections take them in turn: connection `index` of N sends
         // operations index, index + N, index + 2N, … (of all nodes' connections).
