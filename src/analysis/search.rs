@@ -342,6 +342,7 @@ mod tests {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            hot: None,
             row_check: None,
         };
         let mut phase = PhaseResult::of_operations("crud@100", wall, vec![read]);

@@ -339,6 +339,13 @@ pub struct RunArgs {
     )]
     retry_429: Option<u32>,
 
+    /// Hot documents: every connection's updates go to N shared documents (made before
+    /// the first phase, ids PREFIX-hot-K), picked by the phase's keys; a 409 there fetches
+    /// the current revision and sends the update again (at most 10 PUTs), and the 409s,
+    /// fetches and attempts per update are reported.
+    #[arg(long = "hot-docs", value_name = "N", value_parser = crate::workload::hot::parse_count)]
+    hot_docs: Option<u64>,
+
     /// How often a live line is printed.
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
     interval: std::time::Duration,

@@ -129,6 +129,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         retry_429: args.retry_429.map(|most| Retry429 { most }),
         busy_poll: args.busy_poll,
         attachment_sizes: args.attachment_size.clone(),
+        hot_docs: args.hot_docs,
         bulk_attachment_sizes: args.bulk_attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
@@ -403,6 +404,7 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::AttachmentWrite => args.attachment_write_weight,
             Operation::AttachmentRead => args.attachment_read_weight,
         }),
+        hot_updates: args.hot_docs.is_some(),
     }
 }
 
@@ -754,6 +756,7 @@ fn config_record(
         db_q: args.db_q,
         db_n: args.db_n,
         partitions: engine.ids.partitions().map(Partitions::describe),
+        hot_docs: engine.hot_docs,
         doc_size: args.doc_size.map(|s| s.to_string()),
         id_scheme: args.id_scheme.map(|s| s.name().to_string()),
         bulk_attachment_size: args.bulk_attachment_size.as_ref().map(|sizes| {

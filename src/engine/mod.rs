@@ -37,7 +37,9 @@ use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::nodes;
-use crate::workload::{AttachmentSizes, DocumentIds, OperationOrder, Phase, Rate, Schedule};
+use crate::workload::{
+    AttachmentSizes, DocumentIds, HotDocuments, OperationOrder, Phase, Rate, Schedule,
+};
 
 pub use crate::metrics::PhaseOutcome;
 pub use actions::{ActionReport, ActionSettings, ReplicationAddress};
@@ -81,6 +83,8 @@ pub struct RunSettings {
     pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
+    /// `--hot-docs`: how many documents every connection's updates share.
+    pub hot_docs: Option<u64>,
     /// Whether the database held no documents when the run began, so the documents the
     /// connections know are all there are (what checking a query's rows needs).
     pub started_empty: bool,
@@ -190,6 +194,8 @@ pub struct Engine {
     /// Connections of the previous phase (whose documents are where they belong).
     active: usize,
     phases_run: u64,
+    /// The documents every connection's updates share (`--hot-docs`), once made.
+    hot: Option<Arc<HotDocuments>>,
 }
 
 impl Engine {
@@ -230,6 +236,7 @@ impl Engine {
             progress,
             active: 0,
             phases_run: 0,
+            hot: None,
         }
     }
 
@@ -294,7 +301,8 @@ impl Engine {
             Some(counts) => OperationOrder::new(counts, known, rng),
             None => OperationOrder::by_weights(phase.mix, known, rng),
         }
-        .with_batch(phase.batch_size);
+        .with_batch(phase.batch_size)
+        .with_shared_updates(self.hot.is_some());
         // Under a rate, the phase's operations are due one after the other on its
         // schedule, and the connections take them in turn: connection `index` of N sends
         // operations index, index + N, index + 2N, … (of all nodes' connections).
@@ -324,6 +332,11 @@ impl Engine {
             pacing,
             queries: phase.queries.clone(),
         }
+    }
+
+    /// From now on every connection's updates go to `documents` (`--hot-docs`).
+    pub fn heat(&mut self, documents: HotDocuments) {
+        self.hot = Some(Arc::new(documents));
     }
 
     /// Each node's figures of the phase, when the target has several (a node nobody
@@ -425,6 +438,7 @@ impl Engine {
         for (i, mut worker) in std::mem::take(&mut self.workers).into_iter().enumerate() {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
+            worker.heat(self.hot.clone());
             worker.follow_changes(tables.clone());
             let mut work = self.work(phase, worker.index, worker.pool.len() as u64, started);
             work.queries.find_rows = find_rows.clone();

@@ -182,6 +182,9 @@ pub struct Worker<T = Client, C = SystemClock> {
     /// every write the server answered.
     changes: Vec<Arc<super::changes::Table>>,
     queries: query::QueryState,
+    /// With `--hot-docs`: the shared documents updates go to, and their revisions as
+    /// this connection last knew them.
+    hot: Option<hot::HotState>,
     /// The inline attachments' lengths of the bulk insert in flight, in request order.
     inline_lengths: Vec<u64>,
     /// Raw attachment bytes on their way into base64.
@@ -310,6 +313,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             rev: String::new(),
             changes: Vec::new(),
             queries: query::QueryState::default(),
+            hot: None,
             inline_lengths: Vec::new(),
             scratch: Vec::new(),
         }
@@ -930,9 +934,23 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         start: Start,
         on_answer: impl FnOnce(&mut Self, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
     ) -> Result<Settled, Abort> {
-        let Start { begin, intended } = start;
         let request = Request::new(operation, method, with_body, 1);
         let (answer, first_sent) = self.exchange_retrying(metrics, request).await?;
+        Ok(self.settle(metrics, (operation, start), answer, first_sent, on_answer))
+    }
+
+    /// Counts how an operation that began at `start` ended with `answer` (its first
+    /// attempt sent at `first_sent` when it went out more than once): `on_answer` judges a
+    /// received answer, the success or failure is recorded with its times.
+    fn settle(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        (operation, start): (Operation, Start),
+        answer: Answer,
+        first_sent: Option<Instant>,
+        on_answer: impl FnOnce(&mut Self, &mut ConnectionMetrics, &Exchange) -> Result<(), Failure>,
+    ) -> Settled {
+        let Start { begin, intended } = start;
         let (ready, answered) = answer.span(begin, first_sent, &self.clock);
         let settled = match answer {
             Answer::Received(answer) => {
@@ -962,7 +980,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             Answer::Lost { unknown: false } => Settled::Failed,
         };
         metrics.times.local_ns += (ready - begin).as_nanos() as u64 + self.nanos_since(answered);
-        Ok(settled)
+        settled
     }
 
     async fn create(
@@ -1035,6 +1053,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     }
 
     async fn update(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
+        if self.hot.is_some() {
+            return self.hot_update(metrics, start).await;
+        }
         let Some(slot) = self.pick(metrics, Operation::Update) else {
             return Ok(());
         };
@@ -1154,6 +1175,7 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
 
 mod attachment;
 mod changes;
+mod hot;
 mod inline_attachment;
 mod query;
 mod retry_429;

@@ -139,6 +139,7 @@ pub(crate) mod sample {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            hot: None,
             row_check: None,
             statuses: BTreeMap::from([("200".to_string(), h.len()), ("404".to_string(), 1)]),
             latency: latency(&h),

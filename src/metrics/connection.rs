@@ -40,6 +40,8 @@ pub struct OperationCounts {
     pub bytes_received: u64,
     /// Queries only: rows (`rows` or `docs` elements) in successful answers.
     pub rows: u64,
+    /// Updates of hot documents only (`--hot-docs`): their 409s, fetches and attempts.
+    pub hot: super::HotCounts,
     /// Answers whose rows were checked against the seed's documents, those that held
     /// another number, and the rows the checked answers should have held.
     pub rows_checked: u64,
@@ -97,6 +99,7 @@ impl OperationCounts {
         self.bytes_sent = self.bytes_sent.saturating_add(other.bytes_sent);
         self.bytes_received = self.bytes_received.saturating_add(other.bytes_received);
         self.rows = self.rows.saturating_add(other.rows);
+        self.hot.merge(&other.hot);
         self.rows_checked = self.rows_checked.saturating_add(other.rows_checked);
         self.rows_wrong = self.rows_wrong.saturating_add(other.rows_wrong);
         self.rows_expected = self.rows_expected.saturating_add(other.rows_expected);

@@ -5,6 +5,7 @@ pub mod changes;
 pub mod connection;
 pub mod errors;
 pub mod histogram;
+pub mod hot;
 pub mod interval;
 pub mod logins;
 pub mod outcome;
@@ -17,6 +18,7 @@ pub mod tally;
 
 pub use connection::{ConnectionMetrics, ConnectionTimes, OperationCounts, StatusCounts};
 pub use errors::{Failure, FailureCounts, FailureSamples};
+pub use hot::HotCounts;
 pub use interval::{IntervalMetrics, IntervalRow, IntervalSummary};
 pub use logins::LoginTally;
 pub use outcome::{ActionReport, PhaseOutcome};

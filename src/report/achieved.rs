@@ -133,6 +133,7 @@ mod tests {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            hot: None,
             row_check: None,
         }
     }

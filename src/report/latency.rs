@@ -129,6 +129,9 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
             op.retry_429_wait_ns as f64 / 1e9
         );
     }
+    if let Some(hot) = &op.hot {
+        hot_line(name, hot, out);
+    }
     if op.unknown_outcomes > 0 {
         let _ = writeln!(
             out,
@@ -143,6 +146,22 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
             grouped(op.not_run)
         );
     }
+}
+
+/// Updates of hot documents: their 409s (expected, not failures), the revisions fetched
+/// and how many PUTs each update took.
+fn hot_line(name: &str, hot: &crate::results::HotResult, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "  hot {name}: {} PUTs, 409 ×{} ({:.1} % of PUTs, each followed by a fetch of the current revision and another PUT), {} fetches; succeeded at attempt {}; gave up after {} PUTs: {}",
+        grouped(hot.attempts),
+        grouped(hot.conflicts),
+        hot.conflict_rate * 100.0,
+        grouped(hot.fetches),
+        hot.attempts_text(),
+        crate::metrics::hot::MOST_ATTEMPTS,
+        grouped(hot.gave_up)
+    );
 }
 
 /// Per node of the target, when it has several: what each answered and how fast, so a

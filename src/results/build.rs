@@ -201,6 +201,7 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
         bytes_sent: m.bytes_sent,
         bytes_received: m.bytes_received,
         rows: op.is_query().then_some(m.rows),
+        hot: super::hot_result(&m.hot),
         row_check: (m.rows_checked > 0).then_some(crate::results::RowCheck {
             answers: m.rows_checked,
             wrong: m.rows_wrong,

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod changes;
 mod disk;
+mod hot;
 pub mod replication;
 mod search;
 pub mod tally;
@@ -22,6 +23,7 @@ pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
 pub use disk::{DiskResult, disk_result};
+pub use hot::{HotResult, hot_counts, hot_result};
 pub use replication::ReplicationResult;
 pub use search::{SearchResult, SearchStep};
 
@@ -267,6 +269,7 @@ impl OperationResult {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            hot: None,
             row_check: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
@@ -439,6 +442,10 @@ pub struct OperationResult {
     /// Queries only: rows (`rows` or `docs` elements) in the successful answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
+    /// Updates of hot documents only (`--hot-docs`): the 409s met, the revisions fetched
+    /// and the attempts each update took; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot: Option<HotResult>,
     /// Queries checked against the seed's documents (a phase that writes nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_check: Option<RowCheck>,

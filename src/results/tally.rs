@@ -110,6 +110,12 @@ pub fn of_operation(
         bytes_sent: result.bytes_sent,
         bytes_received: result.bytes_received,
         rows: result.rows.unwrap_or(0),
+        hot: match &result.hot {
+            Some(hot) => {
+                super::hot_counts(hot).map_err(|e| format!("{}: {e}", result.operation))?
+            }
+            None => Default::default(),
+        },
         rows_checked: result.row_check.as_ref().map_or(0, |c| c.answers),
         rows_wrong: result.row_check.as_ref().map_or(0, |c| c.wrong),
         rows_expected: result.row_check.as_ref().map_or(0, |c| c.expected_rows),

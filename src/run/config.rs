@@ -74,6 +74,9 @@ pub struct ConfigRecord {
     /// uniform"; absent for a database that is not partitioned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<String>,
+    /// `--hot-docs`: how many documents the connections' updates shared; absent without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_docs: Option<u64>,
     /// `--doc-size`, e.g. "4096 bytes"; absent without it (phases may set their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doc_size: Option<String>,
@@ -161,6 +164,7 @@ mod tests {
             db_q: None,
             db_n: None,
             partitions: None,
+            hot_docs: None,
             doc_size: None,
             id_scheme: None,
             bulk_attachment_size: None,

@@ -7,6 +7,7 @@
 
 mod config;
 mod header;
+mod hot;
 mod indexes;
 pub mod output;
 mod record;

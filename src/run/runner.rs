@@ -222,7 +222,16 @@ async fn run_pass(
     let scenario = pass.scenario(&run.scenario);
     record.start(pass);
     let observer = run.observer.clone();
+    let hot = match settings.hot_docs {
+        Some(count) => {
+            Some(super::hot::make(&mut admin, &settings.writer, &settings.ids, count).await?)
+        }
+        None => None,
+    };
     let mut engine = Engine::new(settings, run.endpoints.clone(), observer, run.stop.clone());
+    if let Some(hot) = hot {
+        engine.heat(hot);
+    }
     let outputs = &run.outputs;
     let searching = run
         .search

@@ -204,6 +204,18 @@ impl DocumentIds {
         }
     }
 
+    /// The id of hot document `k` (`--hot-docs`): `PREFIX-hot-K`, which no sequential or
+    /// uuid id spells, in a partition drawn from `k` on a partitioned database.
+    pub fn hot(&self, k: u64) -> String {
+        let mut out = String::new();
+        if let Some(partitions) = &self.partitions {
+            let draw = seed::derive(self.key ^ 0x686f_7400, k);
+            let _ = write!(out, "p{}:", partitions.of(draw));
+        }
+        let _ = write!(out, "{}-hot-{k:06}", self.prefix);
+        out
+    }
+
     /// The number in an id of this run's form, `None` for any other id. The number is
     /// read back, then its id written again and compared: one spelling per number.
     pub fn number_of(&self, id: &str) -> Option<u64> {
@@ -322,6 +334,21 @@ mod tests {
         assert_eq!(ids.number_of("p-0000000007"), Some(7));
         assert_eq!(ids.number_of("p-7"), None);
         assert_eq!(ids.number_of("q-0000000007"), None);
+    }
+
+    #[test]
+    fn hot_ids_are_apart_from_the_documents_ids() {
+        let ids = DocumentIds::new("p");
+        assert_eq!(ids.hot(3), "p-hot-000003");
+        assert_eq!(ids.number_of(&ids.hot(3)), None);
+        let parted = ids.with_partitions(Some(Partitions::uniform(4)));
+        let (partition, rest) = parted
+            .hot(3)
+            .split_once(':')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .unwrap();
+        assert!(partition.starts_with('p'), "{partition}");
+        assert_eq!(rest, "p-hot-000003");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod attachment;
 pub mod changes;
+pub mod hot;
 pub mod ids;
 pub mod limits;
 pub mod nodes;
@@ -18,6 +19,7 @@ pub mod rev;
 pub mod size;
 
 pub use attachment::AttachmentSizes;
+pub use hot::HotDocuments;
 pub use ids::{DocumentIds, IdScheme, Partitions};
 pub use operation::Operation;
 pub use order::OperationOrder;

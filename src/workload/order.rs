@@ -26,6 +26,8 @@ pub struct OperationOrder {
     known: u64,
     /// Documents one bulk insert adds.
     batch: u64,
+    /// Updates go to the shared hot documents (`--hot-docs`), not to known ones.
+    shared_updates: bool,
     rng: Rng,
 }
 
@@ -36,6 +38,7 @@ impl OperationOrder {
             counted: true,
             known: known_documents,
             batch: 0,
+            shared_updates: false,
             rng,
         }
     }
@@ -46,6 +49,12 @@ impl OperationOrder {
         self
     }
 
+    /// Updates need no known document: they go to the shared hot documents (`--hot-docs`).
+    pub fn with_shared_updates(mut self, shared: bool) -> OperationOrder {
+        self.shared_updates = shared;
+        self
+    }
+
     /// An endless order, drawn by the weights.
     pub fn by_weights(weights: Weights, known_documents: u64, rng: Rng) -> OperationOrder {
         OperationOrder {
@@ -53,6 +62,7 @@ impl OperationOrder {
             counted: false,
             known: known_documents,
             batch: 0,
+            shared_updates: false,
             rng,
         }
     }
@@ -66,10 +76,20 @@ impl OperationOrder {
 
     /// True when the rest of the operations can run from a state, by doing creates first,
     /// then reads and updates, then deletes.
-    fn can_finish(known: u64, rest: &Counts, batch: u64) -> bool {
-        let reachable = known + rest[Operation::Create] + rest[Operation::BulkInsert] * batch;
+    fn can_finish(&self, known: u64, rest: &Counts) -> bool {
+        let reachable = known + rest[Operation::Create] + rest[Operation::BulkInsert] * self.batch;
+        let own_updates = if self.shared_updates {
+            0
+        } else {
+            rest[Operation::Update]
+        };
         reachable >= rest[Operation::Delete]
-            && (rest[Operation::Read] + rest[Operation::Update] == 0 || reachable >= 1)
+            && (rest[Operation::Read] + own_updates == 0 || reachable >= 1)
+    }
+
+    /// Whether `operation` works on a document the connection knows.
+    fn needs_known(&self, operation: Operation) -> bool {
+        operation.needs_document() && !(self.shared_updates && operation == Operation::Update)
     }
 
     /// Documents known after `operation` succeeds.
@@ -86,7 +106,7 @@ impl OperationOrder {
         if self.remaining[operation] == 0 {
             return false;
         }
-        if operation.needs_document() && self.known == 0 {
+        if self.needs_known(operation) && self.known == 0 {
             return false;
         }
         if !self.counted {
@@ -95,7 +115,7 @@ impl OperationOrder {
         let mut rest = self.remaining;
         rest[operation] -= 1;
         let known = self.after(operation);
-        Self::can_finish(known, &rest, self.batch)
+        self.can_finish(known, &rest)
     }
 }
 
@@ -219,5 +239,29 @@ mod tests {
         for n in firsts {
             assert!((850..1150).contains(&n), "{firsts:?}");
         }
+    }
+
+    #[test]
+    fn shared_updates_need_no_known_document() {
+        let mut order = OperationOrder::new(counts(0, 0, 5, 0), 0, seed::rng(1));
+        assert_eq!(
+            order.next(),
+            None,
+            "an update of its own needs a known document"
+        );
+        let shared =
+            OperationOrder::new(counts(0, 0, 5, 0), 0, seed::rng(1)).with_shared_updates(true);
+        assert_eq!(shared.count(), 5);
+        // Reads still need one: the create comes before them, updates anywhere.
+        let mixed: Vec<_> = OperationOrder::new(counts(1, 2, 5, 0), 0, seed::rng(1))
+            .with_shared_updates(true)
+            .collect();
+        assert_eq!(mixed.len(), 8);
+        let create = mixed
+            .iter()
+            .position(|&op| op == Operation::Create)
+            .unwrap();
+        let first_read = mixed.iter().position(|&op| op == Operation::Read).unwrap();
+        assert!(create < first_read, "{mixed:?}");
     }
 }

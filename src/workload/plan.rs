@@ -64,6 +64,9 @@ pub struct Plan {
     pub bulk_inserts_per_connection: u64,
     pub crud: CrudBound,
     pub weights: Weights,
+    /// `--hot-docs`: updates go to the shared hot documents, so they need no document
+    /// (nor a revision) of the connection's own.
+    pub hot_updates: bool,
 }
 
 impl Plan {
@@ -171,7 +174,7 @@ impl Plan {
                 create + read
             ));
         }
-        if update > 0 && create + read == 0 {
+        if update > 0 && create + read == 0 && !self.hot_updates {
             problems.push(format!(
                 "--update_weight={update} needs --create_weight + --read_weight above 0: an update needs a _rev learned from a create or a read; raise --create_weight or --read_weight"
             ));
@@ -188,8 +191,13 @@ impl Plan {
             counts
         });
         let available = self.bulk_documents() + counts[Operation::Create];
+        let own_updates = if self.hot_updates {
+            0
+        } else {
+            counts[Operation::Update]
+        };
         let needing = counts[Operation::Read]
-            + counts[Operation::Update]
+            + own_updates
             + counts[Operation::Delete]
             + counts[Operation::AttachmentWrite];
         if counts[Operation::Delete] > available {
@@ -236,6 +244,7 @@ mod tests {
                 ..CrudBound::default()
             },
             weights: crud(w),
+            hot_updates: false,
         }
     }
 
@@ -290,6 +299,14 @@ mod tests {
     #[test]
     fn zeros_are_fine_where_they_make_sense() {
         assert!(plan((0, 0), 0, [0, 0, 0, 0]).validate().is_ok());
+        let hot = Plan {
+            hot_updates: true,
+            ..plan((0, 0), 100, [0, 0, 1, 0])
+        };
+        assert!(
+            hot.validate().is_ok(),
+            "updates of hot documents need no own document"
+        );
         assert!(plan((10, 1), 0, [2, 2, 3, 3]).validate().is_ok());
         assert!(plan((0, 0), 100, [1, 0, 0, 0]).validate().is_ok());
         assert!(plan((10, 2), 100, [0, 1, 0, 0]).validate().is_ok());

@@ -64,21 +64,7 @@ impl DocumentPool {
     /// one into the gap), which is the order zipfian ranks and "latest" refer to.
     pub fn pick_by(&self, rng: &mut Rng, keys: KeyChoice) -> Option<usize> {
         let n = self.documents.len();
-        if n == 0 {
-            return None;
-        }
-        let rank = |constant: f64, rng: &mut Rng| -> usize {
-            // rand_distr's Zipf samples 1..=n by rejection-inversion in constant time.
-            match Zipf::new(n as f64, constant) {
-                Ok(zipf) => (zipf.sample(rng) as usize).clamp(1, n) - 1,
-                Err(_) => rng.random_range(0..n),
-            }
-        };
-        Some(match keys {
-            KeyChoice::Uniform => rng.random_range(0..n),
-            KeyChoice::Zipfian(constant) => rank(constant, rng),
-            KeyChoice::Latest => n - 1 - rank(0.99, rng),
-        })
+        (n > 0).then(|| position_by(n, rng, keys))
     }
 
     /// The documents, for dealing them out to other connections.
@@ -116,6 +102,23 @@ impl DocumentPool {
 
     pub fn iter(&self) -> impl Iterator<Item = &LiveDocument> {
         self.documents.iter()
+    }
+}
+
+/// A position below `n` (at least 1) chosen by `keys`: uniform, zipfian with the earliest
+/// positions the most popular, or zipfian over recency with the last the most popular.
+pub fn position_by(n: usize, rng: &mut Rng, keys: KeyChoice) -> usize {
+    let rank = |constant: f64, rng: &mut Rng| -> usize {
+        // rand_distr's Zipf samples 1..=n by rejection-inversion in constant time.
+        match Zipf::new(n as f64, constant) {
+            Ok(zipf) => (zipf.sample(rng) as usize).clamp(1, n) - 1,
+            Err(_) => rng.random_range(0..n),
+        }
+    };
+    match keys {
+        KeyChoice::Uniform => rng.random_range(0..n),
+        KeyChoice::Zipfian(constant) => rank(constant, rng),
+        KeyChoice::Latest => n - 1 - rank(0.99, rng),
     }
 }
 

@@ -169,6 +169,34 @@ pub fn rate_limit_table(out: &mut String, phase: &PhaseResult) {
     out.push_str("</table>\n");
 }
 
+/// Updates of hot documents (`--hot-docs`), where a 409 is expected: how many PUTs they
+/// sent, how many met a 409, the revisions fetched after one, and the attempts each took.
+pub fn hot_table(out: &mut String, phase: &PhaseResult) {
+    let hot: Vec<_> = phase
+        .operations
+        .iter()
+        .filter_map(|op| Some((op, op.hot.as_ref()?)))
+        .collect();
+    if hot.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Hot documents (a 409 fetches the current revision and sends again)</h3>\n<table>\n<tr><th>operation</th><th class=\"num\">PUTs</th><th class=\"num\">409 answers</th><th class=\"num\">409 rate</th><th class=\"num\">fetches</th><th>succeeded at attempt</th><th class=\"num\">gave up</th></tr>\n");
+    for (op, hot) in hot {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1} %</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            escape(&op.operation),
+            grouped(hot.attempts),
+            grouped(hot.conflicts),
+            hot.conflict_rate * 100.0,
+            grouped(hot.fetches),
+            escape(&hot.attempts_text()),
+            grouped(hot.gave_up)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 /// A row per phase, each naming its section: what it did, how fast, how slow, what
 /// failed. With fifty phases this is where a reader starts.
 pub fn phases_table(out: &mut String, result: &RunResult) {
