@@ -51,6 +51,8 @@ pub mod label {
     pub const NODE: u64 = 4;
     /// Reserved: choices made once per run.
     pub const RUN: u64 = 5;
+    /// The ids sampled from `_all_docs` (`--key-sample`).
+    pub const EXISTING: u64 = 6;
 }
 
 /// The SplitMix64 increment (2^64 divided by the golden ratio, made odd).

@@ -343,6 +343,7 @@ mod tests {
             bytes_received: 0,
             rows: None,
             hot: None,
+            existing: None,
             row_check: None,
         };
         let mut phase = PhaseResult::of_operations("crud@100", wall, vec![read]);

@@ -339,6 +339,42 @@ pub struct RunArgs {
     )]
     retry_429: Option<u32>,
 
+    /// Existing data: reads, updates and deletes target documents LOW (included) to HIGH
+    /// (excluded) of an earlier run with the same --id-prefix and --id-scheme, already in
+    /// the database (needs --reuse); a missing one is a miss, not a failure.
+    #[arg(
+        long = "key-range",
+        visible_alias = "key_range",
+        value_name = "LOW-HIGH",
+        value_parser = crate::workload::existing::parse_range,
+        requires_all = ["reuse", "id_prefix"],
+        conflicts_with_all = ["key_sample", "hot_docs"]
+    )]
+    key_range: Option<(u64, u64)>,
+
+    /// Existing data: reads, updates and deletes target N ids sampled from the database's
+    /// _all_docs before the first phase (needs --reuse); a missing one is a miss.
+    #[arg(
+        long = "key-sample",
+        visible_alias = "key_sample",
+        value_name = "N",
+        value_parser = crate::workload::existing::parse_sample,
+        requires = "reuse",
+        conflicts_with = "hot_docs"
+    )]
+    key_sample: Option<u64>,
+
+    /// How updates and deletes of existing data learn the revision they write over:
+    /// fetch (GET it first) or blind (send none; a 409 is counted as a conflict).
+    #[arg(
+        long = "existing-writes",
+        visible_alias = "existing_writes",
+        value_name = "HOW",
+        value_parser = crate::workload::ExistingWrites::parse,
+        default_value = "fetch"
+    )]
+    existing_writes: crate::workload::ExistingWrites,
+
     /// Hot documents: every connection's updates go to N shared documents (made before
     /// the first phase, ids PREFIX-hot-K), picked by the phase's keys; a 409 there fetches
     /// the current revision and sends the update again (at most 10 PUTs), and the 409s,

@@ -24,7 +24,8 @@ use crate::scenario::{self, BuiltinOptions, Keys, Layers, Scenario};
 use crate::target::{Credentials, Shards, Target};
 use crate::template::DocumentWriter;
 use crate::workload::{
-    CrudBound, DocumentIds, KeyChoice, Operation, Partitions, Plan, Shape, Weights, ids,
+    CrudBound, DocumentIds, ExistingSource, ExistingWrites, IdScheme, KeyChoice, Operation,
+    Partitions, Plan, Shape, Targets, Weights, ids,
 };
 use crate::workload::{limits, nodes};
 
@@ -130,6 +131,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         busy_poll: args.busy_poll,
         attachment_sizes: args.attachment_size.clone(),
         hot_docs: args.hot_docs,
+        existing: existing_source(args, given).map_err(Failed::bad_input)?,
         bulk_attachment_sizes: args.bulk_attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
@@ -379,6 +381,34 @@ fn layers(args: &RunArgs, given: &Given) -> Layers {
     }
 }
 
+/// The existing data the reads, updates and deletes target (`--key-range`,
+/// `--key-sample`), with how writes learn revisions (`--existing-writes`).
+fn existing_source(
+    args: &RunArgs,
+    given: &Given,
+) -> Result<Option<(ExistingSource, ExistingWrites)>, String> {
+    let scheme = args.id_scheme.unwrap_or_default();
+    let targeted = args.key_range.is_some() || args.key_sample.is_some();
+    if targeted && args.runs > 1 {
+        return Err(format!(
+            "--key-range or --key-sample with --runs {}: each repetition runs on a fresh database of its own, where no existing data is; run once per measurement instead",
+            args.runs
+        ));
+    }
+    let source = match (args.key_range, args.key_sample) {
+        (Some(_), _) if scheme == IdScheme::Server => {
+            return Err("--key-range with --id-scheme server: the server gave those documents their ids, so no number names them; use --key-sample N to target ids sampled from the database instead".to_string());
+        }
+        (Some((low, high)), _) => ExistingSource::Range { low, high, scheme },
+        (None, Some(n)) => ExistingSource::Sample(n),
+        (None, None) if given.has("existing_writes") => {
+            return Err("--existing-writes says how writes into existing data learn revisions, but no existing data is targeted; add --key-range LOW-HIGH or --key-sample N (with --reuse)".to_string());
+        }
+        (None, None) => return Ok(None),
+    };
+    Ok(Some((source, args.existing_writes)))
+}
+
 /// Iron Cushion's workload from its flags; `values` are the layered settings outside any
 /// phase. The CRUD step does 1,000 operations per connection unless something bounds it.
 fn plan(args: &RunArgs, values: &Keys) -> Plan {
@@ -404,7 +434,13 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
             Operation::AttachmentWrite => args.attachment_write_weight,
             Operation::AttachmentRead => args.attachment_read_weight,
         }),
-        hot_updates: args.hot_docs.is_some(),
+        targets: if args.key_range.is_some() || args.key_sample.is_some() {
+            Targets::Existing
+        } else if args.hot_docs.is_some() {
+            Targets::SharedUpdates
+        } else {
+            Targets::Own
+        },
     }
 }
 
@@ -757,6 +793,9 @@ fn config_record(
         db_n: args.db_n,
         partitions: engine.ids.partitions().map(Partitions::describe),
         hot_docs: engine.hot_docs,
+        existing: engine
+            .existing
+            .map(|(source, writes)| source.describe(writes)),
         doc_size: args.doc_size.map(|s| s.to_string()),
         id_scheme: args.id_scheme.map(|s| s.name().to_string()),
         bulk_attachment_size: args.bulk_attachment_size.as_ref().map(|sizes| {

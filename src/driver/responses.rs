@@ -81,6 +81,21 @@ pub struct BulkRow<'a> {
     pub item: BulkItem,
 }
 
+/// Whether a 404 answer says the document is missing or deleted (`"reason":"missing"` or
+/// `"deleted"`), rather than that the database is (`"Database does not exist."`): only
+/// the first is a miss of existing data, the other a failure.
+pub fn document_missing(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct NotFound<'a> {
+        #[serde(borrow)]
+        reason: Option<Cow<'a, str>>,
+    }
+    serde_json::from_slice::<NotFound>(body)
+        .ok()
+        .and_then(|answer| answer.reason)
+        .is_some_and(|reason| reason == "missing" || reason == "deleted")
+}
+
 /// The rows of a `_bulk_docs` answer, in the order the server wrote them; `None` when the
 /// body is not such an array. Neither CouchDB nor PouchDB Server promises request order
 /// (PouchDB Server on LevelDB swaps neighbours now and then), so rows are matched to
@@ -148,5 +163,20 @@ mod tests {
         let rows = rows.unwrap();
         assert_eq!(rows[0].id, None);
         assert_eq!(rows[1].id.as_deref(), Some("ab"));
+    }
+
+    #[test]
+    fn a_missing_document_is_told_from_a_missing_database() {
+        assert!(document_missing(
+            br#"{"error":"not_found","reason":"missing"}"#
+        ));
+        assert!(document_missing(
+            br#"{"error":"not_found","reason":"deleted"}"#
+        ));
+        assert!(!document_missing(
+            br#"{"error":"not_found","reason":"Database does not exist."}"#
+        ));
+        assert!(!document_missing(b"<html>not found</html>"));
+        assert!(!document_missing(b""));
     }
 }

@@ -38,7 +38,8 @@ use crate::target::Target;
 use crate::template::DocumentWriter;
 use crate::workload::nodes;
 use crate::workload::{
-    AttachmentSizes, DocumentIds, HotDocuments, OperationOrder, Phase, Rate, Schedule,
+    AttachmentSizes, DocumentIds, Existing, HotDocuments, OperationOrder, Phase, Rate, Schedule,
+    Targets,
 };
 
 pub use crate::metrics::PhaseOutcome;
@@ -85,6 +86,12 @@ pub struct RunSettings {
     pub server_stats: bool,
     /// `--hot-docs`: how many documents every connection's updates share.
     pub hot_docs: Option<u64>,
+    /// `--key-range` or `--key-sample`, and `--existing-writes`: the documents already in
+    /// the database that reads, updates and deletes target.
+    pub existing: Option<(
+        crate::workload::ExistingSource,
+        crate::workload::ExistingWrites,
+    )>,
     /// Whether the database held no documents when the run began, so the documents the
     /// connections know are all there are (what checking a query's rows needs).
     pub started_empty: bool,
@@ -196,6 +203,9 @@ pub struct Engine {
     phases_run: u64,
     /// The documents every connection's updates share (`--hot-docs`), once made.
     hot: Option<Arc<HotDocuments>>,
+    /// The documents already in the database that reads, updates and deletes target
+    /// (`--key-range`, `--key-sample`), once known.
+    existing: Option<Arc<Existing>>,
 }
 
 impl Engine {
@@ -237,6 +247,7 @@ impl Engine {
             active: 0,
             phases_run: 0,
             hot: None,
+            existing: None,
         }
     }
 
@@ -302,7 +313,7 @@ impl Engine {
             None => OperationOrder::by_weights(phase.mix, known, rng),
         }
         .with_batch(phase.batch_size)
-        .with_shared_updates(self.hot.is_some());
+        .with_targets(self.targets());
         // Under a rate, the phase's operations are due one after the other on its
         // schedule, and the connections take them in turn: connection `index` of N sends
         // operations index, index + N, index + 2N, … (of all nodes' connections).
@@ -318,7 +329,9 @@ impl Engine {
         PhaseWork {
             order,
             numbering: Numbering {
-                base: self.phases_run * PHASE_NUMBER_SPAN,
+                // New documents stay clear of the existing data's range.
+                base: self.phases_run * PHASE_NUMBER_SPAN
+                    + self.existing.as_ref().map_or(0, |e| e.numbers_from()),
                 stride: phase.connections,
             },
             batch_size: phase.batch_size,
@@ -331,6 +344,22 @@ impl Engine {
                 .map(|d| crate::time::duration::after(started, d)),
             pacing,
             queries: phase.queries.clone(),
+        }
+    }
+
+    /// From now on reads, updates and deletes target `existing` documents.
+    pub fn target_existing(&mut self, existing: Existing) {
+        self.existing = Some(Arc::new(existing));
+    }
+
+    /// Where the operations that work on a document find it.
+    fn targets(&self) -> Targets {
+        if self.existing.is_some() {
+            Targets::Existing
+        } else if self.hot.is_some() {
+            Targets::SharedUpdates
+        } else {
+            Targets::Own
         }
     }
 
@@ -439,6 +468,7 @@ impl Engine {
             // The connection's place among all nodes' connections.
             worker.index = first + i as u64;
             worker.heat(self.hot.clone());
+            worker.aim_at_existing(self.existing.clone());
             worker.follow_changes(tables.clone());
             let mut work = self.work(phase, worker.index, worker.pool.len() as u64, started);
             work.queries.find_rows = find_rows.clone();

@@ -185,6 +185,9 @@ pub struct Worker<T = Client, C = SystemClock> {
     /// With `--hot-docs`: the shared documents updates go to, and their revisions as
     /// this connection last knew them.
     hot: Option<hot::HotState>,
+    /// With `--key-range` or `--key-sample`: the documents already in the database that
+    /// reads, updates and deletes target.
+    existing: Option<Arc<crate::workload::Existing>>,
     /// The inline attachments' lengths of the bulk insert in flight, in request order.
     inline_lengths: Vec<u64>,
     /// Raw attachment bytes on their way into base64.
@@ -314,6 +317,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             changes: Vec::new(),
             queries: query::QueryState::default(),
             hot: None,
+            existing: None,
             inline_lengths: Vec::new(),
             scratch: Vec::new(),
         }
@@ -1030,6 +1034,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     }
 
     async fn read(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
+        if self.existing.is_some() {
+            return self.existing_read(metrics, start).await;
+        }
         let Some(slot) = self.pick(metrics, Operation::Read) else {
             return Ok(());
         };
@@ -1055,6 +1062,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     async fn update(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
         if self.hot.is_some() {
             return self.hot_update(metrics, start).await;
+        }
+        if self.existing.is_some() {
+            return self.existing_write(metrics, Operation::Update, start).await;
         }
         let Some(slot) = self.pick(metrics, Operation::Update) else {
             return Ok(());
@@ -1103,6 +1113,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     }
 
     async fn delete(&mut self, metrics: &mut ConnectionMetrics, start: Start) -> Result<(), Abort> {
+        if self.existing.is_some() {
+            return self.existing_write(metrics, Operation::Delete, start).await;
+        }
         let Some(slot) = self.pick(metrics, Operation::Delete) else {
             return Ok(());
         };
@@ -1175,10 +1188,12 @@ fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
 
 mod attachment;
 mod changes;
+mod existing;
 mod hot;
 mod inline_attachment;
 mod query;
 mod retry_429;
+mod revision;
 mod server_ids;
 #[cfg(test)]
 mod tests;

@@ -140,6 +140,7 @@ pub(crate) mod sample {
             bytes_received: 0,
             rows: None,
             hot: None,
+            existing: None,
             row_check: None,
             statuses: BTreeMap::from([("200".to_string(), h.len()), ("404".to_string(), 1)]),
             latency: latency(&h),

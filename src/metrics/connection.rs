@@ -42,6 +42,8 @@ pub struct OperationCounts {
     pub rows: u64,
     /// Updates of hot documents only (`--hot-docs`): their 409s, fetches and attempts.
     pub hot: super::HotCounts,
+    /// Reads, updates and deletes of existing data only: misses, conflicts and fetches.
+    pub existing: super::ExistingCounts,
     /// Answers whose rows were checked against the seed's documents, those that held
     /// another number, and the rows the checked answers should have held.
     pub rows_checked: u64,
@@ -100,6 +102,7 @@ impl OperationCounts {
         self.bytes_received = self.bytes_received.saturating_add(other.bytes_received);
         self.rows = self.rows.saturating_add(other.rows);
         self.hot.merge(&other.hot);
+        self.existing.merge(&other.existing);
         self.rows_checked = self.rows_checked.saturating_add(other.rows_checked);
         self.rows_wrong = self.rows_wrong.saturating_add(other.rows_wrong);
         self.rows_expected = self.rows_expected.saturating_add(other.rows_expected);

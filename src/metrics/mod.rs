@@ -4,6 +4,7 @@
 pub mod changes;
 pub mod connection;
 pub mod errors;
+pub mod existing;
 pub mod histogram;
 pub mod hot;
 pub mod interval;
@@ -18,6 +19,7 @@ pub mod tally;
 
 pub use connection::{ConnectionMetrics, ConnectionTimes, OperationCounts, StatusCounts};
 pub use errors::{Failure, FailureCounts, FailureSamples};
+pub use existing::ExistingCounts;
 pub use hot::HotCounts;
 pub use interval::{IntervalMetrics, IntervalRow, IntervalSummary};
 pub use logins::LoginTally;

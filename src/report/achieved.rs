@@ -134,6 +134,7 @@ mod tests {
             bytes_received: 0,
             rows: None,
             hot: None,
+            existing: None,
             row_check: None,
         }
     }

@@ -132,6 +132,9 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
     if let Some(hot) = &op.hot {
         hot_line(name, hot, out);
     }
+    if let Some(existing) = &op.existing {
+        existing_line(op, existing, out);
+    }
     if op.unknown_outcomes > 0 {
         let _ = writeln!(
             out,
@@ -146,6 +149,36 @@ fn accounting_lines(op: &crate::results::OperationResult, out: &mut String) {
             grouped(op.not_run)
         );
     }
+}
+
+/// Operations on existing data: what they found, what was missing, the 409s of writes
+/// that met another revision and the revisions fetched; none of it failed.
+fn existing_line(
+    op: &crate::results::OperationResult,
+    existing: &crate::metrics::ExistingCounts,
+    out: &mut String,
+) {
+    let found = op
+        .succeeded
+        .saturating_sub(existing.misses)
+        .saturating_sub(existing.conflicts);
+    let mut parts = vec![
+        format!("{} found", grouped(found)),
+        format!("{} missing (404)", grouped(existing.misses)),
+    ];
+    if op.operation != "read" {
+        parts.push(format!("{} conflicts (409)", grouped(existing.conflicts)));
+        parts.push(format!(
+            "{} revisions fetched first",
+            grouped(existing.fetches)
+        ));
+    }
+    let _ = writeln!(
+        out,
+        "  existing {}: {} (not failures)",
+        op.operation,
+        parts.join(", ")
+    );
 }
 
 /// Updates of hot documents: their 409s (expected, not failures), the revisions fetched

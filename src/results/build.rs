@@ -202,6 +202,7 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
         bytes_received: m.bytes_received,
         rows: op.is_query().then_some(m.rows),
         hot: super::hot_result(&m.hot),
+        existing: (!m.existing.is_empty()).then(|| m.existing.clone()),
         row_check: (m.rows_checked > 0).then_some(crate::results::RowCheck {
             answers: m.rows_checked,
             wrong: m.rows_wrong,

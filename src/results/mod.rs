@@ -270,6 +270,7 @@ impl OperationResult {
             bytes_received: 0,
             rows: None,
             hot: None,
+            existing: None,
             row_check: None,
             statuses: BTreeMap::new(),
             latency: nothing.clone(),
@@ -446,6 +447,10 @@ pub struct OperationResult {
     /// and the attempts each update took; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot: Option<HotResult>,
+    /// Reads, updates and deletes of existing data only (`--key-range`, `--key-sample`):
+    /// targets missing, writes refused with 409, revisions fetched; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub existing: Option<crate::metrics::ExistingCounts>,
     /// Queries checked against the seed's documents (a phase that writes nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_check: Option<RowCheck>,

@@ -116,6 +116,7 @@ pub fn of_operation(
             }
             None => Default::default(),
         },
+        existing: result.existing.clone().unwrap_or_default(),
         rows_checked: result.row_check.as_ref().map_or(0, |c| c.answers),
         rows_wrong: result.row_check.as_ref().map_or(0, |c| c.wrong),
         rows_expected: result.row_check.as_ref().map_or(0, |c| c.expected_rows),

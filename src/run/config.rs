@@ -77,6 +77,10 @@ pub struct ConfigRecord {
     /// `--hot-docs`: how many documents the connections' updates shared; absent without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hot_docs: Option<u64>,
+    /// `--key-range` or `--key-sample` with `--existing-writes`, e.g. "range 0-100000
+    /// (sequential), writes fetch"; absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing: Option<String>,
     /// `--doc-size`, e.g. "4096 bytes"; absent without it (phases may set their own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub doc_size: Option<String>,
@@ -165,6 +169,7 @@ mod tests {
             db_n: None,
             partitions: None,
             hot_docs: None,
+            existing: None,
             doc_size: None,
             id_scheme: None,
             bulk_attachment_size: None,

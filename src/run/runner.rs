@@ -228,9 +228,23 @@ async fn run_pass(
         }
         None => None,
     };
+    let existing = match settings.existing {
+        Some((source, writes)) => {
+            let (existing, note) =
+                super::existing::find(&mut admin, source, writes, settings.seed).await?;
+            if let Some(note) = note {
+                print(&format!("  {note}\n"));
+            }
+            Some(existing)
+        }
+        None => None,
+    };
     let mut engine = Engine::new(settings, run.endpoints.clone(), observer, run.stop.clone());
     if let Some(hot) = hot {
         engine.heat(hot);
+    }
+    if let Some(existing) = existing {
+        engine.target_existing(existing);
     }
     let outputs = &run.outputs;
     let searching = run

@@ -434,7 +434,7 @@ mod tests {
                 bulk_inserts_per_connection: 1,
                 crud: crate::workload::CrudBound::default(),
                 weights: reads(),
-                hot_updates: false,
+                targets: crate::workload::Targets::Own,
             },
             bulk_operations_given: false,
             full: false,

@@ -3,6 +3,7 @@
 
 pub mod attachment;
 pub mod changes;
+pub mod existing;
 pub mod hot;
 pub mod ids;
 pub mod limits;
@@ -19,10 +20,11 @@ pub mod rev;
 pub mod size;
 
 pub use attachment::AttachmentSizes;
+pub use existing::{Existing, ExistingKeys, ExistingSource, ExistingWrites};
 pub use hot::HotDocuments;
 pub use ids::{DocumentIds, IdScheme, Partitions};
 pub use operation::Operation;
-pub use order::OperationOrder;
+pub use order::{OperationOrder, Targets};
 pub use per_operation::PerOperation;
 pub use phase::{Action, KeyChoice, Phase, Shape, SweepPoint, SweptSetting};
 pub use plan::{Counts, CrudBound, Plan, Weights};

@@ -17,6 +17,34 @@ use super::operation::Operation;
 use super::plan::{Counts, Weights};
 use crate::seed::Rng;
 
+/// Where the operations that work on a document find it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Targets {
+    /// Among the documents the connection stored itself.
+    #[default]
+    Own,
+    /// Updates go to the shared hot documents (`--hot-docs`).
+    SharedUpdates,
+    /// Reads, updates and deletes go to documents already in the database
+    /// (`--key-range`, `--key-sample`).
+    Existing,
+}
+
+impl Targets {
+    /// Whether `operation` works on a document the connection stored itself.
+    pub fn needs_known(self, operation: Operation) -> bool {
+        operation.needs_document()
+            && match self {
+                Targets::Own => true,
+                Targets::SharedUpdates => operation != Operation::Update,
+                Targets::Existing => !matches!(
+                    operation,
+                    Operation::Read | Operation::Update | Operation::Delete
+                ),
+            }
+    }
+}
+
 /// Yields a connection's CRUD operations in their random order.
 pub struct OperationOrder {
     remaining: Counts,
@@ -26,8 +54,8 @@ pub struct OperationOrder {
     known: u64,
     /// Documents one bulk insert adds.
     batch: u64,
-    /// Updates go to the shared hot documents (`--hot-docs`), not to known ones.
-    shared_updates: bool,
+    /// Which operations work on documents the connection stored itself.
+    targets: Targets,
     rng: Rng,
 }
 
@@ -38,7 +66,7 @@ impl OperationOrder {
             counted: true,
             known: known_documents,
             batch: 0,
-            shared_updates: false,
+            targets: Targets::Own,
             rng,
         }
     }
@@ -49,9 +77,9 @@ impl OperationOrder {
         self
     }
 
-    /// Updates need no known document: they go to the shared hot documents (`--hot-docs`).
-    pub fn with_shared_updates(mut self, shared: bool) -> OperationOrder {
-        self.shared_updates = shared;
+    /// Sets which operations need a document the connection knows.
+    pub fn with_targets(mut self, targets: Targets) -> OperationOrder {
+        self.targets = targets;
         self
     }
 
@@ -62,7 +90,7 @@ impl OperationOrder {
             counted: false,
             known: known_documents,
             batch: 0,
-            shared_updates: false,
+            targets: Targets::Own,
             rng,
         }
     }
@@ -78,18 +106,16 @@ impl OperationOrder {
     /// then reads and updates, then deletes.
     fn can_finish(&self, known: u64, rest: &Counts) -> bool {
         let reachable = known + rest[Operation::Create] + rest[Operation::BulkInsert] * self.batch;
-        let own_updates = if self.shared_updates {
-            0
-        } else {
-            rest[Operation::Update]
+        let own = |op: Operation| {
+            if self.needs_known(op) { rest[op] } else { 0 }
         };
-        reachable >= rest[Operation::Delete]
-            && (rest[Operation::Read] + own_updates == 0 || reachable >= 1)
+        reachable >= own(Operation::Delete)
+            && (own(Operation::Read) + own(Operation::Update) == 0 || reachable >= 1)
     }
 
     /// Whether `operation` works on a document the connection knows.
     fn needs_known(&self, operation: Operation) -> bool {
-        operation.needs_document() && !(self.shared_updates && operation == Operation::Update)
+        self.targets.needs_known(operation)
     }
 
     /// Documents known after `operation` succeeds.
@@ -249,12 +275,12 @@ mod tests {
             None,
             "an update of its own needs a known document"
         );
-        let shared =
-            OperationOrder::new(counts(0, 0, 5, 0), 0, seed::rng(1)).with_shared_updates(true);
+        let shared = OperationOrder::new(counts(0, 0, 5, 0), 0, seed::rng(1))
+            .with_targets(Targets::SharedUpdates);
         assert_eq!(shared.count(), 5);
         // Reads still need one: the create comes before them, updates anywhere.
         let mixed: Vec<_> = OperationOrder::new(counts(1, 2, 5, 0), 0, seed::rng(1))
-            .with_shared_updates(true)
+            .with_targets(Targets::SharedUpdates)
             .collect();
         assert_eq!(mixed.len(), 8);
         let create = mixed
@@ -263,5 +289,9 @@ mod tests {
             .unwrap();
         let first_read = mixed.iter().position(|&op| op == Operation::Read).unwrap();
         assert!(create < first_read, "{mixed:?}");
+        // Existing data: reads, updates and deletes need nothing of the connection's own.
+        let existing = OperationOrder::new(counts(0, 3, 3, 3), 0, seed::rng(1))
+            .with_targets(Targets::Existing);
+        assert_eq!(existing.count(), 9);
     }
 }

@@ -64,9 +64,9 @@ pub struct Plan {
     pub bulk_inserts_per_connection: u64,
     pub crud: CrudBound,
     pub weights: Weights,
-    /// `--hot-docs`: updates go to the shared hot documents, so they need no document
-    /// (nor a revision) of the connection's own.
-    pub hot_updates: bool,
+    /// Where operations find their documents: with `--hot-docs` or existing data some
+    /// need no document (nor a revision) of the connection's own.
+    pub targets: super::Targets,
 }
 
 impl Plan {
@@ -154,6 +154,7 @@ impl Plan {
             w(Operation::Update),
             w(Operation::Delete),
         );
+        let own = |op: Operation| self.targets.needs_known(op);
         if self.connections == 0 {
             problems.push("--num_connections=0: a run needs at least one connection; set --num_connections to 1 or more".to_string());
         }
@@ -168,13 +169,13 @@ impl Plan {
                 "the CRUD step has operations to do but all its weights are 0; give at least one of --create_weight, --read_weight, --update_weight, --delete_weight, --attachment_write_weight a value above 0, or set --num_crud_operations=0 to skip the CRUD step".to_string(),
             );
         }
-        if create + read < delete {
+        if create + read < delete && own(Operation::Delete) {
             problems.push(format!(
                 "--delete_weight={delete} is larger than --create_weight + --read_weight = {create} + {read} = {}: every delete needs a _rev learned from an earlier create or read; raise --create_weight or --read_weight, or lower --delete_weight",
                 create + read
             ));
         }
-        if update > 0 && create + read == 0 && !self.hot_updates {
+        if update > 0 && create + read == 0 && own(Operation::Update) {
             problems.push(format!(
                 "--update_weight={update} needs --create_weight + --read_weight above 0: an update needs a _rev learned from a create or a read; raise --create_weight or --read_weight"
             ));
@@ -191,16 +192,12 @@ impl Plan {
             counts
         });
         let available = self.bulk_documents() + counts[Operation::Create];
-        let own_updates = if self.hot_updates {
-            0
-        } else {
-            counts[Operation::Update]
-        };
-        let needing = counts[Operation::Read]
-            + own_updates
-            + counts[Operation::Delete]
+        let own_count = |op: Operation| if own(op) { counts[op] } else { 0 };
+        let needing = own_count(Operation::Read)
+            + own_count(Operation::Update)
+            + own_count(Operation::Delete)
             + counts[Operation::AttachmentWrite];
-        if counts[Operation::Delete] > available {
+        if own_count(Operation::Delete) > available {
             problems.push(format!(
                 "the CRUD step would delete {} documents but only {available} exist ({} bulk inserted + {} created); bulk insert more documents (--num_bulk_insert_operations, --num_documents_per_bulk_insert), increase --create_weight, or decrease --delete_weight",
                 counts[Operation::Delete],
@@ -244,7 +241,7 @@ mod tests {
                 ..CrudBound::default()
             },
             weights: crud(w),
-            hot_updates: false,
+            targets: crate::workload::Targets::Own,
         }
     }
 
@@ -300,7 +297,7 @@ mod tests {
     fn zeros_are_fine_where_they_make_sense() {
         assert!(plan((0, 0), 0, [0, 0, 0, 0]).validate().is_ok());
         let hot = Plan {
-            hot_updates: true,
+            targets: crate::workload::Targets::SharedUpdates,
             ..plan((0, 0), 100, [0, 0, 1, 0])
         };
         assert!(

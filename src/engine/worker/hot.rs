@@ -8,11 +8,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::revision::{Fetched, current_rev, first_of};
 use super::{Abort, Answer, Request, Settled, Start, Worker, written};
-use crate::driver::{Exchange, Method, responses};
+use crate::driver::Method;
 use crate::engine::transport::{Clock, Transport};
+use crate::metrics::ConnectionMetrics;
 use crate::metrics::hot::MOST_ATTEMPTS;
-use crate::metrics::{ConnectionMetrics, Failure};
 use crate::workload::{HotDocuments, Operation, Rev};
 
 /// The shared documents, and the revision of each as this connection last knew it
@@ -20,18 +21,6 @@ use crate::workload::{HotDocuments, Operation, Rev};
 pub(super) struct HotState {
     documents: Arc<HotDocuments>,
     revs: Vec<Option<Rev>>,
-}
-
-/// The start of the first request an update sent, once it sends another.
-fn first_of(
-    first_sent: Option<Instant>,
-    retried: Option<Instant>,
-    answer: &Answer,
-) -> Option<Instant> {
-    first_sent.or(retried).or(match answer {
-        Answer::Received(exchange) => Some(exchange.started),
-        Answer::Lost { .. } => None,
-    })
 }
 
 fn is_conflict(answer: &Answer) -> bool {
@@ -162,40 +151,25 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         start: Start,
         first_sent: &mut Option<Instant>,
     ) -> Result<Option<Rev>, Abort> {
-        let request = Request {
-            first_sent: *first_sent,
-            ..Request::new(Operation::Update, Method::Get, false, 0)
-        };
-        let (answer, retried) = self.exchange_retrying(metrics, request).await?;
-        let read = match &answer {
-            Answer::Received(exchange) => current_rev(exchange),
-            Answer::Lost { .. } => Err(Failure::Transport),
-        };
-        if let Ok(rev) = read {
-            *first_sent = first_of(*first_sent, retried, &answer);
-            let counts = metrics.operation(Operation::Update);
-            counts.statuses.add(200, 1);
-            counts.hot.fetches += 1;
-            self.set_hot_rev(k, Some(rev.clone()));
-            return Ok(Some(rev));
-        }
         metrics.operation(Operation::Update).hot.fetches += 1;
-        let first_sent = first_sent.or(retried);
-        self.settle(
-            metrics,
-            (Operation::Update, start),
-            answer,
-            first_sent,
-            |_, _, exchange| current_rev(exchange).map(|_| ()),
-        );
-        Ok(None)
+        match self
+            .fetch_current_rev(metrics, Operation::Update, first_sent)
+            .await?
+        {
+            Fetched::Rev(rev) => {
+                self.set_hot_rev(k, Some(rev.clone()));
+                Ok(Some(rev))
+            }
+            Fetched::Not(answer, first_sent) => {
+                self.settle(
+                    metrics,
+                    (Operation::Update, start),
+                    answer,
+                    first_sent,
+                    |_, _, exchange| current_rev(exchange).map(|_| ()),
+                );
+                Ok(None)
+            }
+        }
     }
-}
-
-/// The current revision in a document's `GET` answer.
-fn current_rev(answer: &Exchange) -> Result<Rev, Failure> {
-    if answer.status != 200 {
-        return Err(Failure::of_status(answer.status));
-    }
-    responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)
 }

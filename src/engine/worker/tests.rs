@@ -2,6 +2,7 @@
 //! its reconnection and its answer to 429s, checked without a server and without waiting.
 
 mod bookkeeping;
+mod existing;
 mod hot;
 mod pacing;
 mod rate_limited;

@@ -72,6 +72,7 @@ pub fn phase_section(
     tables::answers_table(out, phase);
     tables::rate_limit_table(out, phase);
     tables::hot_table(out, phase);
+    tables::existing_table(out, phase);
     super::disk::disk_table(out, phase);
     if phase.intervals.is_empty() {
         out.push_str("<p class=\"muted\">No intervals were recorded: no charts over time.</p>\n");

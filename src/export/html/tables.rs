@@ -197,6 +197,36 @@ pub fn hot_table(out: &mut String, phase: &PhaseResult) {
     out.push_str("</table>\n");
 }
 
+/// Operations on existing data (`--key-range`, `--key-sample`): what they found, what
+/// was missing, and for writes the 409s and the revisions fetched first.
+pub fn existing_table(out: &mut String, phase: &PhaseResult) {
+    let rows: Vec<_> = phase
+        .operations
+        .iter()
+        .filter_map(|op| Some((op, op.existing.as_ref()?)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Existing data (a missing document or a 409 is counted, not a failure)</h3>\n<table>\n<tr><th>operation</th><th class=\"num\">found</th><th class=\"num\">missing (404)</th><th class=\"num\">conflicts (409)</th><th class=\"num\">revisions fetched first</th></tr>\n");
+    for (op, existing) in rows {
+        let found = op
+            .succeeded
+            .saturating_sub(existing.misses)
+            .saturating_sub(existing.conflicts);
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&op.operation),
+            grouped(found),
+            grouped(existing.misses),
+            grouped(existing.conflicts),
+            grouped(existing.fetches)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 /// A row per phase, each naming its section: what it did, how fast, how slow, what
 /// failed. With fifty phases this is where a reader starts.
 pub fn phases_table(out: &mut String, result: &RunResult) {
