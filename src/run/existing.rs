@@ -60,23 +60,71 @@ pub async fn find(
 /// Up to `n` ids drawn evenly from all of `_all_docs` but design documents, and how many
 /// ids were seen.
 async fn sample(admin: &mut Admin, n: u64, rng: &mut Rng) -> Result<(Vec<Box<str>>, u64), Failed> {
-    let mut kept: Vec<Box<str>> = Vec::new();
-    let mut seen: u64 = 0;
+    let mut sampler = Sampler::new(n);
     let mut after: Option<String> = None;
     loop {
         let rows = page(admin, after.as_deref()).await?;
-        let full = rows.len() >= PAGE;
-        for row in &rows {
+        match sampler.take(&rows, after.as_deref(), rng) {
+            Ok(Some(next)) => after = Some(next),
+            Ok(None) => return Ok((sampler.kept, sampler.seen)),
+            Err(problem) => return Err(Failed::run(format!("--key-sample: {problem}"))),
+        }
+    }
+}
+
+/// The most `_all_docs` pages read for a sample: a billion ids. A server that pages on
+/// without end cannot keep the run from starting for ever.
+const MOST_PAGES: u64 = 100_000;
+
+/// A sample drawn page by page.
+struct Sampler {
+    n: u64,
+    kept: Vec<Box<str>>,
+    seen: u64,
+    pages: u64,
+}
+
+impl Sampler {
+    fn new(n: u64) -> Sampler {
+        Sampler {
+            n,
+            kept: Vec::new(),
+            seen: 0,
+            pages: 0,
+        }
+    }
+
+    /// Takes one page, read after id `after`; returns the id to read the next page after,
+    /// or `None` when this page was the last.
+    fn take(
+        &mut self,
+        rows: &[Row],
+        after: Option<&str>,
+        rng: &mut Rng,
+    ) -> Result<Option<String>, String> {
+        self.pages += 1;
+        for row in rows {
             if row.id.starts_with("_design/") {
                 continue;
             }
-            seen += 1;
-            keep(&mut kept, n, seen, &row.id, rng);
+            self.seen += 1;
+            keep(&mut self.kept, self.n, self.seen, &row.id, rng);
         }
-        match rows.last() {
-            Some(last) if full => after = Some(last.id.clone()),
-            _ => return Ok((kept, seen)),
+        let Some(last) = rows.last().filter(|_| rows.len() >= PAGE) else {
+            return Ok(None);
+        };
+        if Some(last.id.as_str()) == after {
+            return Err(format!(
+                "_all_docs answered the page after {:?} with that id again: it does not page on",
+                last.id
+            ));
         }
+        if self.pages >= MOST_PAGES {
+            return Err(format!(
+                "_all_docs went on past {MOST_PAGES} pages of {PAGE} ids; sample a database of fewer documents, or use --key-range"
+            ));
+        }
+        Ok(Some(last.id.clone()))
     }
 }
 
@@ -131,6 +179,34 @@ async fn page(admin: &mut Admin, after: Option<&str>) -> Result<Vec<Row>, Failed
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rows(ids: impl Iterator<Item = String>) -> Vec<Row> {
+        ids.map(|id| Row { id }).collect()
+    }
+
+    #[test]
+    fn pages_go_on_until_a_short_one_and_never_round_in_a_circle() {
+        let mut rng = seed::rng(1);
+        let mut sampler = Sampler::new(5);
+        let first = rows((0..PAGE).map(|k| format!("a{k:06}")));
+        let next = sampler.take(&first, None, &mut rng).unwrap();
+        assert_eq!(next.as_deref(), Some("a009999"));
+        let design = rows(["_design/x".to_string(), "b".to_string()].into_iter());
+        assert_eq!(sampler.take(&design, next.as_deref(), &mut rng), Ok(None));
+        assert_eq!((sampler.seen, sampler.kept.len()), (PAGE as u64 + 1, 5));
+        // A server that answers the same full page again does not keep the run waiting.
+        let mut circling = Sampler::new(5);
+        let after = circling.take(&first, None, &mut rng).unwrap();
+        let problem = circling
+            .take(&first, after.as_deref(), &mut rng)
+            .unwrap_err();
+        assert!(problem.contains("does not page on"), "{problem}");
+        // Nor one that pages on without end.
+        let mut endless = Sampler::new(1);
+        endless.pages = MOST_PAGES - 1;
+        let problem = endless.take(&first, Some("z"), &mut rng).unwrap_err();
+        assert!(problem.contains("100000 pages"), "{problem}");
+    }
 
     #[test]
     fn every_id_has_the_same_chance_to_be_kept() {
