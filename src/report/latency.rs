@@ -19,13 +19,14 @@ pub enum Latency {
 /// milliseconds (of successful operations).
 pub fn table(phase: &PhaseResult, which: Latency) -> String {
     let mut out = String::new();
+    let w = super::name_width(phase);
     let title = match which {
         Latency::Service => "latency(ms)",
         Latency::Response => "response(ms)",
     };
     let _ = writeln!(
         out,
-        "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "  {:<w$} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         title, "count", "errors", "mean", "p50", "p90", "p99", "p99.9", "max"
     );
     for op in &phase.operations {
@@ -36,7 +37,7 @@ pub fn table(phase: &PhaseResult, which: Latency) -> String {
         let show = |v: f64| milliseconds(l, v);
         let _ = writeln!(
             out,
-            "  {:<12} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "  {:<w$} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             op.operation,
             grouped(op.succeeded),
             grouped(op.failed),

@@ -106,3 +106,15 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     }
     out
 }
+
+/// The width of the operation column of a phase's tables: 12, or the longest operation
+/// name (`attachment_write`, a query's name) so that the figures stay in their columns.
+pub fn name_width(phase: &crate::results::PhaseResult) -> usize {
+    phase
+        .operations
+        .iter()
+        .map(|op| op.operation.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(12)
+}

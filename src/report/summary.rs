@@ -49,7 +49,8 @@ fn histogram_lines(phase: &PhaseResult, out: &mut String) {
     let Some(widest) = rows.iter().map(|(_, b)| b.len()).max() else {
         return;
     };
-    let _ = write!(out, "  {:<12}", "histogram");
+    let w = super::name_width(phase);
+    let _ = write!(out, "  {:<w$}", "histogram");
     for i in 0..widest {
         let name = if i == 0 {
             "<=1".to_string()
@@ -60,7 +61,7 @@ fn histogram_lines(phase: &PhaseResult, out: &mut String) {
     }
     out.push('\n');
     for (op, buckets) in rows {
-        let _ = write!(out, "  {:<12}", op);
+        let _ = write!(out, "  {:<w$}", op);
         // Every row as wide as the header: a row's missing upper buckets are empty.
         let shares = buckets.iter().map(|(_, share)| *share);
         for share in shares.chain(std::iter::repeat(0.0)).take(widest) {
@@ -71,9 +72,10 @@ fn histogram_lines(phase: &PhaseResult, out: &mut String) {
 }
 
 fn status_lines(phase: &PhaseResult, out: &mut String) {
+    let w = super::name_width(phase);
     let _ = writeln!(
         out,
-        "  {:<12} (HTTP status, or what went wrong, x times)",
+        "  {:<w$} (HTTP status, or what went wrong, x times)",
         "statuses"
     );
     for op in &phase.operations {
@@ -88,7 +90,7 @@ fn status_lines(phase: &PhaseResult, out: &mut String) {
             }
         }
         if !parts.is_empty() {
-            let _ = writeln!(out, "  {:<12} {}", op.operation, parts.join(", "));
+            let _ = writeln!(out, "  {:<w$} {}", op.operation, parts.join(", "));
         }
     }
 }

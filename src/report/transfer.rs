@@ -14,9 +14,10 @@ pub fn table(phase: &PhaseResult) -> String {
     if !phase.operations.iter().any(carried) {
         return out;
     }
+    let w = super::name_width(phase);
     let _ = writeln!(
         out,
-        "  {:<12} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10}",
+        "  {:<w$} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10}",
         "bytes", "sent", "received", "sent/op", "recv/op", "rows", "rows/op"
     );
     for op in phase.operations.iter().filter(|op| carried(op)) {
@@ -35,7 +36,7 @@ pub fn table(phase: &PhaseResult) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<12} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10}",
+            "  {:<w$} {:>14} {:>14} {:>12} {:>12} {:>12} {:>10}",
             op.operation,
             grouped(op.bytes_sent),
             grouped(op.bytes_received),
