@@ -21,6 +21,14 @@ impl ExistingCounts {
         *self == ExistingCounts::default()
     }
 
+    /// Of `succeeded` operations, those that found their document as it was meant:
+    /// neither missing nor refused with 409.
+    pub fn found(&self, succeeded: u64) -> u64 {
+        succeeded
+            .saturating_sub(self.misses)
+            .saturating_sub(self.conflicts)
+    }
+
     pub fn merge(&mut self, other: &ExistingCounts) {
         self.misses = self.misses.saturating_add(other.misses);
         self.conflicts = self.conflicts.saturating_add(other.conflicts);

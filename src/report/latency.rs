@@ -159,10 +159,7 @@ fn existing_line(
     existing: &crate::metrics::ExistingCounts,
     out: &mut String,
 ) {
-    let found = op
-        .succeeded
-        .saturating_sub(existing.misses)
-        .saturating_sub(existing.conflicts);
+    let found = existing.found(op.succeeded);
     let mut parts = vec![
         format!("{} found", grouped(found)),
         format!("{} missing (404)", grouped(existing.misses)),

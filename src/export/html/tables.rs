@@ -210,10 +210,7 @@ pub fn existing_table(out: &mut String, phase: &PhaseResult) {
     }
     out.push_str("<h3>Existing data (a missing document or a 409 is counted, not a failure)</h3>\n<table>\n<tr><th>operation</th><th class=\"num\">found</th><th class=\"num\">missing (404)</th><th class=\"num\">conflicts (409)</th><th class=\"num\">revisions fetched first</th></tr>\n");
     for (op, existing) in rows {
-        let found = op
-            .succeeded
-            .saturating_sub(existing.misses)
-            .saturating_sub(existing.conflicts);
+        let found = existing.found(op.succeeded);
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
