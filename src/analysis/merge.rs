@@ -338,13 +338,15 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
     Ok(result)
 }
 
-/// Every node made the same indexes before the phase and waited for them: an index's
-/// build time is the longest wait, in the order the first node listed them.
+/// Every node made the same indexes around the phase and waited for them: an index's
+/// build is the longest wait (with when it ended), in the order the first node listed
+/// them.
 fn merge_index_builds(phases: &[&PhaseResult]) -> Vec<IndexBuildResult> {
     let mut builds: Vec<IndexBuildResult> = Vec::new();
     for build in phases.iter().flat_map(|p| &p.index_builds) {
         match builds.iter_mut().find(|b| b.index == build.index) {
-            Some(known) => known.seconds = known.seconds.max(build.seconds),
+            Some(known) if known.seconds < build.seconds => *known = build.clone(),
+            Some(_) => {}
             None => builds.push(build.clone()),
         }
     }
@@ -815,6 +817,7 @@ mod tests {
             index: index.to_string(),
             queries: vec!["q".to_string()],
             seconds,
+            when: crate::results::BuiltWhen::BeforePhase,
         };
         let mut first = node_result(&[0, 1], node(0, 2), 1);
         first.phases[0].index_builds = vec![build("_design/a", 2.0), build("_index b", 0.5)];

@@ -497,6 +497,8 @@ fn choose_scenario(
     };
     scenario::check_limits(&found.phases).map_err(in_file)?;
     scenario::check_documents(&found.phases).map_err(in_file)?;
+    let units = crate::query::builds::units(&found.queries);
+    crate::query::builds::plan(&found.phases, &units).map_err(in_file)?;
     Ok(found)
 }
 

@@ -5,8 +5,10 @@
 //! * [`declare`] reads the declarations of a scenario file.
 //! * [`request`] writes one query's request from a document's values.
 //! * [`field`] finds a top-level value in a generated document.
-//! * [`setup`] creates the indexes and design documents before the phases.
+//! * [`builds`] plans which indexes are built around which phase.
+//! * [`setup`] creates the indexes and design documents and times their builds.
 
+pub mod builds;
 pub mod declare;
 pub mod expected;
 pub mod field;

@@ -1,17 +1,16 @@
-//! Before the first phase that runs queries: the Mango indexes and design documents the
-//! declared queries need are created, and each one's build is timed, from its creation
-//! until a query that waits for it answers.
+//! The Mango indexes and design documents the declared queries need: each is created,
+//! and its build timed from its creation until a query that waits for it answers.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
+use super::builds::IndexUnit;
 use super::{Query, QueryKind, field};
 use crate::driver::Method;
 use crate::driver::admin::{Admin, SetupError};
-use crate::results::IndexBuildResult;
+use crate::results::{BuiltWhen, IndexBuildResult};
 use crate::template::DocumentWriter;
 
 /// Checks before anything is sent that partition queries go to a partitioned database.
@@ -57,26 +56,6 @@ pub fn check_fields(writer: &DocumentWriter, queries: &[Arc<Query>]) -> Result<(
     Ok(())
 }
 
-/// The design documents the view queries need: name → views.
-fn design_documents(
-    queries: &[Arc<Query>],
-) -> BTreeMap<String, serde_json::Map<String, serde_json::Value>> {
-    let mut designs: BTreeMap<String, serde_json::Map<String, serde_json::Value>> = BTreeMap::new();
-    for query in queries {
-        if let QueryKind::View(view) = &query.kind {
-            let mut definition = serde_json::json!({ "map": view.map });
-            if let Some(reduce) = &view.reduce_function {
-                definition["reduce"] = serde_json::Value::from(reduce.clone());
-            }
-            designs
-                .entry(view.design.clone())
-                .or_default()
-                .insert(view.view.clone(), definition);
-        }
-    }
-    designs
-}
-
 /// Where the queries that wait for an index go: the database, or each of its
 /// `partitions` (`p0`, `p1`, …). A partitioned database's indexes are partitioned, answer
 /// only queries of one partition, and are built shard by shard, so a build is over when
@@ -90,49 +69,43 @@ fn waiting_scopes(database: &str, partitions: Option<u64>) -> Vec<String> {
     }
 }
 
-/// Creates every index the queries need and waits for each to be built; `partitions`:
-/// the number of partitions of a partitioned database.
-pub async fn build_indexes(
+/// Creates one unit (a design document or a Mango index) and waits for it to be built;
+/// `partitions`: the number of partitions of a partitioned database.
+pub async fn build(
     admin: &mut Admin,
-    queries: &[Arc<Query>],
+    unit: &IndexUnit,
     partitions: Option<u64>,
-) -> Result<Vec<IndexBuildResult>, SetupError> {
+) -> Result<IndexBuildResult, SetupError> {
     let scopes = waiting_scopes(admin.database_path(), partitions);
-    let mut builds = Vec::new();
-    for (design, views) in design_documents(queries) {
-        let started = Instant::now();
-        create_design(admin, &design, &views).await?;
-        let first = views.keys().next().cloned().unwrap_or_default();
-        for scope in &scopes {
-            let path =
-                format!("{scope}/_design/{design}/_view/{first}?limit=1&reduce=false&update=true");
-            wait_for(admin, Method::Get, &path, None).await?;
+    let started = Instant::now();
+    let (index, queries) = match unit {
+        IndexUnit::Design { name, views } => {
+            create_design(admin, name, views).await?;
+            let first = views.keys().next().cloned().unwrap_or_default();
+            for scope in &scopes {
+                let path = format!(
+                    "{scope}/_design/{name}/_view/{first}?limit=1&reduce=false&update=true"
+                );
+                wait_for(admin, Method::Get, &path, None).await?;
+            }
+            (format!("_design/{name}"), views.keys().cloned().collect())
         }
-        builds.push(IndexBuildResult {
-            index: format!("_design/{design}"),
-            queries: views.keys().cloned().collect(),
-            seconds: started.elapsed().as_secs_f64(),
-        });
-    }
-    for query in queries {
-        if let QueryKind::Find(find) = &query.kind
-            && let Some(index) = &find.index
-        {
-            let started = Instant::now();
+        IndexUnit::Mango { query, index } => {
             let (id, name) = create_mango_index(admin, index).await?;
             let body = waiting_find(index, &id);
             for scope in &scopes {
                 let path = format!("{scope}/_find");
                 wait_for(admin, Method::Post, &path, Some(&body)).await?;
             }
-            builds.push(IndexBuildResult {
-                index: format!("_index {name}"),
-                queries: vec![query.name.clone()],
-                seconds: started.elapsed().as_secs_f64(),
-            });
+            (format!("_index {name}"), vec![query.clone()])
         }
-    }
-    Ok(builds)
+    };
+    Ok(IndexBuildResult {
+        index,
+        queries,
+        seconds: started.elapsed().as_secs_f64(),
+        when: BuiltWhen::BeforePhase,
+    })
 }
 
 fn refused(admin: &Admin, what: &str, status: u16, body: &[u8]) -> SetupError {

@@ -187,6 +187,22 @@ pub struct IndexBuildResult {
     /// The declared queries that use it.
     pub queries: Vec<String>,
     pub seconds: f64,
+    /// Whether the phase's operations ran while it was built.
+    #[serde(default)]
+    pub when: BuiltWhen,
+}
+
+/// When an index was built, relative to the phase it is reported with.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BuiltWhen {
+    /// Before the phase's operations started: on an idle database.
+    #[default]
+    BeforePhase,
+    /// While the phase's operations ran, and done before they ended.
+    WhilePhaseRan,
+    /// Started with the phase's operations, which ended before it was built.
+    PhaseEndedFirst,
 }
 
 /// A rate that ramps linearly over a phase's duration, operations per second.

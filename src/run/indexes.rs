@@ -1,57 +1,84 @@
-//! The indexes and design documents of a scenario's queries, made before the first phase
-//! that runs a query (so that their build is timed on the documents the phases before it
-//! stored), once per pass.
+//! The indexes and design documents of a scenario's queries, each made before the first
+//! phase that runs a query using it, or while that phase runs when it asks so (see
+//! [`crate::query::builds`]), once per pass.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::driver::Endpoint;
 use crate::driver::admin::Admin;
 use crate::exit::Failed;
-use crate::query::Query;
-use crate::query::setup::build_indexes;
+use crate::query::builds::{self, IndexUnit, PhaseBuilds};
+use crate::query::setup;
 use crate::results::IndexBuildResult;
+use crate::scenario::Scenario;
 use crate::target::Target;
-use crate::workload::{Operation, Phase};
 
 /// How long a query may wait for an index to be built: long, since a large database's
 /// index takes long, but bounded like every request.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// The queries whose indexes are still to be made.
+/// The units to build and, per phase of the scenario, which of them are built around it.
 pub struct Indexes {
-    admin: Admin,
-    queries: Vec<Arc<Query>>,
+    target: Target,
+    node: Arc<Endpoint>,
+    units: Vec<IndexUnit>,
+    plan: Vec<PhaseBuilds>,
     /// The number of partitions of a partitioned database.
     partitions: Option<u64>,
-    made: bool,
 }
 
 impl Indexes {
     pub fn new(
         target: &Target,
         node: Arc<Endpoint>,
-        queries: &[Arc<Query>],
+        scenario: &Scenario,
         partitions: Option<u64>,
-    ) -> Indexes {
-        Indexes {
-            admin: Admin::with_timeout(target, node, BUILD_TIMEOUT),
-            queries: queries.to_vec(),
+    ) -> Result<Indexes, Failed> {
+        let units = builds::units(&scenario.queries);
+        let plan = builds::plan(&scenario.phases, &units)
+            .map_err(|problems| Failed::bad_input(problems.join("; ")))?;
+        Ok(Indexes {
+            target: target.clone(),
+            node,
+            units,
+            plan,
             partitions,
-            made: queries.is_empty(),
-        }
+        })
     }
 
-    /// Before `phase`: when it is the first to run a query, makes every index and says
+    /// Before phase `k` of the scenario: makes the indexes planned before it and says
     /// how long each took to build.
-    pub async fn before(&mut self, phase: &Phase) -> Result<Vec<IndexBuildResult>, Failed> {
-        let queries = Operation::QUERIES.iter().any(|&op| phase.mix[op] > 0);
-        if self.made || !queries || !phase.has_work() {
+    pub async fn before(&self, k: usize) -> Result<Vec<IndexBuildResult>, Failed> {
+        let planned = self.plan.get(k).map_or(&[][..], |p| &p.before[..]);
+        self.build(planned).await
+    }
+
+    /// The indexes planned while phase `k` runs, as a future to run beside it; `None`
+    /// when there are none.
+    pub fn during(
+        &self,
+        k: usize,
+    ) -> Option<impl Future<Output = Result<Vec<IndexBuildResult>, Failed>> + '_> {
+        let planned = &self.plan.get(k)?.during;
+        (!planned.is_empty()).then(|| self.build(planned))
+    }
+
+    async fn build(&self, planned: &[usize]) -> Result<Vec<IndexBuildResult>, Failed> {
+        if planned.is_empty() {
             return Ok(Vec::new());
         }
-        self.made = true;
-        build_indexes(&mut self.admin, &self.queries, self.partitions)
-            .await
-            .map_err(super::runner::setup_failed)
+        // A client of its own, so that a build running beside a phase waits on nothing
+        // but the server.
+        let mut admin = Admin::with_timeout(&self.target, self.node.clone(), BUILD_TIMEOUT);
+        let mut results = Vec::with_capacity(planned.len());
+        for &k in planned {
+            let result = setup::build(&mut admin, &self.units[k], self.partitions)
+                .await
+                .map_err(super::runner::setup_failed)?;
+            results.push(result);
+        }
+        Ok(results)
     }
 }

@@ -139,6 +139,7 @@ mod tests {
             changes: None,
             replication: None,
             queries: Default::default(),
+            indexes_during: false,
         };
         let scenario = Scenario::new(
             "s",

@@ -1,6 +1,7 @@
 //! Carries out a [`Setup`]: the database before and after, the phases one after the
 //! other, Ctrl-C, the result and its files, the thresholds, and the verdict.
 
+use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -26,11 +27,13 @@ use crate::report;
 use crate::report::closing::{self, Closing};
 use crate::report::forms;
 use crate::report::repetitions::heading;
-use crate::results::{self, NodeInfo, PhaseResult, RunResult, SearchResult};
+use crate::results::{
+    self, BuiltWhen, IndexBuildResult, NodeInfo, PhaseResult, RunResult, SearchResult,
+};
 use crate::scenario::{Form, Scenario};
 use crate::target::Target;
 use crate::words::counted;
-use crate::workload::DocumentIds;
+use crate::workload::{DocumentIds, Phase};
 
 /// Runs `setup`, telling `observer` of progress and intervals, on a runtime of its own.
 pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -252,16 +255,11 @@ async fn run_pass(
         .as_ref()
         .map(|plan| (plan, run.thresholds.as_slice()));
     let partitions = run.settings.ids.partitions().map(|p| p.count);
-    let mut indexes = Indexes::new(
-        &target,
-        run.setup_node.clone(),
-        &scenario.queries,
-        partitions,
-    );
+    let indexes = Indexes::new(&target, run.setup_node.clone(), &scenario, partitions)?;
     let measured = run_phases(
         &mut engine,
         &scenario,
-        (&run.shares, &mut indexes),
+        (&run.shares, &indexes),
         record,
         outputs,
         searching,
@@ -309,7 +307,7 @@ pub(super) fn checkpoint(outputs: &OutputFiles, record: &Record) {
 async fn run_phases(
     engine: &mut Engine,
     scenario: &Scenario,
-    (shares, indexes): (&[PhaseShare], &mut Indexes),
+    (shares, indexes): (&[PhaseShare], &Indexes),
     record: &mut Record,
     outputs: &OutputFiles,
     searching: Option<(&SearchPlan, &[Threshold])>,
@@ -330,9 +328,10 @@ async fn run_phases(
             share: *share,
         });
     let plain = scenario.phases.len() - usize::from(search.is_some());
-    for (phase, share) in scenario.phases.iter().zip(shares).take(plain) {
-        let index_builds = indexes.before(phase).await?;
-        let outcome = engine.run(phase, *share).await.map_err(Failed::run)?;
+    for (k, (phase, share)) in scenario.phases.iter().zip(shares).take(plain).enumerate() {
+        let mut index_builds = indexes.before(k).await?;
+        let (outcome, built) = run_building(engine, (phase, *share), indexes.during(k)).await?;
+        index_builds.extend(built);
         let mut result = results::build::phase(&outcome, phase.sweep.clone());
         result.index_builds = index_builds;
         print(&report::phase_text(&result, outcome.interrupted));
@@ -353,12 +352,44 @@ async fn run_phases(
     }
     if let Some(search) = search {
         // Its steps' results have no place for them: the lines say what was built.
-        print(&report::indexes::lines(
-            &indexes.before(search.phase).await?,
-        ));
+        let last = scenario.phases.len() - 1;
+        print(&report::indexes::lines(&indexes.before(last).await?));
         search.run(engine, &mut measured, record, outputs).await?;
     }
     Ok(measured)
+}
+
+/// Runs a phase while `building` builds its indexes, if it has any to build then. A
+/// build that fails does not cut the phase short (its operations are measured to their
+/// end); the run then stops with the build's failure. A phase interrupted by Ctrl-C
+/// does not wait for its build.
+async fn run_building(
+    engine: &mut Engine,
+    (phase, share): (&Phase, PhaseShare),
+    building: Option<impl Future<Output = Result<Vec<IndexBuildResult>, Failed>>>,
+) -> Result<(PhaseOutcome, Vec<IndexBuildResult>), Failed> {
+    let Some(building) = building else {
+        let outcome = engine.run(phase, share).await.map_err(Failed::run)?;
+        return Ok((outcome, Vec::new()));
+    };
+    let run = engine.run(phase, share);
+    tokio::pin!(run, building);
+    let mut built = None;
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut run => break outcome.map_err(Failed::run)?,
+            result = &mut building, if built.is_none() => built = Some(result),
+        }
+    };
+    let (mut builds, when) = match built {
+        Some(result) => (result?, BuiltWhen::WhilePhaseRan),
+        None if outcome.interrupted => return Ok((outcome, Vec::new())),
+        None => (building.await?, BuiltWhen::PhaseEndedFirst),
+    };
+    for build in &mut builds {
+        build.when = when;
+    }
+    Ok((outcome, builds))
 }
 
 /// The reference benchmark's own output, for scenarios that reproduce one.

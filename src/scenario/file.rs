@@ -191,6 +191,9 @@ struct PhaseEntry {
     /// The declared query each query operation of the mix runs: `{ find = "NAME" }`.
     #[serde(default)]
     queries: BTreeMap<String, String>,
+    /// When the indexes of its queries are built: `"before"` it (the default) or
+    /// `"during"` it, under its operations.
+    indexes: Option<String>,
 }
 
 /// A file's phases with where their settings came from.
@@ -267,18 +270,35 @@ pub fn parse(text: &str, file: &str, layers: &Layers) -> Result<Loaded, Vec<Stri
     }
 }
 
-/// The phases of `entry` with the queries its `queries` key names.
+/// The phases of `entry` with the queries its `queries` key names, and when their
+/// indexes are built.
 fn with_queries(
     mut phases: Planned,
     entry: &PhaseEntry,
     declared: &[Arc<Query>],
 ) -> Result<Planned, Vec<String>> {
+    let during = indexes_during(entry)?;
     for (phase, _) in &mut phases {
         let mix = phase.mix;
         phase.queries = declare::phase_queries(&entry.queries, declared, |op| mix[op] > 0)
             .map_err(|e| vec![e])?;
+        phase.indexes_during = during;
     }
     Ok(phases)
+}
+
+/// The `indexes` key: whether the phase's indexes are built while it runs.
+fn indexes_during(entry: &PhaseEntry) -> Result<bool, Vec<String>> {
+    match entry.indexes.as_deref() {
+        None | Some("before") => Ok(false),
+        Some("during") if !entry.sweep.is_empty() => Err(vec![
+            "indexes = \"during\" with a sweep: the sweep's phases after its first would find the indexes built; build them during a phase of its own".to_string(),
+        ]),
+        Some("during") => Ok(true),
+        Some(other) => Err(vec![format!(
+            "indexes = {other:?}: give \"before\" (built before the phase, on an idle database) or \"during\" (built while the phase's operations run)"
+        )]),
+    }
 }
 
 fn duration(key: &str, text: &Option<String>) -> Result<Option<Duration>, String> {
@@ -758,6 +778,35 @@ mod tests {
             unknown[0].contains("u.toml") && unknown[0].contains("conections"),
             "{unknown:?}"
         );
+    }
+
+    #[test]
+    fn indexes_are_built_before_a_phase_unless_it_asks_for_during() {
+        let text = |indexes: &str, sweep: &str| {
+            format!(
+                "[query.q]\nkind = 'view'\nfield = 'integer1'\nmap = 'function (doc) {{ emit(doc.integer1); }}'\n\
+                 [[phase]]\nname = 'w'\nmix = {{ create = 1, view = 1 }}\nqueries = {{ view = 'q' }}\ntotal = 10\n{indexes}\n{sweep}\n"
+            )
+        };
+        let during = |indexes: &str| {
+            parse(&text(indexes, ""), "s.toml", &defaults())
+                .map(|loaded| loaded.phases[0].0.indexes_during)
+        };
+        assert_eq!(during("").unwrap(), false);
+        assert_eq!(during("indexes = 'before'").unwrap(), false);
+        assert_eq!(during("indexes = 'during'").unwrap(), true);
+        let wrong = during("indexes = 'after'").unwrap_err();
+        assert!(
+            wrong[0].contains("phase \"w\": indexes = \"after\": give \"before\""),
+            "{wrong:?}"
+        );
+        let swept = parse(
+            &text("indexes = 'during'", "sweep = { connections = [1, 2] }"),
+            "s.toml",
+            &defaults(),
+        )
+        .unwrap_err();
+        assert!(swept[0].contains("with a sweep"), "{swept:?}");
     }
 
     const TWO_PHASES: &str = r#"

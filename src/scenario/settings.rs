@@ -347,6 +347,7 @@ impl Spec {
             replication: self.replication,
             // A scenario file sets them once its queries are read.
             queries: Default::default(),
+            indexes_during: false,
         };
         (phase, decided.origins)
     }

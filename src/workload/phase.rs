@@ -84,6 +84,9 @@ pub struct Phase {
     pub replication: Option<super::replication::ContinuousReplication>,
     /// The declared query each query operation of the mix runs.
     pub queries: PhaseQueries,
+    /// The indexes of its queries that no earlier phase built are built while its
+    /// operations run, not before it starts (`indexes = "during"`).
+    pub indexes_during: bool,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -227,6 +230,7 @@ impl Phase {
             changes: None,
             replication: None,
             queries: Default::default(),
+            indexes_during: false,
         }
     }
 }

@@ -113,6 +113,7 @@ impl Plan {
             changes: None,
             replication: None,
             queries: Default::default(),
+            indexes_during: false,
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -140,6 +141,7 @@ impl Plan {
             changes: None,
             replication: None,
             queries: Default::default(),
+            indexes_during: false,
         }
     }
 
