@@ -792,9 +792,9 @@ mod tests {
             parse(&text(indexes, ""), "s.toml", &defaults())
                 .map(|loaded| loaded.phases[0].0.indexes_during)
         };
-        assert_eq!(during("").unwrap(), false);
-        assert_eq!(during("indexes = 'before'").unwrap(), false);
-        assert_eq!(during("indexes = 'during'").unwrap(), true);
+        assert!(!during("").unwrap());
+        assert!(!during("indexes = 'before'").unwrap());
+        assert!(during("indexes = 'during'").unwrap());
         let wrong = during("indexes = 'after'").unwrap_err();
         assert!(
             wrong[0].contains("phase \"w\": indexes = \"after\": give \"before\""),
