@@ -556,6 +556,11 @@ pub struct RunArgs {
     )]
     batch_sizes: Vec<u64>,
 
+    /// mango and views: the top-level field of the template the queries draw their
+    /// values from (Iron Cushion's integer1 by default).
+    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1")]
+    query_field: String,
+
     /// Write every result file into this folder: result.json, result.csv, result.html
     /// and result.<operation>.hlog per operation.
     #[arg(long, value_name = "DIR")]

@@ -461,6 +461,7 @@ fn builtin_options(
         },
         batch_sizes: args.batch_sizes.clone(),
         replica: replica_name(&target.database, prefix),
+        query_field: args.query_field.clone(),
     }
 }
 

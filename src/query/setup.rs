@@ -39,8 +39,10 @@ pub fn check_fields(writer: &DocumentWriter, queries: &[Arc<Query>]) -> Result<(
         let value = field::top_level_value(&document, draw.quoted_field.as_bytes())
             .ok_or_else(|| {
                 format!(
-                    "query {:?}: field {} is not a top-level field of the template's documents; name one of them",
-                    query.name, draw.quoted_field
+                    "query {:?}: field {} is not a top-level field of the template's documents ({}); name one of them (the built-in mango and views scenarios take it from --query-field)",
+                    query.name,
+                    draw.quoted_field,
+                    top_level_fields(&document)
                 )
             })?;
         let ranged = matches!(value.first(), Some(b'"' | b'-' | b'0'..=b'9'));
@@ -54,6 +56,21 @@ pub fn check_fields(writer: &DocumentWriter, queries: &[Arc<Query>]) -> Result<(
         }
     }
     Ok(())
+}
+
+/// The top-level fields of a generated document, for a message.
+fn top_level_fields(document: &[u8]) -> String {
+    let parsed: Option<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_slice(document).ok();
+    let names: Vec<String> = parsed
+        .into_iter()
+        .flat_map(|map| map.into_iter().map(|(name, _)| name))
+        .collect();
+    if names.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("they are {}", names.join(", "))
+    }
 }
 
 /// Where the queries that wait for an index go: the database, or each of its

@@ -12,7 +12,7 @@ use crate::workload::{
 };
 
 /// Phases with where their settings came from, or what is wrong with the flags.
-type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
+pub type Built = Result<Vec<(Phase, Origins)>, Vec<String>>;
 
 /// A built-in scenario.
 pub struct Builtin {
@@ -27,7 +27,7 @@ pub struct Builtin {
 
 /// Flags that only some scenarios take, the others would ignore them: their clap ids
 /// (as `takes` names them) and how the user writes them.
-pub const OWN_FLAGS: [(&str, &str); 11] = [
+pub const OWN_FLAGS: [(&str, &str); 12] = [
     ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
     ("create_weight", "--create_weight"),
     ("read_weight", "--read_weight"),
@@ -39,6 +39,7 @@ pub const OWN_FLAGS: [(&str, &str); 11] = [
     ("writes", "--writes"),
     ("reads", "--reads"),
     ("batch_sizes", "--batch-sizes"),
+    ("query_field", "--query-field"),
 ];
 
 const WEIGHTS: [&str; 6] = [
@@ -63,17 +64,16 @@ impl Builtin {
         options: &BuiltinOptions,
     ) -> Result<Scenario, Vec<String>> {
         let planned = (self.phases)(layers, options)?;
-        Ok(Scenario::new(
-            self.name,
-            self.description,
-            self.form,
-            planned,
-        ))
+        let scenario = Scenario::new(self.name, self.description, self.form, planned);
+        Ok(Scenario {
+            queries: super::queries::of_phases(&scenario.phases),
+            ..scenario
+        })
     }
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 9] = [
+pub static BUILTINS: [Builtin; 11] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -144,6 +144,20 @@ pub static BUILTINS: [Builtin; 9] = [
         form: Form::Standard,
         phases: replication_lag,
         takes: &[],
+    },
+    Builtin {
+        name: "mango",
+        description: "a bulk load, a Mango index on --query-field built and timed, equality and range _find queries alone and among writes, then a second index built while writes go on",
+        form: Form::Standard,
+        phases: super::queries::mango,
+        takes: &["query_field"],
+    },
+    Builtin {
+        name: "views",
+        description: "a bulk load, a view of --query-field built and timed, key and range-count queries alone, key queries among writes with update=true, false and lazy, then a second view built while writes go on",
+        form: Form::Standard,
+        phases: super::queries::views,
+        takes: &["query_field"],
     },
 ];
 
@@ -409,7 +423,7 @@ fn replication_lag(layers: &Layers, options: &BuiltinOptions) -> Built {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -426,7 +440,7 @@ mod tests {
         assert_eq!(BUILTINS[0].name, "ironcushion", "the default comes first");
     }
 
-    fn options() -> BuiltinOptions {
+    pub(in crate::scenario) fn options() -> BuiltinOptions {
         BuiltinOptions {
             plan: crate::workload::Plan {
                 connections: 2,
@@ -441,6 +455,7 @@ mod tests {
             writes_reads: None,
             batch_sizes: vec![50, 100],
             replica: "replica".to_string(),
+            query_field: "integer1".to_string(),
         }
     }
 

@@ -4,6 +4,7 @@
 mod builtin;
 mod changes;
 pub mod file;
+mod queries;
 mod replication;
 pub mod settings;
 
@@ -75,6 +76,8 @@ pub struct BuiltinOptions {
     pub batch_sizes: Vec<u64>,
     /// couchdb-report: the replica's database name, on the run's own server.
     pub replica: String,
+    /// mango and views: the top-level field of the template their queries draw on.
+    pub query_field: String,
 }
 
 /// A scenario file, with `layers` under its phases' keys (the file's top level fills
