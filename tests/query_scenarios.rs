@@ -10,8 +10,8 @@ use serde_json::Value;
 use sofabench::results::{BuiltWhen, OperationResult, PhaseResult, RunResult};
 
 /// Runs a built-in scenario small: 40 bulk requests of 20 documents to load, then 40
-/// operations per phase on 2 connections.
-fn run(server: &PouchServer, scenario: &str, db: &str) -> RunResult {
+/// operations per phase on 2 connections. Gives the result and the HTML page.
+fn run(server: &PouchServer, scenario: &str, db: &str) -> (RunResult, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let run = sofabench(&[
@@ -28,7 +28,8 @@ fn run(server: &PouchServer, scenario: &str, db: &str) -> RunResult {
         &format!("--out={}", out.display()),
     ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    RunResult::read(&out.join("result.json")).unwrap()
+    let page = std::fs::read_to_string(out.join("result.html")).unwrap();
+    (RunResult::read(&out.join("result.json")).unwrap(), page)
 }
 
 fn of<'a>(phase: &'a PhaseResult, name: &str) -> &'a OperationResult {
@@ -65,7 +66,7 @@ fn all_succeeded_and_counted(result: &RunResult, server: &PouchServer, db: &str)
 #[test]
 fn mango_times_an_idle_build_and_one_under_writes_and_checks_its_rows() {
     let server = PouchServer::secured(Storage::Disk);
-    let result = run(&server, "mango", "mango");
+    let (result, page) = run(&server, "mango", "mango");
     let names: Vec<&str> = result.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
@@ -136,7 +137,7 @@ fn mango_times_an_idle_build_and_one_under_writes_and_checks_its_rows() {
 #[test]
 fn views_compare_update_modes_under_writes_and_build_a_second_view_under_them() {
     let server = PouchServer::secured(Storage::Disk);
-    let result = run(&server, "views", "views");
+    let (result, page) = run(&server, "views", "views");
     let names: Vec<&str> = result.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
@@ -162,6 +163,7 @@ fn views_compare_update_modes_under_writes_and_build_a_second_view_under_them() 
     assert_eq!(busy.len(), 1, "{busy:?}");
     assert_eq!(busy[0].index, "_design/sofabench_second");
     assert_ne!(busy[0].when, BuiltWhen::BeforePhase);
+    assert!(page.contains("<td>_design/sofabench_second</td>"));
 
     // A key query finds its own document's row; a range count is one reduced row.
     assert_eq!(of(&result.phases[1], "view").rows, Some(40));

@@ -73,6 +73,7 @@ pub fn phase_section(
     tables::rate_limit_table(out, phase);
     tables::hot_table(out, phase);
     tables::existing_table(out, phase);
+    tables::index_builds_table(out, phase);
     super::disk::disk_table(out, phase);
     if phase.intervals.is_empty() {
         out.push_str("<p class=\"muted\">No intervals were recorded: no charts over time.</p>\n");

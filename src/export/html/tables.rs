@@ -224,6 +224,25 @@ pub fn existing_table(out: &mut String, phase: &PhaseResult) {
     out.push_str("</table>\n");
 }
 
+/// The indexes built around the phase, and whether its operations ran meanwhile.
+pub fn index_builds_table(out: &mut String, phase: &PhaseResult) {
+    if phase.index_builds.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Index builds (from the index's creation until a query waiting for it answered)</h3>\n<table>\n<tr><th>index</th><th>queries</th><th class=\"num\">seconds</th><th>when</th></tr>\n");
+    for build in &phase.index_builds {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{:.3}</td><td>{}</td></tr>",
+            escape(&build.index),
+            escape(&build.queries.join(", ")),
+            build.seconds,
+            crate::report::indexes::when(build.when)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 /// A row per phase, each naming its section: what it did, how fast, how slow, what
 /// failed. With fifty phases this is where a reader starts.
 pub fn phases_table(out: &mut String, result: &RunResult) {
