@@ -50,4 +50,7 @@ install_prometheus_client
 
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+# The unit tests once more in the debug profile, whose arithmetic checks for overflow
+# (the release profile's wraps silently).
+cargo test --lib --quiet
 cargo test --release --quiet

@@ -98,6 +98,8 @@ fn mango_times_an_idle_build_and_one_under_writes_and_checks_its_rows() {
             phase.index_builds
         );
     }
+    assert_eq!(page.matches("<h3>Index builds").count(), 2);
+    assert!(page.contains("<td>equal</td>") && page.contains("before the phase, idle"));
 
     // Alone, every answer holds what the seed's documents give; among writes nothing
     // is checked.
