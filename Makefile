@@ -1,6 +1,6 @@
 # The two commands of the README, the benchmark of the generator, and the performance
 # harness against wrk and oha (docs/PERFORMANCE.md).
-.PHONY: demo test bench bench-smoke bench-generate
+.PHONY: demo test bench bench-smoke bench-generate bench-queries
 
 demo:        ## build, start a local PouchDB Server, run the benchmark against it, stop it
 	bash scripts/demo.sh
@@ -18,3 +18,6 @@ bench:       ## sofabench against wrk and oha: reads, workload, generation, conn
 
 bench-smoke: ## the same harness in seconds: checks it still runs (1 repetition, tiny sizes)
 	python3 bench/bench.py --smoke $(BENCH_FLAGS)
+
+bench-queries: ## the client's CPU per query against per read of the same answer size (~8 min)
+	python3 bench/queries.py $(BENCH_FLAGS)

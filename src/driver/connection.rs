@@ -276,6 +276,8 @@ pub struct Exchange {
     pub body: Bytes,
     /// The answer body's length: `body`'s, or all of a counted answer's.
     pub body_length: u64,
+    /// A query's rows, counted as its answer was read (`Streaming::count_rows`).
+    pub rows: Option<u64>,
     pub timing: ExchangeTiming,
     /// When the request was handed to the connection and when its answer's last byte came:
     /// the caller's figures can use them instead of reading the clock again.
@@ -492,9 +494,16 @@ impl Connection {
                 http1::write_head(&mut self.request, call.method, paths, headers, described);
             }
         }
-        let mut reader = match streaming.count_answer_up_to {
-            None => ResponseReader::new(call.method, endpoint.max_response),
-            Some(limit) => ResponseReader::new(call.method, limit).counting(),
+        let limit = streaming
+            .count_answer_up_to
+            .unwrap_or(endpoint.max_response);
+        let reader = ResponseReader::new(call.method, limit);
+        let mut reader = if streaming.count_rows {
+            reader.counting_rows()
+        } else if streaming.count_answer_up_to.is_some() {
+            reader.counting()
+        } else {
+            reader
         }
         .keeping_session_cookie(endpoint.keep_session_cookie);
         let sent = match streaming.body {
@@ -527,6 +536,7 @@ impl Connection {
             status: response.status,
             body: response.body,
             body_length: response.body_length,
+            rows: response.rows,
             timing: ExchangeTiming {
                 send: nanos(start, written),
                 wait: nanos(written, first_byte),

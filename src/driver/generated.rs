@@ -46,6 +46,10 @@ pub struct Streaming {
     pub body: Option<GeneratedBody>,
     /// Count the answer's body instead of keeping it, refusing it past this many bytes.
     pub count_answer_up_to: Option<u64>,
+    /// Count the answer's body and a query's rows in it (the exchange's `rows`) instead
+    /// of keeping it, refusing it past `count_answer_up_to` or else the endpoint's
+    /// largest answer.
+    pub count_rows: bool,
 }
 
 impl Streaming {
@@ -53,6 +57,7 @@ impl Streaming {
     pub const NONE: Streaming = Streaming {
         body: None,
         count_answer_up_to: None,
+        count_rows: false,
     };
 }
 

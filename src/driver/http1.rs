@@ -10,6 +10,8 @@ use std::mem::MaybeUninit;
 use bytes::{Buf, Bytes, BytesMut};
 use httparse::Status;
 
+use super::rows::RowCounter;
+
 /// The most header lines a response (or its trailer) may have; more is a bad response.
 pub const MAX_HEADERS: usize = 64;
 
@@ -197,6 +199,10 @@ pub struct Response {
     /// The value of the answer's `Set-Cookie: AuthSession=…`, when the reader was asked
     /// to keep it (a login's answer; see [`ResponseReader::keeping_session_cookie`]).
     pub session_cookie: Option<String>,
+    /// The rows of a query's answer counted as it was read
+    /// ([`ResponseReader::counting_rows`]); `None` when not asked, or when the body held
+    /// no complete `rows` or `docs` array.
+    pub rows: Option<u64>,
 }
 
 /// Takes one response out of the front of a read buffer, over as many reads as it takes.
@@ -208,8 +214,34 @@ pub struct ResponseReader {
     state: State,
     /// Whether the final answer's session cookie is kept.
     keep_session_cookie: bool,
-    /// For an answer counted rather than kept: the body's bytes read and let go so far.
-    counted: Option<u64>,
+    /// For an answer counted rather than kept: what was read and let go so far.
+    counted: Option<Counted>,
+}
+
+/// What a counted answer's body held: its bytes, and (for a query's answer) its rows,
+/// counted as the bytes go by.
+#[derive(Debug, Default)]
+struct Counted {
+    bytes: u64,
+    rows: Option<RowCounter>,
+}
+
+impl Counted {
+    /// Reads the first `n` bytes of `buf` and lets them go.
+    fn take(&mut self, buf: &mut BytesMut, n: usize) {
+        if let Some(rows) = self.rows.as_mut() {
+            rows.feed(&buf[..n]);
+        }
+        buf.advance(n);
+        self.bytes += n as u64;
+    }
+
+    /// The rows of the whole answer, whose last piece is `last` (not let go).
+    fn rows_with(&mut self, last: &[u8]) -> Option<u64> {
+        let rows = self.rows.as_mut()?;
+        rows.feed(last);
+        rows.rows()
+    }
 }
 
 enum State {
@@ -248,7 +280,19 @@ impl ResponseReader {
     /// stays bounded by what one read brings, whatever the body's length.
     pub fn counting(self) -> ResponseReader {
         ResponseReader {
-            counted: Some(0),
+            counted: Some(Counted::default()),
+            ..self
+        }
+    }
+
+    /// The same reader, counting the body and the rows of a query's answer in it (the
+    /// elements of its `rows` or `docs` array) as it goes: the response's `rows`.
+    pub fn counting_rows(self) -> ResponseReader {
+        ResponseReader {
+            counted: Some(Counted {
+                bytes: 0,
+                rows: Some(RowCounter::new()),
+            }),
             ..self
         }
     }
@@ -283,6 +327,11 @@ impl ResponseReader {
                         return Ok(None);
                     };
                     buf.advance(length);
+                    // An error's body is kept whole (within the same limit), for its
+                    // reason: only a successful answer is counted and let go.
+                    if !(100..300).contains(&head.status) {
+                        self.counted = None;
+                    }
                     // Interim answers (100 Continue, 103 Early Hints) precede the real one.
                     if !(100..200).contains(&head.status) {
                         self.state = State::Body {
@@ -301,11 +350,13 @@ impl ResponseReader {
                     retry_after,
                     session_cookie,
                 } => {
-                    let before = self.counted.unwrap_or(0);
+                    let before = self.counted.as_ref().map_or(0, |c| c.bytes);
                     let body = match framing {
                         Framing::Length(length) => {
                             if let Some(counted) = self.counted.as_mut() {
-                                *counted += let_go(buf, length);
+                                let taken = (*length).min(buf.len() as u64);
+                                counted.take(buf, taken as usize);
+                                *length -= taken;
                             }
                             split_length(buf, *length)
                         }
@@ -314,7 +365,7 @@ impl ResponseReader {
                                 .read(buf, self.limit.saturating_sub(before))
                                 .map_err(|e| e.with_status(*status))?;
                             if let (None, Some(counted)) = (&read, self.counted.as_mut()) {
-                                *counted += chunks.let_go(buf);
+                                counted.take(buf, chunks.let_go());
                             }
                             read
                         }
@@ -327,17 +378,23 @@ impl ResponseReader {
                         }
                         Framing::UntilClose => {
                             if let Some(counted) = self.counted.as_mut() {
-                                *counted += buf.len() as u64;
-                                buf.clear();
+                                counted.take(buf, buf.len());
                             }
                             None
                         }
                     };
-                    let before = self.counted.unwrap_or(0);
-                    return Ok(body.map(|body| Response {
+                    let Some(body) = body else {
+                        return Ok(None);
+                    };
+                    let (before, rows) = match self.counted.as_mut() {
+                        Some(counted) => (counted.bytes, counted.rows_with(&body)),
+                        None => (0, None),
+                    };
+                    return Ok(Some(Response {
                         status: *status,
                         body_length: before + body.len() as u64,
                         body,
+                        rows,
                         keep_alive: *keep_alive,
                         retry_after: retry_after.take(),
                         session_cookie: session_cookie.take(),
@@ -357,14 +414,21 @@ impl ResponseReader {
                 retry_after,
                 session_cookie,
                 ..
-            } => Some(Response {
-                status: *status,
-                body_length: self.counted.unwrap_or(0) + buf.len() as u64,
-                body: buf.split().freeze(),
-                keep_alive: false,
-                retry_after: retry_after.take(),
-                session_cookie: session_cookie.take(),
-            }),
+            } => {
+                let (before, rows) = match self.counted.as_mut() {
+                    Some(counted) => (counted.bytes, counted.rows_with(buf)),
+                    None => (0, None),
+                };
+                Some(Response {
+                    status: *status,
+                    body_length: before + buf.len() as u64,
+                    body: buf.split().freeze(),
+                    rows,
+                    keep_alive: false,
+                    retry_after: retry_after.take(),
+                    session_cookie: session_cookie.take(),
+                })
+            }
             _ => None,
         }
     }
@@ -384,15 +448,6 @@ impl ResponseReader {
             _ => 0,
         }
     }
-}
-
-/// Lets go of the front of `buf` that belongs to a body still `length` bytes long, and
-/// says how much that was (`length` is what remains).
-fn let_go(buf: &mut BytesMut, length: &mut u64) -> u64 {
-    let taken = (*length).min(buf.len() as u64);
-    buf.advance(taken as usize);
-    *length -= taken;
-    taken
 }
 
 fn split_length(buf: &mut BytesMut, length: u64) -> Option<Bytes> {
@@ -680,14 +735,14 @@ impl Chunks {
         }
     }
 
-    /// Lets go of the body decoded so far (the front of `buf`), for an answer that is
-    /// counted, not kept; says how many bytes that was.
-    fn let_go(&mut self, buf: &mut BytesMut) -> u64 {
+    /// Forgets the body decoded so far, for an answer that is counted, not kept: says
+    /// how many bytes that was, for the caller to let go of them (the front of the
+    /// buffer).
+    fn let_go(&mut self) -> usize {
         let decoded = self.decoded;
-        buf.advance(decoded);
         self.raw -= decoded;
         self.decoded = 0;
-        decoded as u64
+        decoded
     }
 
     fn bytes_expected(&self) -> u64 {
@@ -765,6 +820,74 @@ mod tests {
             // One byte less allowed: refused, at the head or as the body runs past.
             let (refused, _) = counted(wire, 500, 9_999);
             assert!(refused.unwrap_err().is_too_large());
+        }
+    }
+
+    /// `body` framed by length, chunked in pieces of 7 bytes, and ended by closing.
+    fn framings(status: &str, body: &[u8]) -> [Vec<u8>; 3] {
+        let mut by_length = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        by_length.extend_from_slice(body);
+        let mut chunked =
+            format!("HTTP/1.1 {status}\r\nTransfer-Encoding: chunked\r\n\r\n").into_bytes();
+        for part in body.chunks(7) {
+            chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            chunked.extend_from_slice(part);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        let mut closed = format!("HTTP/1.1 {status}\r\nConnection: close\r\n\r\n").into_bytes();
+        closed.extend_from_slice(body);
+        [by_length, chunked, closed]
+    }
+
+    /// The answer a rows-counting reader makes of `wire` read `step` bytes at a time,
+    /// the connection closed after its last byte.
+    fn rows_of(wire: &[u8], step: usize) -> Response {
+        let mut reader = ResponseReader::new(Method::Get, 1 << 20).counting_rows();
+        let mut buf = BytesMut::new();
+        for piece in wire.chunks(step) {
+            buf.extend_from_slice(piece);
+            if let Some(response) = reader.read(&mut buf).unwrap() {
+                return response;
+            }
+        }
+        reader.end(&mut buf).expect("a complete answer")
+    }
+
+    #[test]
+    fn a_querys_rows_are_counted_as_its_answer_goes_by_whatever_its_framing() {
+        let body = br#"{"total_rows":3,"offset":0,"rows":[{"id":"a","key":"]","value":{"x":[1,2]}},{"id":"b","key":"\"}","value":null},{"id":"c","key":3,"value":"rows"}]}"#;
+        for wire in framings("200 OK", body) {
+            for step in [1, 5, 64, 4096] {
+                let answer = rows_of(&wire, step);
+                assert_eq!(
+                    answer.rows,
+                    Some(3),
+                    "step {step}: {}",
+                    String::from_utf8_lossy(&wire)
+                );
+                assert_eq!(answer.body_length, body.len() as u64);
+                assert!(answer.body.len() <= step.max(7), "let go as it came");
+            }
+        }
+        // A cut or foreign answer has no count.
+        let cut = &body[..body.len() - 3];
+        for wire in framings("200 OK", cut) {
+            assert_eq!(rows_of(&wire, 16).rows, None);
+        }
+    }
+
+    #[test]
+    fn a_counted_error_answer_is_kept_for_its_reason() {
+        let body = br#"{"error":"not_found","reason":"missing"}"#;
+        for wire in framings("404 Object Not Found", body) {
+            let answer = rows_of(&wire, 9);
+            assert_eq!((answer.status, answer.rows), (404, None));
+            assert_eq!(&answer.body[..], &body[..]);
         }
     }
 

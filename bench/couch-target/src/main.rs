@@ -4,7 +4,7 @@
 //! faster than any client can ask, so that a benchmark of clients measures the clients.
 //!
 //! ```text
-//! couch-target [--port PORT] [--backlog N] [--delay-ms MS]
+//! couch-target [--port PORT] [--backlog N] [--delay-ms MS] [--answer-bytes N] [--rows R]
 //! ```
 //!
 //! `--delay-ms` holds every answer at least that long (tokio's timer: up to a millisecond
@@ -25,6 +25,14 @@
 //! | `PUT /db/id` | 201 `{"ok":true,"id":ID,"rev":"<g+1>-..."}` (`g` from the body's `_rev`, else 0) |
 //! | `GET /db/id` | 200 a 250-byte document `{"_id":ID,"_rev":"1-...",...}` |
 //! | `DELETE /db/id?rev=g-...` | 200 `{"ok":true,"id":ID,"rev":"<g+1>-..."}` |
+//! | `POST /db/_index` | 200 `{"result":"created","id":"_design/idx","name":"idx"}` |
+//! | `POST /db/_find` | 200 `{"docs":[...]}` of `--rows` documents (see below) |
+//! | `GET /db/_design/d/_view/v`, `GET` or `POST /db/_all_docs` | 200 `{"total_rows":R,"offset":0,"rows":[{"id":…,"key":…,"value":…}, ...]}` of `--rows` rows |
+//!
+//! `--answer-bytes N` makes a read's document and every query's answer N bytes long (as
+//! near as whole rows allow), padded with a string member; without it a document is 250
+//! bytes and a query's answer holds `--rows` (default 25) rows of about 100 bytes. The
+//! benchmark of a query against a read of the same size (bench/queries.py) uses it.
 //!
 //! Any other path below a database (`/db/_design/x`, `/db/a/b`) is a document id.
 //! Revisions are `<generation>-<32 hex digits>`, the digits a hash of the id and the
@@ -33,6 +41,7 @@
 
 use std::io::{self, Write as _};
 use std::net::SocketAddr;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -45,10 +54,29 @@ const MAX_HEAD: usize = 64 * 1024;
 const INITIAL_BUFFER: usize = 4096;
 const KEEP: usize = 256 * 1024;
 
+/// How large the answers to reads and queries are (`--answer-bytes`, `--rows`), set once
+/// at start.
+#[derive(Clone, Copy)]
+struct Shape {
+    answer_bytes: Option<usize>,
+    rows: usize,
+}
+
+static SHAPE: OnceLock<Shape> = OnceLock::new();
+
+fn shape() -> Shape {
+    *SHAPE.get_or_init(|| Shape {
+        answer_bytes: None,
+        rows: 25,
+    })
+}
+
 fn main() {
     let mut port: u16 = 0;
     let mut backlog: u32 = 65535;
     let mut delay = Duration::ZERO;
+    let mut answer_bytes = None;
+    let mut rows = 25;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -74,10 +102,25 @@ fn main() {
                         .unwrap_or_else(|_| usage("--delay-ms needs a number")),
                 )
             }
+            "--answer-bytes" => {
+                answer_bytes = Some(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| usage("--answer-bytes needs a number")),
+                )
+            }
+            "--rows" => {
+                rows = value()
+                    .parse()
+                    .ok()
+                    .filter(|&r| r > 0)
+                    .unwrap_or_else(|| usage("--rows needs a number above 0"))
+            }
             "-h" | "--help" => usage(""),
             other => usage(&format!("unknown argument {other}")),
         }
     }
+    let _ = SHAPE.set(Shape { answer_bytes, rows });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -93,7 +136,9 @@ fn usage(problem: &str) -> ! {
     if !problem.is_empty() {
         eprintln!("couch-target: {problem}");
     }
-    eprintln!("usage: couch-target [--port PORT] [--backlog N] [--delay-ms MS]");
+    eprintln!(
+        "usage: couch-target [--port PORT] [--backlog N] [--delay-ms MS] [--answer-bytes N] [--rows R]"
+    );
     std::process::exit(if problem.is_empty() { 0 } else { 2 });
 }
 
@@ -374,6 +419,8 @@ fn answer(request: &Request, input: &[u8], body: &[u8], scratch: &mut Scratch, o
             b.extend_from_slice(br#"{"error":"bad_request","reason":"Request body must be a JSON object with a docs array"}"#);
             400
         }
+    } else if let Some(status) = query_answer(method, document, b) {
+        status
     } else {
         match method {
             Method::Get | Method::Head => {
@@ -396,6 +443,63 @@ fn answer(request: &Request, input: &[u8], body: &[u8], scratch: &mut Scratch, o
     } else {
         respond(out, status, b, close);
     }
+}
+
+/// The answer to a query or an index's creation, when `document` names one.
+fn query_answer(method: Method, document: &[u8], b: &mut Vec<u8>) -> Option<u16> {
+    let view = document.starts_with(b"_design/") && contains(document, b"/_view/");
+    match (method, document) {
+        (Method::Post, b"_index") => {
+            b.extend_from_slice(br#"{"result":"created","id":"_design/idx","name":"idx"}"#);
+            Some(200)
+        }
+        (Method::Post, b"_find") => {
+            write_rows(b, b"{\"docs\":[", true);
+            Some(200)
+        }
+        (Method::Get | Method::Post, b"_all_docs") => {
+            write_rows(b, b"{\"total_rows\":1000000,\"offset\":0,\"rows\":[", false);
+            Some(200)
+        }
+        (Method::Get, _) if view => {
+            write_rows(b, b"{\"total_rows\":1000000,\"offset\":0,\"rows\":[", false);
+            Some(200)
+        }
+        _ => None,
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `opening`, then `--rows` rows (documents for `_find`, `{"id","key","value"}` rows
+/// otherwise) padded so that the whole is `--answer-bytes` long, then `]}`.
+fn write_rows(b: &mut Vec<u8>, opening: &[u8], documents: bool) {
+    let Shape { answer_bytes, rows } = shape();
+    let total = answer_bytes.unwrap_or(100 * rows);
+    // Each row's share of what the envelope leaves, less its commas.
+    let per_row = total.saturating_sub(opening.len() + 2 + rows) / rows;
+    b.extend_from_slice(opening);
+    for k in 0..rows {
+        if k > 0 {
+            b.push(b',');
+        }
+        let start = b.len();
+        let id = format!("row{k:08}");
+        if documents {
+            let _ = write!(b, r#"{{"_id":"{id}","_rev":""#);
+            write_rev(b, id.as_bytes(), 1);
+            b.extend_from_slice(br#"","pad":""#);
+        } else {
+            let _ = write!(b, r#"{{"id":"{id}","key":"{id}","value":""#);
+        }
+        // The padding, less the closing `"}`.
+        let used = b.len() - start + 2;
+        b.resize(b.len() + per_row.saturating_sub(used), b'x');
+        b.extend_from_slice(b"\"}");
+    }
+    b.extend_from_slice(b"]}");
 }
 
 fn method_not_allowed(b: &mut Vec<u8>) -> u16 {
@@ -454,13 +558,22 @@ fn write_result_json(b: &mut Vec<u8>, id: &[u8], generation: u64, escaped: bool)
 /// The document every read gets: 250 bytes with a 21-character id such as sofabench's
 /// `sb1234abcd-0000000042`, about the size of Iron Cushion's example document.
 fn write_document(b: &mut Vec<u8>, id: &[u8]) {
+    let start = b.len();
     b.extend_from_slice(br#"{"_id":""#);
     escape(b, id);
     b.extend_from_slice(br#"","_rev":""#);
     write_rev(b, id, 1);
     b.extend_from_slice(
-        br#"","array1":[[0.7211,0.2131],{},true,null],"boolean1":true,"integer1":64523,"obj1":{"array2":[],"obj2":{"boolean2":false}},"string1":"couch-target answers every read with this."}"#,
+        br#"","array1":[[0.7211,0.2131],{},true,null],"boolean1":true,"integer1":64523,"obj1":{"array2":[],"obj2":{"boolean2":false}},"string1":"couch-target answers every read with this.""#,
     );
+    if let Some(bytes) = shape().answer_bytes {
+        // `,"pad":"` and `"` around the padding, and the closing `}`.
+        let used = b.len() - start + 10;
+        b.extend_from_slice(br#","pad":""#);
+        b.resize(b.len() + bytes.saturating_sub(used), b'x');
+        b.push(b'"');
+    }
+    b.push(b'}');
 }
 
 fn write_rev(b: &mut Vec<u8>, id: &[u8], generation: u64) {

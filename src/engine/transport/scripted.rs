@@ -244,6 +244,7 @@ impl ScriptedServer {
                     status,
                     body_length: body.len() as u64,
                     body: body.into(),
+                    rows: None,
                     timing,
                     started,
                     finished,
@@ -288,13 +289,18 @@ fn refused(started: Instant) -> Unanswered {
 
 impl Transport for ScriptedServer {
     /// The script answers as for any request: it neither reads a generated body nor
-    /// sends a long answer.
+    /// sends a long answer. Rows are counted as a connection counts them.
     fn send(
         &mut self,
         call: &Call<'_>,
-        _streaming: Streaming,
+        streaming: Streaming,
     ) -> impl Future<Output = Result<Exchange, Unanswered>> + Send {
-        let reply = self.reply_to(call);
+        let mut reply = self.reply_to(call);
+        if let Some(Ok(exchange)) = reply.as_mut()
+            && streaming.count_rows
+        {
+            exchange.rows = crate::driver::rows::count(&exchange.body);
+        }
         async move {
             match reply {
                 Some(result) => result,

@@ -30,7 +30,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         document.rev.write_to(&mut self.path);
         self.streaming = Streaming {
             body: Some(body),
-            count_answer_up_to: None,
+            ..Streaming::NONE
         };
         let settled = self
             .perform(
@@ -75,6 +75,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             body: None,
             // Room for an error answer when the attachment is tiny.
             count_answer_up_to: Some(length.max(ERROR_ROOM)),
+            ..Streaming::NONE
         };
         let done = self
             .perform(

@@ -2,11 +2,11 @@
 //! names, with parameters drawn from a document the connection knows. A document's
 //! values are a function of the seed, its number and its version, so the worker writes
 //! the document again to read them instead of keeping it. The answer's rows are counted
-//! without building it, and in a phase that writes nothing a `find` answer's rows are
+//! as it is read, without keeping it or building a tree of it, and in a phase that writes nothing a `find` answer's rows are
 //! compared with the rows the seed's documents give (`query::expected`).
 
 use super::{Start, Worker};
-use crate::driver::{Method, rows};
+use crate::driver::{Method, Streaming};
 use crate::engine::transport::{Clock, Transport};
 use crate::metrics::{ConnectionMetrics, Failure};
 use crate::query::{Draw, PhaseQueries, QueryKind, field, request};
@@ -91,29 +91,36 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             }
         };
         self.queries.scope = scope;
-        self.perform(
-            metrics,
-            operation,
-            method,
-            with_body,
-            start,
-            |_, metrics, answer| {
-                if answer.status != 200 {
-                    return Err(Failure::of_status(answer.status));
-                }
-                let rows = rows::count(&answer.body).ok_or(Failure::BadAnswer)?;
-                let counts = metrics.operation(operation);
-                counts.rows += rows;
-                if let Some(expected) = expected {
-                    counts.rows_checked += 1;
-                    counts.rows_expected += expected;
-                    counts.rows_wrong += u64::from(rows != expected);
-                }
-                Ok(())
-            },
-        )
-        .await
-        .map(|_| ())
+        // The answer is counted as it is read, never held: its rows with it.
+        self.streaming = Streaming {
+            count_rows: true,
+            ..Streaming::NONE
+        };
+        let done = self
+            .perform(
+                metrics,
+                operation,
+                method,
+                with_body,
+                start,
+                |_, metrics, answer| {
+                    if answer.status != 200 {
+                        return Err(Failure::of_status(answer.status));
+                    }
+                    let rows = answer.rows.ok_or(Failure::BadAnswer)?;
+                    let counts = metrics.operation(operation);
+                    counts.rows += rows;
+                    if let Some(expected) = expected {
+                        counts.rows_checked += 1;
+                        counts.rows_expected += expected;
+                        counts.rows_wrong += u64::from(rows != expected);
+                    }
+                    Ok(())
+                },
+            )
+            .await;
+        self.streaming = Streaming::NONE;
+        done.map(|_| ())
     }
 
     /// Writes the document in `slot` again, at the version the connection knows, and
