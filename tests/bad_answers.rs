@@ -168,3 +168,67 @@ fn a_bulk_answer_a_row_short_for_documents_without_ids_pairs_none_of_them() {
         shown(&run)
     );
 }
+
+/// Two `_all_docs` queries (one per connection) after a small load, against `server`,
+/// with `extra` flags.
+fn all_docs_queries(server: &BadServer, extra: &[&str]) -> (Run, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("q.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[[phase]]
+name = "load"
+mix = { bulk_insert = 1 }
+batch_size = 10
+operations = 1
+[[phase]]
+name = "pages"
+mix = { all_docs = 1 }
+queries = { all_docs = "pages" }
+total = 2
+[query.pages]
+kind = "all_docs"
+limit = 100000
+"#,
+    )
+    .unwrap();
+    let json = dir.path().join("result.json");
+    let mut args = vec![
+        "run".to_string(),
+        format!("--database_address={}", server.url),
+        "--database_name=bad".to_string(),
+        "--quiet".to_string(),
+        "--num_connections=2".to_string(),
+        format!("--scenario={}", scenario.display()),
+        format!("--json={}", json.display()),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    (sofabench_within(ADDRESS_SPACE_KIB, &args), dir)
+}
+
+#[test]
+fn a_querys_answer_of_any_length_is_counted_as_it_comes_never_held() {
+    // 20,000,000 rows: 860 MB per answer, two at once. Held whole they would not fit
+    // the address space the client is given.
+    let rows = 20_000_000;
+    let server = BadServer::start(Fault::ManyRows(rows), bad_server::all_docs_queries);
+    let (run, dir) = all_docs_queries(&server, &["--max-response-size=1GiB"]);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    let result = sofabench::results::RunResult::read(&dir.path().join("result.json")).unwrap();
+    let pages = &result.phases[1].operations[0];
+    assert_eq!((pages.succeeded, pages.failed), (2, 0), "{pages:?}");
+    assert_eq!(pages.rows, Some(2 * rows as u64));
+    let bytes = (r#"{"total_rows":20000000,"offset":0,"rows":[]}"#.len()
+        + rows * (bad_server::ROW.len() + 1)
+        - 1) as u64;
+    assert_eq!(pages.bytes_received, 2 * bytes);
+}
+
+#[test]
+fn an_endless_query_answer_fails_as_too_large() {
+    let server = BadServer::start(Fault::EndlessChunks, bad_server::all_docs_queries);
+    let (run, _dir) = all_docs_queries(&server, &[]);
+    assert_fails_with(&run, "too_large", Duration::from_secs(30));
+}

@@ -36,8 +36,8 @@ use crate::workload::Operation;
 /// The design document views go in unless the query names one.
 pub const DESIGN: &str = "sofabench";
 
-/// Most rows a query may ask for, and most ids a `keys` query sends: an answer must fit
-/// the client's bounded buffers.
+/// Most rows a query may ask for, and most ids a `keys` query sends: an answer is read
+/// (and its rows counted) as it comes, but must still end within `--max-response-size`.
 const MOST_ROWS: u64 = 100_000;
 const MOST_KEYS: u64 = 1_000;
 

@@ -30,6 +30,8 @@ pub enum Fault {
     /// The good answer, a JSON array, without its last element: a bulk answer one row
     /// short.
     MissingRow,
+    /// A query's answer of this many rows, `{"rows":[…]}`, chunked in 64 KiB pieces.
+    ManyRows(usize),
 }
 
 pub struct BadServer {
@@ -74,6 +76,14 @@ pub fn welcome(line: &str) -> bool {
 pub fn bulk_inserts(line: &str) -> bool {
     line.contains("/_bulk_docs ")
 }
+
+/// `_all_docs` queries.
+pub fn all_docs_queries(line: &str) -> bool {
+    line.contains("/_all_docs")
+}
+
+/// One row of [`Fault::ManyRows`]'s answer, as `_all_docs` writes them.
+pub const ROW: &str = r#"{"id":"r","key":"r","value":{"rev":"1-a"}}"#;
 
 fn serve(stream: TcpStream, fault: Fault, picked: fn(&str) -> bool) {
     let _ = stream.set_nodelay(true);
@@ -180,6 +190,7 @@ fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
             );
             return writer.write_all(response.as_bytes()).is_ok();
         }
+        Fault::ManyRows(rows) => return many_rows(writer, rows),
         Fault::EndlessContinue => {
             let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(1000);
             while writer.write_all(&continues).is_ok() {}
@@ -187,6 +198,33 @@ fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
         Fault::RefuseBody | Fault::RefuseBodyAndClose => unreachable!("answered before the body"),
     }
     false
+}
+
+/// `{"total_rows":N,"offset":0,"rows":[ROW,ROW,…]}` of `rows` rows, in chunks of about
+/// 64 KiB; true when it was all written.
+fn many_rows(writer: &mut TcpStream, rows: usize) -> bool {
+    let head =
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    if writer.write_all(head).is_err() {
+        return false;
+    }
+    let mut piece = format!(r#"{{"total_rows":{rows},"offset":0,"rows":["#);
+    let mut chunk = |piece: &mut String| {
+        let framed = format!("{:x}\r\n{piece}\r\n", piece.len());
+        piece.clear();
+        writer.write_all(framed.as_bytes()).is_ok()
+    };
+    for k in 0..rows {
+        if k > 0 {
+            piece.push(',');
+        }
+        piece.push_str(ROW);
+        if piece.len() >= 64 * 1024 && !chunk(&mut piece) {
+            return false;
+        }
+    }
+    piece.push_str("]}");
+    chunk(&mut piece) && writer.write_all(b"0\r\n\r\n").is_ok()
 }
 
 /// Runs sofabench with its address space limited to `kib` KiB: a client whose memory
