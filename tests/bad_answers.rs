@@ -232,3 +232,60 @@ fn an_endless_query_answer_fails_as_too_large() {
     let (run, _dir) = all_docs_queries(&server, &[]);
     assert_fails_with(&run, "too_large", Duration::from_secs(30));
 }
+
+/// A view whose index never gets built: the query waiting for it is never answered.
+/// `indexes` is the phase's `indexes` key.
+fn stalled_build(indexes: &str) -> Run {
+    let server = BadServer::start(Fault::Stall, bad_server::index_waits);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("q.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            r#"
+[[phase]]
+name = "load"
+mix = {{ bulk_insert = 1 }}
+batch_size = 10
+operations = 1
+[[phase]]
+name = "writes"
+mix = {{ create = 1, view = 1 }}
+queries = {{ view = "v" }}
+indexes = "{indexes}"
+total = 20
+[query.v]
+kind = "view"
+field = "integer1"
+map = "function (doc) {{ emit(doc.integer1, null); }}"
+"#
+        ),
+    )
+    .unwrap();
+    let child = common::spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=bad",
+        "--quiet",
+        "--num_connections=2",
+        "--json_document_schema_filename=examples/ironcushion.json",
+        &format!("--scenario={}", scenario.display()),
+    ]);
+    std::thread::sleep(Duration::from_secs(2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    common::finish(child)
+}
+
+#[test]
+fn ctrl_c_ends_the_wait_for_an_index_that_is_never_built() {
+    for indexes in ["before", "during"] {
+        let run = stalled_build(indexes);
+        assert_eq!(run.code, 130, "indexes = {indexes}: {}", shown(&run));
+        assert!(
+            run.took < Duration::from_secs(6),
+            "indexes = {indexes}: {}",
+            shown(&run)
+        );
+        assert!(!run.stdout.contains("built in"), "{}", shown(&run));
+    }
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::driver::Endpoint;
 use crate::driver::admin::Admin;
+use crate::engine::stop::Signal;
 use crate::exit::Failed;
 use crate::query::builds::{self, IndexUnit, PhaseBuilds};
 use crate::query::setup;
@@ -27,6 +28,8 @@ pub struct Indexes {
     plan: Vec<PhaseBuilds>,
     /// The number of partitions of a partitioned database.
     partitions: Option<u64>,
+    /// Ctrl-C: a build under way is not waited for any longer.
+    stop: Signal,
 }
 
 impl Indexes {
@@ -35,6 +38,7 @@ impl Indexes {
         node: Arc<Endpoint>,
         scenario: &Scenario,
         partitions: Option<u64>,
+        stop: Signal,
     ) -> Result<Indexes, Failed> {
         let units = builds::units(&scenario.queries);
         let plan = builds::plan(&scenario.phases, &units)
@@ -45,6 +49,7 @@ impl Indexes {
             units,
             plan,
             partitions,
+            stop,
         })
     }
 
@@ -74,9 +79,13 @@ impl Indexes {
         let mut admin = Admin::with_timeout(&self.target, self.node.clone(), BUILD_TIMEOUT);
         let mut results = Vec::with_capacity(planned.len());
         for &k in planned {
-            let result = setup::build(&mut admin, &self.units[k], self.partitions)
-                .await
-                .map_err(super::runner::setup_failed)?;
+            let build = setup::build(&mut admin, &self.units[k], self.partitions);
+            // A build may take up to BUILD_TIMEOUT; Ctrl-C ends the wait (the run then
+            // reports what it measured), and the builds not done are not reported.
+            let result = tokio::select! {
+                result = build => result.map_err(super::runner::setup_failed)?,
+                () = self.stop.raised() => break,
+            };
             results.push(result);
         }
         Ok(results)

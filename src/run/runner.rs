@@ -255,7 +255,8 @@ async fn run_pass(
         .as_ref()
         .map(|plan| (plan, run.thresholds.as_slice()));
     let partitions = run.settings.ids.partitions().map(|p| p.count);
-    let indexes = Indexes::new(&target, run.setup_node.clone(), &scenario, partitions)?;
+    let stop = run.stop.stop.clone();
+    let indexes = Indexes::new(&target, run.setup_node.clone(), &scenario, partitions, stop)?;
     let measured = run_phases(
         &mut engine,
         &scenario,

@@ -32,6 +32,8 @@ pub enum Fault {
     MissingRow,
     /// A query's answer of this many rows, `{"rows":[…]}`, chunked in 64 KiB pieces.
     ManyRows(usize),
+    /// No answer at all: the connection is held open and never written to.
+    Stall,
 }
 
 pub struct BadServer {
@@ -80,6 +82,11 @@ pub fn bulk_inserts(line: &str) -> bool {
 /// `_all_docs` queries.
 pub fn all_docs_queries(line: &str) -> bool {
     line.contains("/_all_docs")
+}
+
+/// The query that waits for a view's index to be built (`…?limit=1&reduce=false&update=true`).
+pub fn index_waits(line: &str) -> bool {
+    line.contains("/_view/") && line.contains("limit=1&reduce=false&update=true")
 }
 
 /// One row of [`Fault::ManyRows`]'s answer, as `_all_docs` writes them.
@@ -191,6 +198,7 @@ fn misbehave(writer: &mut TcpStream, fault: Fault, good: &str) -> bool {
             return writer.write_all(response.as_bytes()).is_ok();
         }
         Fault::ManyRows(rows) => return many_rows(writer, rows),
+        Fault::Stall => std::thread::sleep(Duration::from_secs(120)),
         Fault::EndlessContinue => {
             let continues = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(1000);
             while writer.write_all(&continues).is_ok() {}
