@@ -15,14 +15,28 @@ use common::bad_server::{self, BadServer, Fault, sofabench_within};
 /// misbehaving answers would make a client without bounds take.
 const ADDRESS_SPACE_KIB: u64 = 2_000_000;
 
-/// A run of `reads` document reads (after a small bulk insert) against `server`.
-fn reads(server: &BadServer, reads: u64, extra: &[&str]) -> Run {
-    let mut args = vec![
+/// `sofabench run` against `server` with 2 connections, `args` and then `extra`, within
+/// the address space.
+fn run_within(server: &BadServer, args: &[String], extra: &[&str]) -> Run {
+    let given = [
         "run".to_string(),
         format!("--database_address={}", server.url),
         "--database_name=bad".to_string(),
         "--quiet".to_string(),
         "--num_connections=2".to_string(),
+    ];
+    let all: Vec<&str> = given
+        .iter()
+        .chain(args)
+        .map(String::as_str)
+        .chain(extra.iter().copied())
+        .collect();
+    sofabench_within(ADDRESS_SPACE_KIB, &all)
+}
+
+/// A run of `reads` document reads (after a small bulk insert) against `server`.
+fn reads(server: &BadServer, reads: u64, extra: &[&str]) -> Run {
+    let args = [
         "--num_bulk_insert_operations=1".to_string(),
         "--num_documents_per_bulk_insert=10".to_string(),
         format!("--num_crud_operations={reads}"),
@@ -32,9 +46,7 @@ fn reads(server: &BadServer, reads: u64, extra: &[&str]) -> Run {
         "--delete_weight=0".to_string(),
         "--seed=5".to_string(),
     ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    sofabench_within(ADDRESS_SPACE_KIB, &args)
+    run_within(server, &args, extra)
 }
 
 fn shown(run: &Run) -> String {
@@ -194,18 +206,11 @@ limit = 100000
     )
     .unwrap();
     let json = dir.path().join("result.json");
-    let mut args = vec![
-        "run".to_string(),
-        format!("--database_address={}", server.url),
-        "--database_name=bad".to_string(),
-        "--quiet".to_string(),
-        "--num_connections=2".to_string(),
+    let args = [
         format!("--scenario={}", scenario.display()),
         format!("--json={}", json.display()),
     ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    (sofabench_within(ADDRESS_SPACE_KIB, &args), dir)
+    (run_within(server, &args, extra), dir)
 }
 
 #[test]

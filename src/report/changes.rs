@@ -2,7 +2,7 @@
 //! was not, and why the consumers reconnected.
 
 use crate::report::numbers::grouped;
-use crate::results::{ChangesResult, PhaseResult};
+use crate::results::{ChangesResult, Latency, PhaseResult};
 
 /// The block; none for a phase without consumers.
 pub fn lines(phase: &PhaseResult) -> String {
@@ -12,12 +12,8 @@ pub fn lines(phase: &PhaseResult) -> String {
     let mut out = heading(changes);
     let l = &changes.latency;
     out.push_str(&format!(
-        "    change latency (answer → feed), ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2}  ({} sightings)\n",
-        l.p50_ms,
-        l.p90_ms,
-        l.p99_ms,
-        l.p999_ms,
-        l.max_ms,
+        "    change latency (answer → feed), ms: {}  ({} sightings)\n",
+        percentiles(l),
         grouped(l.count)
     ));
     out.push_str(&seen(changes));
@@ -34,6 +30,15 @@ pub fn lines(phase: &PhaseResult) -> String {
         ));
     }
     out
+}
+
+/// `p50 1.00  p90 …  max 9.00`: a latency's percentiles in milliseconds, as the change
+/// and replication lag lines give them.
+pub fn percentiles(l: &Latency) -> String {
+    format!(
+        "p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2}",
+        l.p50_ms, l.p90_ms, l.p99_ms, l.p999_ms, l.max_ms
+    )
 }
 
 fn heading(changes: &ChangesResult) -> String {

@@ -44,13 +44,9 @@ fn replica_lines(replica: &ReplicaResult) -> String {
         .map(|i| i.changes_per_second)
         .fold(0.0, f64::max);
     let mut out = format!(
-        "    {:?}: replication lag (answer on the source → replica's feed), ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  p99.9 {:.2}  max {:.2}  ({} writes)\n",
+        "    {:?}: replication lag (answer on the source → replica's feed), ms: {}  ({} writes)\n",
         replica.database,
-        l.p50_ms,
-        l.p90_ms,
-        l.p99_ms,
-        l.p999_ms,
-        l.max_ms,
+        super::changes::percentiles(l),
         grouped(l.count)
     );
     out.push_str(&format!(
