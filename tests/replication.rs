@@ -128,7 +128,19 @@ fn two_way_to_many_reaches_every_replica_and_leaves_no_job_or_password() {
         2,
         r#"{ to = ["many-a", "many-b"], two_way = true, grace = "60s" }"#,
     );
-    let run = run(&server, "many", &file, &["--cleanup"], &json);
+    let (csv, html) = (
+        dir.path().join("result.csv"),
+        dir.path().join("result.html"),
+    );
+    let csv_flag = format!("--csv={}", csv.display());
+    let html_flag = format!("--html={}", html.display());
+    let run = run(
+        &server,
+        "many",
+        &file,
+        &["--cleanup", &csv_flag, &html_flag],
+        &json,
+    );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let text = std::fs::read_to_string(&json).unwrap();
     let result: Value = serde_json::from_str(&text).unwrap();
@@ -163,10 +175,42 @@ fn two_way_to_many_reaches_every_replica_and_leaves_no_job_or_password() {
     for database in ["many-a", "many-b", "many"] {
         assert_eq!(get(&server.admin_db(database)).0, 404, "{database}");
     }
+    // The CSV has each interval's documents replicated and lag; no jobs' figures on
+    // PouchDB Server. The HTML page draws a line per replica.
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = csv::Reader::from_reader(table.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (docs, lag, pending) = (
+        column("replication_docs_per_second"),
+        column("replication_lag_seconds"),
+        column("replication_jobs_docs_written"),
+    );
+    let records: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert!(
+        records
+            .iter()
+            .any(|r| r[docs].parse::<f64>().unwrap_or(0.0) > 0.0),
+        "{table}"
+    );
+    assert!(
+        records
+            .iter()
+            .all(|r| r[lag].is_empty() || r[lag].parse::<f64>().is_ok())
+    );
+    assert!(records.iter().all(|r| r[pending].is_empty()), "{table}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Continuous replication"),
+        "no replication chart"
+    );
+    assert!(page.contains(r#""replica":"many-a""#) && page.contains(r#""replica":"many-b""#));
     for (name, shown) in [
         ("stdout", &run.stdout),
         ("stderr", &run.stderr),
         ("result", &text),
+        ("CSV", &table),
+        ("HTML page", &page),
     ] {
         assert!(!shown.contains(ADMIN.1), "the password is in the {name}");
     }

@@ -375,6 +375,17 @@
         step("lag", "#cf1c90", { dash: [6, 4], scale: "right", value: seconds })
       ], [c.changes_per_second, c.lag_seconds], "changes per second", "seconds");
     },
+    replication: function (el, phase) {
+      var series = [], columns = [];
+      phase.time.replication.forEach(function (r, i) {
+        var c = SPARE[i % SPARE.length];
+        series.push(step(r.replica, c, { value: perSecond }));
+        columns.push(r.docs_per_second);
+        series.push(step(r.replica + " lag", c, { dash: [6, 4], scale: "right", value: seconds }));
+        columns.push(r.lag_seconds);
+      });
+      phaseChartRight(el, phase, series, columns, "documents per second", "seconds");
+    },
     disk: function (el, phase) {
       var d = phase.time.disk;
       phaseChart(el, phase, [

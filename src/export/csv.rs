@@ -10,7 +10,7 @@ use crate::results::{IntervalOperation, IntervalResult, PhaseResult, RunResult};
 
 /// The columns, in order; later ones are added at the end, so that readers by position
 /// keep working.
-pub const COLUMNS: [&str; 28] = [
+pub const COLUMNS: [&str; 31] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -39,6 +39,9 @@ pub const COLUMNS: [&str; 28] = [
     "disk_doc_count",
     "bytes_sent",
     "bytes_received",
+    "replication_docs_per_second",
+    "replication_lag_seconds",
+    "replication_jobs_docs_written",
 ];
 
 /// A size the server gave, or an empty cell when it did not (never 0).
@@ -111,6 +114,53 @@ fn changes_cells(phase: &PhaseResult, interval: &IntervalResult) -> [String; 3] 
     }
 }
 
+/// The phase's continuous replications at the interval's end: documents the replicas
+/// received per second (all together), the largest lag, and the documents the jobs had
+/// written by then by their own count (`_scheduler/jobs`, all together); empty cells for
+/// a phase without replication or a figure no look gave.
+fn replication_cells(phase: &PhaseResult, interval: &IntervalResult) -> [String; 3] {
+    let Some(replication) = &phase.replication else {
+        return Default::default();
+    };
+    let (at, length) = (interval.elapsed_seconds, interval.length_seconds);
+    let looks: Vec<_> = replication
+        .replicas
+        .iter()
+        .filter_map(|r| r.lag.beside(at, length))
+        .collect();
+    let written: Vec<u64> = replication
+        .jobs
+        .iter()
+        .filter(|j| (j.elapsed_seconds - at).abs() < length / 2.0)
+        .filter_map(|j| j.docs_written)
+        .collect();
+    if looks.is_empty() && written.is_empty() {
+        return Default::default();
+    }
+    let docs: f64 = looks.iter().map(|c| c.changes_per_second).sum();
+    let lag = looks.iter().map(|c| c.lag_seconds).fold(0.0, f64::max);
+    [
+        if looks.is_empty() {
+            String::new()
+        } else {
+            decimal(docs, 3)
+        },
+        if looks.is_empty() {
+            String::new()
+        } else {
+            decimal(lag, 3)
+        },
+        if written.is_empty() {
+            String::new()
+        } else {
+            written
+                .iter()
+                .fold(0u64, |a, b| a.saturating_add(*b))
+                .to_string()
+        },
+    ]
+}
+
 /// Writes the series of every phase.
 pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
     let mut writer = ::csv::Writer::from_writer(out);
@@ -130,6 +180,7 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     known(disk.and_then(|d| d.doc_count)),
                 ])
                 .collect();
+            let replicated = replication_cells(phase, interval);
             for &name in &operations {
                 let found = interval.operations.iter().find(|o| o.operation == name);
                 let none = IntervalOperation {
@@ -173,7 +224,8 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                 ];
                 // Empty for a result written before sofabench kept them.
                 let bytes = [known(op.bytes_sent), known(op.bytes_received)];
-                writer.write_record(cells.iter().chain(&shared).chain(&bytes))?;
+                writer
+                    .write_record(cells.iter().chain(&shared).chain(&bytes).chain(&replicated))?;
             }
         }
     }
@@ -195,10 +247,10 @@ mod tests {
         assert_eq!(
             &lines[1..],
             [
-                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,,,,,,0,0",
-                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,,,,,,,",
-                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,,48000,,,3,,",
-                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,,48000,,,3,,",
+                "crud,1700000001000,1.000,create,0,0,0,0.000,,,0.2500,1,0,0,,,,,,,,,,,,,0,0,,,",
+                "crud,1700000001000,1.000,read,4,0,0,4.000,1.000,25.007,0.2500,1,0,0,,,,,,,,,,,,,,,,,",
+                "crud,1700000002000,2.000,create,3,0,0,3.000,3.001,4.001,0.2500,1,0,0,,,,,,,,,48000,,,3,,,,,",
+                "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,,48000,,,3,,,,,",
             ]
         );
     }
@@ -215,10 +267,10 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(header[26..], ["bytes_sent", "bytes_received"]);
-        assert!(lines[2].ends_with(",,"), "no bytes kept: {}", lines[2]);
-        assert!(lines[3].ends_with(",3,1200,34567"), "{}", lines[3]);
-        assert!(lines[4].ends_with(",3,1200,34567"), "{}", lines[4]);
+        assert_eq!(header[26..28], ["bytes_sent", "bytes_received"]);
+        assert!(lines[2].ends_with(",,,,,"), "no bytes kept: {}", lines[2]);
+        assert!(lines[3].ends_with(",3,1200,34567,,,"), "{}", lines[3]);
+        assert!(lines[4].ends_with(",3,1200,34567,,,"), "{}", lines[4]);
     }
 
     #[test]
@@ -249,46 +301,73 @@ mod tests {
         );
     }
 
+    fn at(elapsed_seconds: f64, changes_per_second: f64, lag_seconds: f64) -> ChangesInterval {
+        ChangesInterval {
+            elapsed_seconds,
+            changes_per_second,
+            lag_seconds,
+            open_feeds: 2,
+        }
+    }
+
     #[test]
     fn consumers_figures_go_beside_the_interval_they_were_taken_at() {
         let mut result = super::super::sample::result();
-        let at = |elapsed_seconds: f64| ChangesInterval {
-            elapsed_seconds,
-            changes_per_second: 120.5,
-            lag_seconds: 0.25,
-            open_feeds: 2,
-        };
-        let report = crate::metrics::changes::ChangesReport {
-            feed: "continuous".to_string(),
-            consumers: 2,
-            include_docs: false,
-            selector: None,
-            heartbeat_ms: 1000,
-            grace_seconds: 5.0,
-            latency: crate::metrics::recorder::new_histogram(),
-            writes_tracked: 0,
-            writes_untracked: 0,
-            early: 0,
-            superseded: 0,
-            missing_writes: 0,
-            missing_sightings: 0,
-            unmatched: 0,
-            changes: 0,
-            waited_seconds: 0.0,
-            troubles: Default::default(),
-            // Only the second interval has figures near its end.
-            intervals: vec![at(2.001)],
-        };
-        result.phases[0].changes = Some(crate::results::changes::changes(&report));
+        // Only the second interval has figures near its end.
+        result.phases[0].changes = Some(crate::results::changes::with_intervals(vec![at(
+            2.001, 120.5, 0.25,
+        )]));
         let mut out = Vec::new();
         write(&result, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[1].ends_with(",0,0,,,,,,,,,,,,,0,0"), "{}", lines[1]);
         assert!(
-            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2,48000,,,3,,"),
+            lines[1].ends_with(",0,0,,,,,,,,,,,,,0,0,,,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[3].ends_with(",1,0,0,,,,,,120.500,0.250,2,48000,,,3,,,,,"),
             "{}",
             lines[3]
         );
+    }
+
+    #[test]
+    fn replicas_add_up_their_documents_and_give_the_largest_lag() {
+        use crate::metrics::replication::JobLook;
+        use crate::results::replication::{ReplicaResult, ReplicationResult};
+        let replica = |name: &str, interval: ChangesInterval| ReplicaResult {
+            database: name.to_string(),
+            documents: Vec::new(),
+            created: true,
+            lag: crate::results::changes::with_intervals(vec![interval]),
+        };
+        let job = |written: Option<u64>| JobLook {
+            elapsed_seconds: 2.0,
+            document: "d".to_string(),
+            last_event: Some("started".to_string()),
+            docs_written: written,
+            changes_pending: None,
+            doc_write_failures: None,
+        };
+        let mut result = super::super::sample::result();
+        result.phases[0].replication = Some(ReplicationResult {
+            two_way: false,
+            replicas: vec![
+                replica("a", at(2.0, 100.0, 0.5)),
+                replica("b", at(1.999, 50.25, 1.25)),
+            ],
+            jobs: vec![job(Some(7)), job(None), job(Some(5))],
+            notes: Vec::new(),
+        });
+        let mut out = Vec::new();
+        write(&result, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // The first interval has no look near it; the second has both replicas' and the jobs'.
+        assert!(lines[1].ends_with(",0,0,,,"), "{}", lines[1]);
+        assert!(lines[3].ends_with(",150.250,1.250,12"), "{}", lines[3]);
+        assert!(lines[4].ends_with(",150.250,1.250,12"), "{}", lines[4]);
     }
 }

@@ -77,3 +77,29 @@ pub fn changes(report: &ChangesReport) -> ChangesResult {
         intervals: report.intervals.clone(),
     }
 }
+
+/// What consumers saw, for tests: nothing but figures at `intervals`.
+#[cfg(test)]
+pub fn with_intervals(intervals: Vec<ChangesInterval>) -> ChangesResult {
+    let report = crate::metrics::changes::ChangesReport {
+        feed: "continuous".to_string(),
+        consumers: 2,
+        include_docs: false,
+        selector: None,
+        heartbeat_ms: 1000,
+        grace_seconds: 5.0,
+        latency: crate::metrics::recorder::new_histogram(),
+        writes_tracked: 0,
+        writes_untracked: 0,
+        early: 0,
+        superseded: 0,
+        missing_writes: 0,
+        missing_sightings: 0,
+        unmatched: 0,
+        changes: 0,
+        waited_seconds: 0.0,
+        troubles: Default::default(),
+        intervals,
+    };
+    changes(&report)
+}

@@ -1,12 +1,14 @@
 //! What went on beside a phase's operations, on the same time axis as its latency
 //! charts: each node's own figures (requests it counted, memory, queues, background
-//! tasks), the `_changes` consumers' rate and lag, and the database's size on disk. A
+//! tasks), the `_changes` consumers' rate and lag, each replica's documents replicated
+//! per second and lag, and the database's size on disk. A
 //! latency jump can then be read against what the server was doing at that moment.
 
 use serde::Serialize;
 
 use super::measures::rate;
 use super::steps::Steps;
+use crate::results::replication::ReplicaResult;
 use crate::results::{IntervalResult, PhaseResult};
 use crate::server_stats::ServerInterval;
 
@@ -32,6 +34,15 @@ pub struct ChangesSeries {
     pub lag_seconds: Vec<Option<f64>>,
 }
 
+/// One replica of the phase's continuous replications: the documents its feed showed per
+/// second, and its lag.
+#[derive(Debug, Serialize)]
+pub struct ReplicaSeries {
+    pub replica: String,
+    pub docs_per_second: Vec<Option<f64>>,
+    pub lag_seconds: Vec<Option<f64>>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct DiskSeries {
     pub file_mib: Vec<Option<f64>>,
@@ -45,6 +56,8 @@ pub struct Beside {
     pub server: Vec<NodeSeries>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangesSeries>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replication: Vec<ReplicaSeries>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk: Option<DiskSeries>,
 }
@@ -58,6 +71,7 @@ impl Beside {
             "server-memory" => node_has(|n| &n.memory_mib),
             "server-work" => node_has(|n| &n.tasks) || node_has(|n| &n.run_queue),
             "changes" => self.changes.is_some(),
+            "replication" => !self.replication.is_empty(),
             "disk" => self.disk.is_some(),
             _ => false,
         }
@@ -117,15 +131,28 @@ fn interval_values(
         .and_then(|c| c.beside(interval.elapsed_seconds, interval.length_seconds));
     values.push(changes.map(|c| c.changes_per_second));
     values.push(changes.map(|c| c.lag_seconds));
+    for replica in replicas(phase) {
+        let lag = replica
+            .lag
+            .beside(interval.elapsed_seconds, interval.length_seconds);
+        values.push(lag.map(|c| c.changes_per_second));
+        values.push(lag.map(|c| c.lag_seconds));
+    }
     let disk = interval.disk.as_ref();
     values.push(disk.and_then(|d| d.file).map(|b| b as f64 / MIB));
     values.push(disk.and_then(|d| d.active).map(|b| b as f64 / MIB));
     values
 }
 
+/// The phase's replicas, none for a phase without continuous replication.
+fn replicas(phase: &PhaseResult) -> &[ReplicaResult] {
+    phase.replication.as_ref().map_or(&[], |r| &r.replicas[..])
+}
+
 pub fn beside(phase: &PhaseResult) -> Beside {
     let nodes = nodes(phase);
-    let mut steps = Steps::new(nodes.len() * PER_NODE + 4);
+    let replica_count = replicas(phase).len();
+    let mut steps = Steps::new(nodes.len() * PER_NODE + 4 + 2 * replica_count);
     steps.phase(0.0, phase, |interval| {
         interval_values(phase, &nodes, interval)
     });
@@ -143,6 +170,14 @@ pub fn beside(phase: &PhaseResult) -> Beside {
         })
         .collect();
     let (changes_per_second, lag_seconds) = (next(), next());
+    let replication: Vec<ReplicaSeries> = replicas(phase)
+        .iter()
+        .map(|replica| ReplicaSeries {
+            replica: replica.database.clone(),
+            docs_per_second: next(),
+            lag_seconds: next(),
+        })
+        .collect();
     let (file_mib, active_mib) = (next(), next());
     Beside {
         server,
@@ -150,6 +185,11 @@ pub fn beside(phase: &PhaseResult) -> Beside {
             changes_per_second,
             lag_seconds,
         }),
+        replication: if replication.iter().any(|r| any(&r.docs_per_second)) {
+            replication
+        } else {
+            Vec::new()
+        },
         disk: (any(&file_mib) || any(&active_mib)).then_some(DiskSeries {
             file_mib,
             active_mib,
@@ -206,6 +246,55 @@ mod tests {
         assert_eq!(beside.server[1].requests, [None, None, Some(20.0)]);
         assert!(beside.has("server-requests") && beside.has("server-memory"));
         assert!(!beside.has("server-work") && !beside.has("changes") && !beside.has("disk"));
+    }
+
+    #[test]
+    fn each_replica_is_a_line_of_its_own() {
+        use crate::metrics::changes::ChangesInterval;
+        use crate::results::replication::ReplicationResult;
+        let look = |elapsed_seconds: f64, per_second: f64| ChangesInterval {
+            elapsed_seconds,
+            changes_per_second: per_second,
+            lag_seconds: per_second / 100.0,
+            open_feeds: 1,
+        };
+        let replica = |name: &str, looks: Vec<ChangesInterval>| ReplicaResult {
+            database: name.to_string(),
+            documents: Vec::new(),
+            created: true,
+            lag: crate::results::changes::with_intervals(looks),
+        };
+        let mut phase = PhaseResult::of_operations("p", 1.0, Vec::new());
+        phase.intervals = vec![interval(0.5, Vec::new()), interval(1.0, Vec::new())];
+        phase.replication = Some(ReplicationResult {
+            two_way: false,
+            replicas: vec![
+                replica("a", vec![look(0.5, 10.0), look(1.0, 20.0)]),
+                replica("b", vec![look(1.0, 5.0)]),
+            ],
+            jobs: Vec::new(),
+            notes: Vec::new(),
+        });
+        let beside = beside(&phase);
+        assert!(beside.has("replication") && !beside.has("changes"));
+        let names: Vec<&str> = beside
+            .replication
+            .iter()
+            .map(|r| r.replica.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(
+            beside.replication[0].docs_per_second,
+            [None, Some(10.0), Some(20.0)]
+        );
+        assert_eq!(
+            beside.replication[0].lag_seconds,
+            [None, Some(0.1), Some(0.2)]
+        );
+        assert_eq!(
+            beside.replication[1].docs_per_second,
+            [None, None, Some(5.0)]
+        );
     }
 
     #[test]

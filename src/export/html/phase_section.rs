@@ -201,6 +201,11 @@ fn beside_charts(out: &mut String, index: usize, phase: &PhaseResult) {
             "Changes the consumers received per second, all together (solid, left axis), and their lag in seconds (dashed, right axis): how long ago the oldest write some consumer has not seen yet was answered.".to_string(),
         ),
         (
+            "replication",
+            "Continuous replication",
+            "Documents each replica received per second (solid, left axis: what its <code>_changes</code> feed showed), and its replication lag in seconds (dashed, right axis): how long ago the oldest write not yet on it was answered on the source.".to_string(),
+        ),
+        (
             "disk",
             "The database on disk",
             "The database's file size and active size at each interval's end, in MiB (<code>GET /db</code>'s <code>sizes</code>). A gap is an interval whose look did not answer.".to_string(),
