@@ -60,6 +60,17 @@ impl Indexes {
         self.build(planned).await
     }
 
+    /// Before a rate search's phase `k`, whose steps have no build beside them: every
+    /// index planned around it, `indexes = "during"` or not.
+    pub async fn before_search(&self, k: usize) -> Result<Vec<IndexBuildResult>, Failed> {
+        let planned: Vec<usize> = self
+            .plan
+            .get(k)
+            .map(|p| p.before.iter().chain(&p.during).copied().collect())
+            .unwrap_or_default();
+        self.build(&planned).await
+    }
+
     /// The indexes planned while phase `k` runs, as a future to run beside it; `None`
     /// when there are none.
     pub fn during(

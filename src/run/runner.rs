@@ -354,7 +354,7 @@ async fn run_phases(
     if let Some(search) = search {
         // Its steps' results have no place for them: the lines say what was built.
         let last = scenario.phases.len() - 1;
-        print(&report::indexes::lines(&indexes.before(last).await?));
+        print(&report::indexes::lines(&indexes.before_search(last).await?));
         search.run(engine, &mut measured, record, outputs).await?;
     }
     Ok(measured)
