@@ -252,10 +252,82 @@ fn the_built_in_scenario_reports_the_lag_of_its_writers() {
 }
 
 #[test]
-fn a_replica_that_is_a_url_is_refused_before_anything_is_sent() {
+fn a_replica_at_a_url_on_another_server_is_followed_there_and_left_there() {
+    let (source, other) = (
+        PouchServer::secured(Storage::Disk),
+        PouchServer::secured(Storage::Disk),
+    );
+    let (user, password) = ADMIN;
+    let url = format!("http://{user}:{password}@127.0.0.1:{}/far-copy", other.port);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
-    let file = scenario(dir.path(), 1, r#"{ to = "http://elsewhere:5984/copy" }"#);
+    let file = scenario(
+        dir.path(),
+        2,
+        &format!(r#"{{ to = ["near-copy", "{url}"], grace = "60s" }}"#),
+    );
+    let run = run(&source, "far", &file, &["--cleanup"], &json);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let text = std::fs::read_to_string(&json).unwrap();
+    let result: Value = serde_json::from_str(&text).unwrap();
+    let replicas = result["phases"][0]["replication"]["replicas"]
+        .as_array()
+        .unwrap();
+    let writes: u64 = result["phases"][0]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| count(o, "succeeded"))
+        .sum();
+    assert!(writes > 10, "{writes}");
+    for replica in replicas {
+        every_write_reached(replica, writes);
+    }
+    let far = &replicas[1];
+    assert_eq!(far["database"], "far-copy");
+    assert_eq!(
+        far["url"],
+        format!("http://127.0.0.1:{}/far-copy", other.port)
+    );
+    assert!(replicas[0].get("url").is_none(), "{}", replicas[0]);
+    // --cleanup deleted the run's database and its own server's replica, and left the
+    // other server's, which holds every document the run wrote.
+    assert_eq!(get(&source.admin_db("far")).0, 404);
+    assert_eq!(get(&source.admin_db("near-copy")).0, 404);
+    assert_eq!(
+        get(&source.admin_db("far-copy")).0,
+        404,
+        "nothing made on the wrong server"
+    );
+    let far_docs = doc_count(&other.admin_db("far-copy"));
+    assert!(far_docs > 0 && far_docs <= writes, "{far_docs}");
+    assert!(replicator_documents(&source).is_empty());
+    for (name, shown) in [
+        ("stdout", &run.stdout),
+        ("stderr", &run.stderr),
+        ("result", &text),
+    ] {
+        assert!(!shown.contains(password), "the password is in the {name}");
+    }
+    assert!(
+        run.stdout.contains(&format!(
+            "\"http://127.0.0.1:{}/far-copy\": replication lag",
+            other.port
+        )),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_replica_url_that_names_no_database_is_refused_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let file = scenario(
+        dir.path(),
+        1,
+        r#"{ to = "http://u:hidden@elsewhere:5984/" }"#,
+    );
     let run = sofabench(&[
         "run",
         "--database_address=http://127.0.0.1:9",
@@ -265,9 +337,9 @@ fn a_replica_that_is_a_url_is_refused_before_anything_is_sent() {
     ]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("replication.to")
-            && run.stderr.contains("database name on the run's own server"),
+        run.stderr.contains("replication.to") && run.stderr.contains("names no database"),
         "{}",
         run.stderr
     );
+    assert!(!run.stderr.contains("hidden"), "{}", run.stderr);
 }

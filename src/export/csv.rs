@@ -339,6 +339,7 @@ mod tests {
         use crate::results::replication::{ReplicaResult, ReplicationResult};
         let replica = |name: &str, interval: ChangesInterval| ReplicaResult {
             database: name.to_string(),
+            url: None,
             documents: Vec::new(),
             created: true,
             lag: crate::results::changes::with_intervals(vec![interval]),

@@ -25,9 +25,12 @@ pub struct JobLook {
 #[derive(Clone, Debug)]
 pub struct ReplicaReport {
     pub database: String,
+    /// The replica's URL without credentials when it is on another server.
+    pub url: Option<String>,
     /// The `_replicator` documents of its jobs: to the replica, and back when two-way.
     pub documents: Vec<String>,
-    /// The run created the database (so `--cleanup` may delete it).
+    /// The run created the database (so `--cleanup` may delete it, on the run's own
+    /// server only).
     pub created: bool,
     /// From each write's answer on the source to its sighting on the replica's feed.
     pub lag: ChangesReport,

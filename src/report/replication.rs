@@ -14,7 +14,7 @@ pub fn lines(phase: &PhaseResult) -> String {
     let names: Vec<String> = replication
         .replicas
         .iter()
-        .map(|r| format!("{:?}", r.database))
+        .map(|r| format!("{:?}", r.shown()))
         .collect();
     let mut out = format!(
         "  replication: {} to {}\n",
@@ -45,7 +45,7 @@ fn replica_lines(replica: &ReplicaResult) -> String {
         .fold(0.0, f64::max);
     let mut out = format!(
         "    {:?}: replication lag (answer on the source → replica's feed), ms: {}  ({} writes)\n",
-        replica.database,
+        replica.shown(),
         super::changes::percentiles(l),
         grouped(l.count)
     );

@@ -23,8 +23,11 @@ pub struct ReplicationResult {
 /// One replica's lag and what replicated to it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ReplicaResult {
-    /// The replica's database name on the run's server.
+    /// The replica's database name.
     pub database: String,
+    /// Its URL without credentials, when it is on another server than the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// The `_replicator` documents that ran its jobs (deleted at the phase's end).
     pub documents: Vec<String>,
     /// The run created the database.
@@ -34,6 +37,13 @@ pub struct ReplicaResult {
     /// documents replicated, and each interval's `changes_per_second` the documents
     /// replicated per second.
     pub lag: ChangesResult,
+}
+
+impl ReplicaResult {
+    /// How the report names it: its URL when on another server, else its name.
+    pub fn shown(&self) -> &str {
+        self.url.as_deref().unwrap_or(&self.database)
+    }
 }
 
 pub fn replication(report: &ReplicationReport) -> ReplicationResult {
@@ -48,6 +58,7 @@ pub fn replication(report: &ReplicationReport) -> ReplicationResult {
 fn replica(report: &ReplicaReport) -> ReplicaResult {
     ReplicaResult {
         database: report.database.clone(),
+        url: report.url.clone(),
         documents: report.documents.clone(),
         created: report.created,
         lag: changes(&report.lag),

@@ -598,7 +598,8 @@ async fn delete_replicas(
         .iter()
         .filter_map(|o| o.replication.as_ref())
         .flat_map(|r| &r.replicas)
-        .filter(|r| r.created)
+        // A replica on another server is left there.
+        .filter(|r| r.created && r.url.is_none())
         .map(|r| r.database.clone());
     let mut created: Vec<String> = by_actions.chain(by_replications).collect();
     created.sort();

@@ -19,7 +19,7 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContinuousReplication {
     /// Database names on the run's own server, reached by the server's replicator under
-    /// `--replication-address`.
+    /// `--replication-address`, or URLs of databases on other servers (see [`remote`]).
     pub replicas: Vec<String>,
     pub two_way: bool,
     /// How long after the operations the replicas' feeds are read for writes not yet
@@ -48,7 +48,8 @@ impl ContinuousReplication {
         }
         for (i, name) in self.replicas.iter().enumerate() {
             if let Some(problem) = name_problem(name, database) {
-                problems.push(format!("{key}: {name:?} {problem}"));
+                let shown = crate::target::redact(name);
+                problems.push(format!("{key}: {shown:?} {problem}"));
             } else if self.replicas[..i].contains(name) {
                 problems.push(format!("{key}: {name:?} is given twice; each replica once"));
             }
@@ -64,17 +65,59 @@ impl ContinuousReplication {
     }
 }
 
-/// Why `name` cannot be a replica's database name, if it cannot.
-fn name_problem(name: &str, database: Option<&str>) -> Option<&'static str> {
-    if name.starts_with("http://") || name.starts_with("https://") {
-        // The replica's feed is read on the run's own server, where its lag is measured.
-        return Some("is a URL; give a database name on the run's own server");
+/// A replica on another server, from its URL
+/// `http(s)://[user:password@]host[:port][/base]/database`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoteReplica {
+    /// The server's address, with the URL's credentials if it has them.
+    pub server: String,
+    /// The database's name (the URL's last path segment, percent-decoded).
+    pub database: String,
+}
+
+/// The replica `given` names on another server; `None` when it is a database name on
+/// the run's own server.
+pub fn remote(given: &str) -> Option<Result<RemoteReplica, String>> {
+    if !given.starts_with("http://") && !given.starts_with("https://") {
+        return None;
+    }
+    let parsed = url::Url::parse(given).map_err(|e| format!("is not a URL ({e})"));
+    Some(parsed.and_then(|mut url| {
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err("has no host".to_string());
+        }
+        let mut segments: Vec<String> = url
+            .path_segments()
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        let database = segments
+            .pop()
+            .map(|s| crate::target::percent_decode(&s))
+            .filter(|d| !d.starts_with('_'))
+            .ok_or("names no database; end it with one, e.g. http://host:5984/replica")?;
+        url.set_path(&segments.join("/"));
+        url.set_query(None);
+        url.set_fragment(None);
+        Ok(RemoteReplica {
+            server: url.as_str().trim_end_matches('/').to_string(),
+            database,
+        })
+    }))
+}
+
+/// Why `name` cannot be a replica, if it cannot.
+fn name_problem(name: &str, database: Option<&str>) -> Option<String> {
+    if let Some(remote) = remote(name) {
+        return remote.err();
     }
     if name.is_empty() || name.starts_with('_') {
-        return Some("is not a database name; give one such as \"bench-replica\"");
+        return Some("is not a database name; give one such as \"bench-replica\"".to_string());
     }
     if database == Some(name) {
-        return Some("is the run's own database; give another name");
+        return Some("is the run's own database; give another name".to_string());
     }
     None
 }
@@ -90,14 +133,39 @@ mod tests {
     #[test]
     fn good_replicas_have_no_problems() {
         assert!(names(&["a", "b"]).problems("r", Some("db")).is_empty());
+        let elsewhere = names(&["http://u:p%40ss@h:5986/base/re%2Fplica", "https://h/db"]);
+        assert!(elsewhere.problems("r", Some("db")).is_empty());
+    }
+
+    #[test]
+    fn a_url_is_a_replica_on_another_server() {
+        assert_eq!(remote("replica"), None);
+        let at = remote("http://u:p%40ss@h:5986/base/re%2Fplica?x=1")
+            .unwrap()
+            .unwrap();
+        assert_eq!(at.server, "http://u:p%40ss@h:5986/base");
+        assert_eq!(at.database, "re/plica");
+        let plain = remote("https://h/db").unwrap().unwrap();
+        assert_eq!(
+            (plain.server.as_str(), plain.database.as_str()),
+            ("https://h", "db")
+        );
+        assert!(remote("http://h:5984/_users").unwrap().is_err());
+        assert!(remote("http://:5984/db").unwrap().is_err());
     }
 
     #[test]
     fn every_problem_is_named() {
-        let problems = names(&["http://h/x", "_users", "db", "a", "a"]).problems("r", Some("db"));
+        let problems =
+            names(&["http://h:5984", "_users", "db", "a", "a"]).problems("r", Some("db"));
         assert_eq!(problems.len(), 4, "{problems:?}");
-        assert!(problems[0].contains("URL"));
+        assert!(problems[0].contains("names no database"), "{problems:?}");
         assert!(problems[3].contains("twice"));
+        let secret = names(&["http://u:s3cret@h:5984/"]).problems("r", None);
+        assert!(
+            secret[0].contains("u:***@") && !secret[0].contains("s3cret"),
+            "{secret:?}"
+        );
         assert!(names(&[]).problems("r", None)[0].contains("0 replicas"));
         let mut long = names(&["a"]);
         long.grace = MAX_GRACE + Duration::from_secs(1);

@@ -14,13 +14,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::task::JoinHandle;
 
-use super::actions::{self, ActionSettings, Form, Side};
+use super::actions::{self, ActionSettings, Form, ReplicationAddress, Side};
 use super::changes::{Table, Watch};
+use crate::driver::auth::{Auth, ReplicationAuth};
+use crate::driver::connection::DEFAULT_MAX_RESPONSE;
 use crate::driver::{Client, Endpoint};
 use crate::metrics::replication::{ReplicaReport, ReplicationReport};
 use crate::target::{Target, encode_path_segment};
 use crate::workload::changes::ChangesFeed;
-use crate::workload::replication::ContinuousReplication;
+use crate::workload::replication::{ContinuousReplication, remote};
 use jobs::JobLog;
 use one_shots::OneShots;
 
@@ -30,9 +32,69 @@ const ONE_SHOTS_NOTE: &str = "PouchDB Server: one-shot _replicator jobs back to 
 /// How long one request about the replications may take.
 const REQUEST_WAIT: Duration = Duration::from_secs(30);
 
+/// Where a replica is: its database, the server that holds it, and how that server's
+/// replicator is told to reach it.
+struct ReplicaAt {
+    database: String,
+    /// The replica's URL without credentials when it is on another server.
+    url: Option<String>,
+    /// The server holding it: the run's own, or the one its URL names.
+    endpoints: Vec<Arc<Endpoint>>,
+    side: Side,
+}
+
+impl ReplicaAt {
+    /// A database on the run's own server, or one at a URL (its credentials, if any,
+    /// are for that server alone, and Basic).
+    fn resolve(
+        given: &str,
+        endpoints: &[Arc<Endpoint>],
+        target: &Target,
+        address: &ReplicationAddress,
+    ) -> Result<ReplicaAt, String> {
+        let Some(remote) = remote(given) else {
+            return Ok(ReplicaAt {
+                database: given.to_string(),
+                url: None,
+                endpoints: endpoints.to_vec(),
+                side: Side {
+                    url: address.database_url(given),
+                    auth: address.auth().cloned(),
+                },
+            });
+        };
+        let shown = crate::target::redact(given);
+        let remote = remote.map_err(|e| format!("{shown:?} {e}"))?;
+        let mut server = Target::parse(&remote.server, &remote.database)
+            .map_err(|e| format!("{shown:?}: {e}"))?;
+        if server.uses_tls() && target.tls.is_none() {
+            return Err(format!(
+                "{shown:?} is https, but the run has no TLS settings (its own address is http); give the replica an http:// address"
+            ));
+        }
+        server.tls.clone_from(&target.tls);
+        let auth = Auth::basic(server.credentials.clone());
+        let url = format!(
+            "{}/{}",
+            server.nodes[0],
+            encode_path_segment(&remote.database)
+        );
+        Ok(ReplicaAt {
+            database: remote.database,
+            endpoints: Endpoint::all(&server, &auth, DEFAULT_MAX_RESPONSE),
+            side: Side {
+                url: url.clone(),
+                auth: server.credentials.clone().map(ReplicationAuth::Basic),
+            },
+            url: Some(url),
+        })
+    }
+}
+
 /// One replica while the phase runs.
 struct Replica {
     database: String,
+    url: Option<String>,
     created: bool,
     documents: Vec<String>,
     watch: Watch,
@@ -99,17 +161,18 @@ impl Running {
             sampler: None,
         };
         let prefix = document_prefix();
-        for (i, database) in plan.replicas.iter().enumerate() {
-            let replica = Side {
-                url: address.database_url(database),
-                auth: address.auth().cloned(),
-            };
+        for (i, given) in plan.replicas.iter().enumerate() {
             let id = format!("{prefix}-{i}");
-            let started = running
-                .add(database, endpoints, (&source, &replica), (form, &id))
-                .await;
+            let started = match ReplicaAt::resolve(given, endpoints, target, address) {
+                Ok(at) => {
+                    running.sides.push(at.side.clone());
+                    running.add(at, &source, (form, &id)).await
+                }
+                Err(e) => Err(e),
+            };
             if let Err(e) = started {
-                let e = running.hide(&format!("replication to {database:?}: {e}"));
+                let shown = crate::target::redact(given);
+                let e = running.hide(&format!("replication to {shown:?}: {e}"));
                 running.abandon().await;
                 return Err(e);
             }
@@ -117,19 +180,22 @@ impl Running {
         Ok(running)
     }
 
-    /// Creates and follows one replica, then starts replicating to it (and back).
+    /// Creates and follows one replica (on the server that holds it), then starts
+    /// replicating to it (and back).
     async fn add(
         &mut self,
-        database: &str,
-        endpoints: &[Arc<Endpoint>],
-        (source, replica): (&Side, &Side),
+        at: ReplicaAt,
+        source: &Side,
         (form, id): (Form, &str),
     ) -> Result<(), String> {
-        let created = actions::create(&mut self.client, database).await?;
-        let path = format!("/{}", encode_path_segment(database));
-        let watch = Watch::start(&replica_feed(&self.plan), endpoints, &path).await?;
+        let mut holder = Client::new(at.endpoints[0].clone(), Some(REQUEST_WAIT));
+        let created = actions::create(&mut holder, &at.database).await?;
+        let path = format!("/{}", encode_path_segment(&at.database));
+        let watch = Watch::start(&replica_feed(&self.plan), &at.endpoints, &path).await?;
+        let replica = &at.side;
         self.replicas.push(Replica {
-            database: database.to_string(),
+            database: at.database.clone(),
+            url: at.url.clone(),
             created,
             documents: Vec::new(),
             watch,
@@ -229,6 +295,7 @@ impl Running {
             .map(|replica| {
                 let Replica {
                     database,
+                    url,
                     created,
                     documents,
                     watch,
@@ -244,6 +311,7 @@ impl Running {
                     }
                     let report = ReplicaReport {
                         database,
+                        url,
                         documents,
                         created,
                         lag,

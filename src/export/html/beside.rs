@@ -173,7 +173,7 @@ pub fn beside(phase: &PhaseResult) -> Beside {
     let replication: Vec<ReplicaSeries> = replicas(phase)
         .iter()
         .map(|replica| ReplicaSeries {
-            replica: replica.database.clone(),
+            replica: replica.shown().to_string(),
             docs_per_second: next(),
             lag_seconds: next(),
         })
@@ -260,6 +260,7 @@ mod tests {
         };
         let replica = |name: &str, looks: Vec<ChangesInterval>| ReplicaResult {
             database: name.to_string(),
+            url: None,
             documents: Vec::new(),
             created: true,
             lag: crate::results::changes::with_intervals(looks),
