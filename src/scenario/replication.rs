@@ -1,7 +1,7 @@
 //! A scenario file phase's `replication` table: continuous replication while it runs.
 //!
 //! ```toml
-//! replication = { to = ["replica-a", "replica-b"], two_way = false, grace = "30s" }
+//! replication = { to = ["replica-a", "http://user:pw@other:5984/replica-b"], two_way = false, grace = "30s" }
 //! ```
 
 use serde::Deserialize;
@@ -12,7 +12,8 @@ use crate::workload::replication::ContinuousReplication;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Entry {
-    /// One database name, or a list of them (one-to-many).
+    /// One replica, or a list of them (one-to-many): a database name on the run's server,
+    /// or a database's URL on another.
     to: toml::Value,
     #[serde(default)]
     two_way: bool,
@@ -101,10 +102,8 @@ mod tests {
         assert!(problems[1].starts_with("replication.grace"));
         let unknown = replication(&table(r#"{ to = "a", from = "b" }"#)).unwrap_err();
         assert!(unknown[0].contains("from"), "{unknown:?}");
-        let url = replication(&table(r#"{ to = "http://h/db" }"#)).unwrap_err();
-        assert!(
-            url[0].contains("database name on the run's own server"),
-            "{url:?}"
-        );
+        let url = replication(&table(r#"{ to = "http://h:5984/" }"#)).unwrap_err();
+        assert!(url[0].contains("names no database"), "{url:?}");
+        assert!(replication(&table(r#"{ to = "http://h:5984/db" }"#)).is_ok());
     }
 }
