@@ -15,7 +15,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use sofabench::results::{PhaseResult, RunResult, histogram};
 
-const CSV_COLUMNS: [&str; 28] = [
+const CSV_COLUMNS: [&str; 31] = [
     "phase",
     "end_ms",
     "elapsed_seconds",
@@ -44,6 +44,9 @@ const CSV_COLUMNS: [&str; 28] = [
     "disk_doc_count",
     "bytes_sent",
     "bytes_received",
+    "replication_docs_per_second",
+    "replication_lag_seconds",
+    "replication_jobs_docs_written",
 ];
 
 /// The `--out` folder of one small run with both phases, shared by the tests here.
