@@ -74,6 +74,7 @@ pub fn phase_section(
     tables::hot_table(out, phase);
     tables::existing_table(out, phase);
     tables::index_builds_table(out, phase);
+    tables::replication_jobs_table(out, phase);
     super::disk::disk_table(out, phase);
     if phase.intervals.is_empty() {
         out.push_str("<p class=\"muted\">No intervals were recorded: no charts over time.</p>\n");

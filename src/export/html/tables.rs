@@ -243,6 +243,39 @@ pub fn index_builds_table(out: &mut String, phase: &PhaseResult) {
     out.push_str("</table>\n");
 }
 
+/// Each continuous replication job's state over the phase, where the server lists its
+/// jobs (`_scheduler/jobs`).
+pub fn replication_jobs_table(out: &mut String, phase: &PhaseResult) {
+    let Some(replication) = &phase.replication else {
+        return;
+    };
+    if replication.jobs.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Replication jobs (<code>_scheduler/jobs</code> at each interval's end)</h3>\n<table>\n<tr><th>replica</th><th>job (<code>_replicator</code> document)</th><th>state over time (seconds from the phase's start)</th><th class=\"num\">documents written</th><th class=\"num\">write failures</th></tr>\n");
+    for replica in &replication.replicas {
+        for document in &replica.documents {
+            let looks: Vec<_> = replication
+                .jobs
+                .iter()
+                .filter(|j| &j.document == document)
+                .collect();
+            let last = looks.last();
+            let count = |n: Option<u64>| n.map_or("?".to_string(), grouped);
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                escape(replica.shown()),
+                escape(document),
+                escape(&crate::report::replication::event_runs(&looks)),
+                count(last.and_then(|l| l.docs_written)),
+                count(last.and_then(|l| l.doc_write_failures)),
+            );
+        }
+    }
+    out.push_str("</table>\n");
+}
+
 /// A row per phase, each naming its section: what it did, how fast, how slow, what
 /// failed. With fifty phases this is where a reader starts.
 pub fn phases_table(out: &mut String, result: &RunResult) {
