@@ -70,6 +70,17 @@ fn run(server: &PouchServer, database: &str, file: &str, extra: &[&str], json: &
     sofabench(&args)
 }
 
+/// The operations the first phase's result counts as succeeded: its writes, when the
+/// database itself is gone (`--cleanup`).
+fn first_phase_writes(result: &Value) -> u64 {
+    result["phases"][0]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| count(o, "succeeded"))
+        .sum()
+}
+
 /// Every write of the source is on the replica, seen once with its lag or through a
 /// later revision, and none is missing.
 fn every_write_reached(replica: &Value, writes: u64) {
@@ -149,12 +160,7 @@ fn two_way_to_many_reaches_every_replica_and_leaves_no_job_or_password() {
     let replicas = replication["replicas"].as_array().unwrap();
     assert_eq!(replicas.len(), 2);
     // The database is gone (--cleanup): its writes are those the result counts.
-    let writes: u64 = result["phases"][0]["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| count(o, "succeeded"))
-        .sum();
+    let writes = first_phase_writes(&result);
     assert!(writes > 10, "{writes}");
     for replica in replicas {
         every_write_reached(replica, writes);
@@ -273,12 +279,7 @@ fn a_replica_at_a_url_on_another_server_is_followed_there_and_left_there() {
     let replicas = result["phases"][0]["replication"]["replicas"]
         .as_array()
         .unwrap();
-    let writes: u64 = result["phases"][0]["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| count(o, "succeeded"))
-        .sum();
+    let writes = first_phase_writes(&result);
     assert!(writes > 10, "{writes}");
     for replica in replicas {
         every_write_reached(replica, writes);

@@ -134,30 +134,22 @@ fn replication_cells(phase: &PhaseResult, interval: &IntervalResult) -> [String;
         .filter(|j| (j.elapsed_seconds - at).abs() < length / 2.0)
         .filter_map(|j| j.docs_written)
         .collect();
-    if looks.is_empty() && written.is_empty() {
-        return Default::default();
-    }
+    // Empty cells where no look gave the figure.
+    let looked = |text: String| {
+        if looks.is_empty() {
+            String::new()
+        } else {
+            text
+        }
+    };
     let docs: f64 = looks.iter().map(|c| c.changes_per_second).sum();
     let lag = looks.iter().map(|c| c.lag_seconds).fold(0.0, f64::max);
+    let written =
+        (!written.is_empty()).then(|| written.iter().fold(0u64, |a, b| a.saturating_add(*b)));
     [
-        if looks.is_empty() {
-            String::new()
-        } else {
-            decimal(docs, 3)
-        },
-        if looks.is_empty() {
-            String::new()
-        } else {
-            decimal(lag, 3)
-        },
-        if written.is_empty() {
-            String::new()
-        } else {
-            written
-                .iter()
-                .fold(0u64, |a, b| a.saturating_add(*b))
-                .to_string()
-        },
+        looked(decimal(docs, 3)),
+        looked(decimal(lag, 3)),
+        known(written),
     ]
 }
 
