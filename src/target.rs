@@ -114,6 +114,9 @@ pub struct Target {
     pub shards: Shards,
     /// `--db-partitioned`: the database is created with `partitioned=true`.
     pub partitioned: bool,
+    /// `--databases`: how many databases the documents spread over, named after
+    /// `database` (see [`crate::workload::databases`]).
+    pub databases: crate::workload::Databases,
 }
 
 /// CouchDB's `q` (shards) and `n` (copies of each) asked for at a database's creation
@@ -199,6 +202,7 @@ impl Target {
             keep_alive: true,
             shards: Shards::default(),
             partitioned: false,
+            databases: crate::workload::Databases::default(),
         })
     }
 
@@ -208,8 +212,29 @@ impl Target {
     }
 
     /// The URL path of the database, percent-encoded, relative to a node's base path.
+    /// With `--databases` above 1 it names none of the run's databases: every use of a
+    /// spread run goes through [`Target::each`].
     pub fn database_path(&self) -> String {
         format!("/{}", encode_path_segment(&self.database))
+    }
+
+    /// The run's databases, each as a target of its own: the run's database alone, or
+    /// the `--databases` it spreads over.
+    pub fn each(&self) -> Vec<Target> {
+        self.databases
+            .names(&self.database)
+            .into_iter()
+            .map(|database| Target {
+                database,
+                databases: crate::workload::Databases::default(),
+                ..self.clone()
+            })
+            .collect()
+    }
+
+    /// The paths of [`Target::each`]'s databases, in order.
+    pub fn database_paths(&self) -> Vec<String> {
+        self.each().iter().map(Target::database_path).collect()
     }
 
     /// A description of the target that is safe to print: no password.
@@ -219,12 +244,12 @@ impl Target {
             Some(c) => format!(" as user {:?}", c.user),
             None => String::new(),
         };
-        format!(
-            "database {:?} on {}{}",
-            self.database,
-            nodes.join(", "),
-            user
-        )
+        let names = self.databases.names(&self.database);
+        let databases = match names.as_slice() {
+            [first, .., last] => format!("{} databases {first:?} … {last:?}", names.len()),
+            _ => format!("database {:?}", self.database),
+        };
+        format!("{databases} on {}{}", nodes.join(", "), user)
     }
 }
 
@@ -324,6 +349,20 @@ pub fn encode_path_segment(segment: &str) -> String {
         }
     }
     out
+}
+
+/// CouchDB refuses database names longer than this.
+const LONGEST_NAME: usize = 238;
+
+/// A name (the last of `--databases`, the longest) within CouchDB's length.
+pub fn check_name_length(name: &str) -> Result<(), String> {
+    if name.len() <= LONGEST_NAME {
+        return Ok(());
+    }
+    Err(format!(
+        "database name {name:?} is {} characters, over CouchDB's {LONGEST_NAME}; give a shorter --database_name",
+        name.len()
+    ))
 }
 
 /// CouchDB's rule for database names: `^[a-z][a-z0-9_$()+/-]*$`.

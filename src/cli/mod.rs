@@ -382,6 +382,18 @@ pub struct RunArgs {
     #[arg(long = "hot-docs", value_name = "N", value_parser = crate::workload::hot::parse_count)]
     hot_docs: Option<u64>,
 
+    /// One database per user: spread the documents over N databases, NAME-0 … NAME-(N-1)
+    /// after --database_name (each created, kept and cleaned up as the run's database
+    /// is); every connection writes to all of them, and _changes consumer i follows
+    /// database i mod N.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = crate::workload::databases::parse,
+        default_value = "1"
+    )]
+    databases: crate::workload::Databases,
+
     /// How often a live line is printed.
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
     interval: std::time::Duration,

@@ -87,6 +87,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         .apply(&mut scenario, builtin.is_some(), args.node_count)
         .map_err(Failed::bad_input)?;
     replication_on_one_node(&scenario, args.node_count).map_err(Failed::bad_input)?;
+    spread_over_databases(args, &scenario).map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)
@@ -280,6 +281,10 @@ fn target(args: &RunArgs) -> Result<Target, Failed> {
         n: args.db_n,
     };
     target.partitioned = args.db_partitioned;
+    target.databases = args.databases;
+    if let Some(last) = target.databases.names(&target.database).pop() {
+        crate::target::check_name_length(&last).map_err(Failed::bad_input)?;
+    }
     Ok(target)
 }
 
@@ -720,6 +725,41 @@ fn replication_on_one_node(scenario: &Scenario, nodes: u64) -> Result<(), String
     }
 }
 
+/// `--databases` above 1 spreads the documents over many databases, which what works on
+/// the run's one database cannot follow: the first such setting is refused, by name.
+fn spread_over_databases(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
+    let count = args.databases.count();
+    if count == 1 {
+        return Ok(());
+    }
+    let flags = [
+        ("--hot-docs", args.hot_docs.is_some()),
+        ("--key-range", args.key_range.is_some()),
+        ("--key-sample", args.key_sample.is_some()),
+    ];
+    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
+        return Err(format!(
+            "--databases {count} with {flag}: shared and existing documents live in one database; leave out one of the two"
+        ));
+    }
+    for phase in &scenario.phases {
+        let what = if !phase.queries.is_empty() {
+            "queries an index, which lives in one database"
+        } else if phase.replication.is_some() {
+            "replicates its database"
+        } else if phase.action.is_some() {
+            "compacts or replicates its database"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "--databases {count}: phase {:?} {what}; run it with one database (leave out --databases), or leave that out of the phase",
+            phase.name
+        ));
+    }
+    Ok(())
+}
+
 /// A replica of the run's own, never an existing database: `<db>-replica-<id prefix>`,
 /// with the prefix made a valid part of a CouchDB database name.
 fn replica_name(database: &str, prefix: &str) -> String {
@@ -796,6 +836,7 @@ fn config_record(
         db_n: args.db_n,
         partitions: engine.ids.partitions().map(Partitions::describe),
         hot_docs: engine.hot_docs,
+        databases: Some(engine.target.databases.count()).filter(|&n| n > 1),
         existing: engine
             .existing
             .map(|(source, writes)| source.describe(writes)),

@@ -10,27 +10,42 @@ use crate::driver::{Call, Client, Endpoint, Method};
 /// The longest one look is waited for, connecting included.
 pub const LOOK_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Asks one node for the database's information.
+/// Asks one node for the databases' information.
 pub struct Looker {
     client: Client,
-    path: String,
+    paths: Vec<String>,
 }
 
 impl Looker {
-    /// A looker at `database_path` (`/db`) on `endpoint`'s node, with its credentials.
-    pub fn new(endpoint: Arc<Endpoint>, database_path: String) -> Looker {
+    /// A looker at `database_paths` (`/db`, or the `--databases` of a spread run) on
+    /// `endpoint`'s node, with its credentials.
+    pub fn new(endpoint: Arc<Endpoint>, database_paths: Vec<String>) -> Looker {
         Looker {
             client: Client::new(endpoint, Some(LOOK_TIMEOUT)),
-            path: database_path,
+            paths: database_paths,
         }
     }
 
-    /// The database's sizes now, timed from `phase_start`; `None` when the server did
-    /// not answer 200 with a database's information within [`LOOK_TIMEOUT`].
+    /// The databases' sizes now, summed, timed from `phase_start`; `None` when the
+    /// server did not answer one of them with its information within [`LOOK_TIMEOUT`]
+    /// (the rest are not asked then: a server that does not answer costs one timeout).
     pub async fn look(&mut self, phase_start: Instant) -> Option<DiskSizes> {
+        let mut sum: Option<DiskSizes> = None;
+        for at in 0..self.paths.len() {
+            let sizes = self.look_at(at, phase_start).await?;
+            sum = Some(match sum {
+                Some(sum) => sum.plus(&sizes),
+                None => sizes,
+            });
+        }
+        sum
+    }
+
+    /// Database `at`'s sizes now.
+    async fn look_at(&mut self, at: usize, phase_start: Instant) -> Option<DiskSizes> {
         let call = Call {
             method: Method::Get,
-            path: &self.path,
+            path: &self.paths[at],
             body: None,
         };
         // The client's own timeout covers the exchange; this one covers the rest too.

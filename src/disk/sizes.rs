@@ -47,6 +47,19 @@ impl DiskSizes {
             && self.doc_count.is_none()
     }
 
+    /// These sizes and `other`'s together (another database of a run over several): a
+    /// figure stays known only where both knew it, since a sum missing a part is wrong.
+    pub fn plus(&self, other: &DiskSizes) -> DiskSizes {
+        let sum = |a: Option<u64>, b: Option<u64>| a?.checked_add(b?);
+        DiskSizes {
+            file: sum(self.file, other.file),
+            active: sum(self.active, other.active),
+            external: sum(self.external, other.external),
+            doc_count: sum(self.doc_count, other.doc_count),
+            at_seconds: self.at_seconds.max(other.at_seconds),
+        }
+    }
+
     /// The file's bytes per live document; unknown without both, or without documents.
     pub fn bytes_per_document(&self) -> Option<f64> {
         let (file, docs) = (self.file?, self.doc_count?);
@@ -73,6 +86,23 @@ pub struct PhaseDisk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sums_over_databases_keep_only_what_every_database_told() {
+        let a = DiskSizes::from_info(&json!({"doc_count": 4, "sizes": {"file": 100}}), 1.0);
+        let b = DiskSizes::from_info(&json!({"doc_count": 6, "disk_size": 50}), 1.5);
+        let both = a.plus(&b);
+        assert_eq!(
+            (both.doc_count, both.file, both.active),
+            (Some(10), Some(150), None)
+        );
+        assert_eq!(both.at_seconds, 1.5);
+        let huge = DiskSizes {
+            file: Some(u64::MAX),
+            ..DiskSizes::default()
+        };
+        assert_eq!(huge.plus(&a).file, None);
+    }
     use serde_json::json;
 
     #[test]

@@ -222,7 +222,8 @@ impl Engine {
         let shared = Arc::new(Shared {
             writer: settings.writer.clone(),
             ids: settings.ids.clone(),
-            database_path: settings.target.database_path(),
+            database_paths: settings.target.database_paths(),
+            databases: settings.target.databases,
             progress: progress.clone(),
             stop: stop.clone(),
             late_threshold: settings.late_threshold,
@@ -395,7 +396,7 @@ impl Engine {
         // The consumers start from the database's sequence before the first write.
         let mut watch = match &phase.changes {
             Some(feed) => Some(
-                changes::Watch::start(feed, &self.endpoints, &self.shared.database_path).await?,
+                changes::Watch::start(feed, &self.endpoints, &self.shared.database_paths).await?,
             ),
             None => None,
         };
@@ -411,8 +412,7 @@ impl Engine {
             ),
             None => None,
         };
-        let mut tables: Vec<_> = watch.iter().map(changes::Watch::table).collect();
-        tables.extend(replication.iter().flat_map(replication::Running::tables));
+        let tables = self.feed_tables(watch.as_ref(), replication.as_ref());
         self.progress.store(0, Ordering::Relaxed);
         let mut looker = self.looker();
         let disk_start = looker.look(Instant::now()).await;
@@ -554,6 +554,25 @@ impl Engine {
         })
     }
 
+    /// For each of the run's databases, the tables its writes are told to: its
+    /// consumers' and, for the run's one database, its replicas'. Empty when the phase
+    /// follows no feed.
+    fn feed_tables(
+        &self,
+        watch: Option<&changes::Watch>,
+        replication: Option<&replication::Running>,
+    ) -> Vec<Vec<Arc<changes::Table>>> {
+        if watch.is_none() && replication.is_none() {
+            return Vec::new();
+        }
+        let mut tables: Vec<Vec<_>> = (0..self.shared.database_paths.len())
+            .map(|d| watch.and_then(|w| w.table_of(d)).into_iter().collect())
+            .collect();
+        // Replication needs one database (`--databases` above 1 refuses it).
+        tables[0].extend(replication.iter().flat_map(|r| r.tables()));
+        tables
+    }
+
     /// How long the phase's replicas get to show its last writes: none once the run
     /// was stopped (what was seen so far is what there is).
     fn grace(&self, phase: &Phase) -> Duration {
@@ -579,12 +598,12 @@ impl Engine {
         watched.notes
     }
 
-    /// A looker at the database's sizes on the first node, on a connection apart from
+    /// A looker at the databases' sizes on the first node, on a connection apart from
     /// the operations'.
     fn looker(&self) -> Looker {
         Looker::new(
             self.endpoints[0].clone(),
-            self.settings.target.database_path(),
+            self.shared.database_paths.clone(),
         )
     }
 }

@@ -32,8 +32,11 @@ pub type Abort = String;
 pub struct Shared {
     pub writer: Arc<DocumentWriter>,
     pub ids: DocumentIds,
-    /// The database's path below a node's base path, e.g. `/mydb`.
-    pub database_path: String,
+    /// The databases' paths below a node's base path, e.g. `/mydb`: the run's database
+    /// alone, or the `--databases` its documents spread over.
+    pub database_paths: Vec<String>,
+    /// How new documents pick their database among `database_paths`.
+    pub databases: crate::workload::Databases,
     /// Operations finished by all workers in the current step, for the progress display.
     pub progress: Arc<AtomicU64>,
     pub stop: Stop,
@@ -59,6 +62,16 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The run's database, for what only a run over one database does (queries, hot
+    /// documents, existing data: refused with `--databases` above 1).
+    pub fn database_path(&self) -> &str {
+        &self.database_paths[0]
+    }
+
+    /// The path of database `database` (of `--databases`).
+    fn path_of(&self, database: u32) -> &str {
+        &self.database_paths[database as usize]
+    }
     /// Keeps `text` as an example of `failure`, with every secret hidden.
     fn note(&self, samples: &mut FailureSamples, failure: &Failure, text: &str) {
         if samples.wants(failure) {
@@ -178,9 +191,11 @@ pub struct Worker<T = Client, C = SystemClock> {
     path: String,
     id: String,
     rev: String,
+    /// Which of the run's databases `path` points into.
+    database: u32,
     /// The phase's `_changes` consumers' tables (its own feed's, its replicas'), told of
     /// every write the server answered.
-    changes: Vec<Arc<super::changes::Table>>,
+    changes: Vec<Vec<Arc<super::changes::Table>>>,
     queries: query::QueryState,
     /// With `--hot-docs`: the shared documents updates go to, and their revisions as
     /// this connection last knew them.
@@ -314,6 +329,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             path: String::new(),
             id: String::new(),
             rev: String::new(),
+            database: 0,
             changes: Vec::new(),
             queries: query::QueryState::default(),
             hot: None,
@@ -552,11 +568,17 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         false
     }
 
+    /// Points the path at the database a new document numbered `number` goes to.
+    fn set_new_database_path(&mut self, number: u64) {
+        self.database = self.shared.databases.of_new(number);
+        self.path.clear();
+        self.path.push_str(self.shared.path_of(self.database));
+    }
+
     /// Points the path at a new document's id, made from its number.
     fn set_new_document_path(&mut self, number: u64) {
         self.shared.ids.write(number, &mut self.id);
-        self.path.clear();
-        self.path.push_str(&self.shared.database_path);
+        self.set_new_database_path(number);
         self.path.push('/');
         self.path.push_str(&self.id);
     }
@@ -565,8 +587,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
     fn set_document_path(&mut self, slot: usize) {
         let document = self.pool.get(slot);
         server_ids::write_id(&self.shared.ids, document, &mut self.id);
+        self.database = document.database;
         self.path.clear();
-        self.path.push_str(&self.shared.database_path);
+        self.path.push_str(self.shared.path_of(self.database));
         self.path.push('/');
         server_ids::push_encoded(&mut self.path, &self.id);
     }
@@ -605,8 +628,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         start: Start,
     ) -> Result<(), Abort> {
         self.inline_lengths.clear();
-        self.path.clear();
-        self.path.push_str(&self.shared.database_path);
+        // A bulk insert goes to one database: its first document's.
+        self.set_new_database_path(numbers.first().copied().unwrap_or(0));
         self.path.push_str("/_bulk_docs");
         self.body.clear();
         self.body.extend_from_slice(b"{\"docs\":[");
@@ -707,14 +730,14 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     stored += 1;
                     let id = self.shared.ids.id(number);
                     self.bulk_written_for_feeds(&id, &rev);
-                    self.pool.add(number, rev);
+                    self.pool.add_stored(number, rev, None, self.database);
                     self.note_inline_attachment(position);
                     continue;
                 }
                 DocumentOutcome::StoredAs(rev, id) => {
                     stored += 1;
                     self.bulk_written_for_feeds(&id, &rev);
-                    self.pool.add_named(number, rev, Some(id));
+                    self.pool.add_stored(number, rev, Some(id), self.database);
                     self.note_inline_attachment(position);
                     continue;
                 }
@@ -1011,7 +1034,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             |w, _, answer| {
                 let rev = written(answer)?;
                 w.written_for_feeds(&rev);
-                w.pool.add(number, rev);
+                w.pool.add_stored(number, rev, None, w.database);
                 Ok(())
             },
         )

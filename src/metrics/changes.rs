@@ -56,6 +56,9 @@ pub struct ChangesInterval {
 pub struct ChangesReport {
     pub feed: String,
     pub consumers: u64,
+    /// The databases the consumers followed: 1, or with `--databases` as many as there
+    /// were consumers, at most.
+    pub databases: u64,
     pub include_docs: bool,
     pub selector: Option<String>,
     pub heartbeat_ms: u64,

@@ -139,6 +139,11 @@ impl PhaseQueries {
         }
     }
 
+    /// True when the phase declares no query.
+    pub fn is_empty(&self) -> bool {
+        self.find.is_none() && self.view.is_none() && self.all_docs.is_none()
+    }
+
     pub fn set(&mut self, query: Arc<Query>) {
         match query.operation() {
             Operation::Find => self.find = Some(query),

@@ -54,8 +54,12 @@ fn heading(changes: &ChangesResult) -> String {
     } else {
         format!(", {}", extras.join(", "))
     };
+    let over = match changes.databases {
+        0 | 1 => String::new(),
+        n => format!(" over {n} databases (consumer i follows database i mod N)"),
+    };
     format!(
-        "  changes feed: {} {} consumer{}, heartbeat {} ms{extras}\n",
+        "  changes feed: {} {} consumer{}{over}, heartbeat {} ms{extras}\n",
         changes.consumers,
         changes.feed,
         if changes.consumers == 1 { "" } else { "s" },

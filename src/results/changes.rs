@@ -12,6 +12,10 @@ pub struct ChangesResult {
     /// `continuous`, `longpoll` or `normal`.
     pub feed: String,
     pub consumers: u64,
+    /// The databases the consumers followed (consumer `i` follows database `i mod N` of
+    /// the run's `--databases`); 1 for a run over one database.
+    #[serde(default = "one")]
+    pub databases: u64,
     pub include_docs: bool,
     /// The Mango selector the feed was filtered with (`filter=_selector`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,10 +59,16 @@ impl ChangesResult {
     }
 }
 
+/// What a result file written before `databases` was kept says: one database.
+fn one() -> u64 {
+    1
+}
+
 pub fn changes(report: &ChangesReport) -> ChangesResult {
     ChangesResult {
         feed: report.feed.clone(),
         consumers: report.consumers,
+        databases: report.databases,
         include_docs: report.include_docs,
         selector: report.selector.clone(),
         heartbeat_ms: report.heartbeat_ms,
@@ -84,6 +94,7 @@ pub fn with_intervals(intervals: Vec<ChangesInterval>) -> ChangesResult {
     let report = crate::metrics::changes::ChangesReport {
         feed: "continuous".to_string(),
         consumers: 2,
+        databases: 1,
         include_docs: false,
         selector: None,
         heartbeat_ms: 1000,

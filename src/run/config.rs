@@ -11,6 +11,10 @@ pub struct ConfigRecord {
     /// The target's nodes, separated by commas, without credentials.
     pub database_address: String,
     pub database_name: String,
+    /// `--databases`: how many databases the documents spread over, named
+    /// `<database_name>-<i>`; absent for a run over one database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub databases: Option<u32>,
     pub user: Option<String>,
     /// `--auth`: none, basic, cookie, jwt, proxy or iam.
     pub auth: String,
@@ -169,6 +173,7 @@ mod tests {
             db_n: None,
             partitions: None,
             hot_docs: None,
+            databases: None,
             existing: None,
             doc_size: None,
             id_scheme: None,

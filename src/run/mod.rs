@@ -6,6 +6,7 @@
 //! everything below sees typed, validated values only.
 
 mod config;
+mod databases;
 mod existing;
 mod header;
 mod hot;

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::databases;
 use super::header::{database_line, describe};
 use super::indexes::Indexes;
 use super::output::OutputFiles;
@@ -46,7 +47,7 @@ pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
     runtime.block_on(carry_out(setup, observer))
 }
 
-pub(super) fn print(text: &str) {
+pub(crate) fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -165,15 +166,17 @@ async fn refuse_filled(
             database: pass.database.clone(),
             ..target.clone()
         };
-        let mut admin = Admin::new(&own, setup_node.clone());
-        if let Some(count) = admin.document_count().await.map_err(setup_failed)?
-            && count > 0
-        {
-            filled.push(format!(
-                "{:?} ({})",
-                pass.database,
-                counted(count, "document")
-            ));
+        for one in own.each() {
+            let mut admin = Admin::new(&one, setup_node.clone());
+            if let Some(count) = admin.document_count().await.map_err(setup_failed)?
+                && count > 0
+            {
+                filled.push(format!(
+                    "{:?} ({})",
+                    one.database,
+                    counted(count, "document")
+                ));
+            }
         }
     }
     if filled.is_empty() {
@@ -205,21 +208,23 @@ async fn run_pass(
     let partitioned = run.settings.ids.partitions().is_some();
     crate::query::setup::check_partitions(partitioned, &run.scenario.queries)
         .map_err(Failed::bad_input)?;
-    let mut admin = Admin::new(&target, run.setup_node.clone());
-    let prepared = admin
-        .prepare(run.database.existing)
-        .await
-        .map_err(setup_failed)?;
+    let prepared = databases::prepare(&target, &run.setup_node, run.database.existing).await?;
+    // What works on one database (hot documents, existing data) works on the first: a
+    // run over several refuses it.
+    let mut admin = Admin::new(&prepared.each[0].0, run.setup_node.clone());
     if pass.is_repetition() {
         let (index, count) = (pass.index, pass.count);
         print(&heading(index, count, &pass.database, &pass.id_prefix));
     }
-    print(&database_line(&target, &prepared));
+    match prepared.each.as_slice() {
+        [(_, one)] => print(&database_line(&target, one)),
+        _ => print(&prepared.line()),
+    }
     let settings = RunSettings {
         target: target.clone(),
         ids: DocumentIds::new(&pass.id_prefix)
             .with_partitions(run.settings.ids.partitions().cloned()),
-        started_empty: prepared.documents_before == 0,
+        started_empty: prepared.documents_before() == 0,
         ..run.settings.clone()
     };
     let scenario = pass.scenario(&run.scenario);
@@ -268,11 +273,13 @@ async fn run_pass(
     .await?;
     drop(engine);
     print_form(&scenario, &measured.phases);
-    let deleted = if run.database.cleanup {
-        let database = (&target, &prepared);
-        clean_up(&mut admin, database, &run.endpoints[0], &measured.outcomes).await?
-    } else {
-        false
+    let deleted = match (run.database.cleanup, prepared.each.as_slice()) {
+        (false, _) => false,
+        (true, [(_, one)]) => {
+            let database = (&target, one);
+            clean_up(&mut admin, database, &run.endpoints[0], &measured.outcomes).await?
+        }
+        (true, _) => databases::clean_up(&prepared, &run.setup_node).await?,
     };
     let interrupted = measured.outcomes.iter().any(|o| o.interrupted);
     let label = if pass.is_repetition() {

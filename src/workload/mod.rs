@@ -3,6 +3,7 @@
 
 pub mod attachment;
 pub mod changes;
+pub mod databases;
 pub mod existing;
 pub mod hot;
 pub mod ids;
@@ -20,6 +21,7 @@ pub mod rev;
 pub mod size;
 
 pub use attachment::AttachmentSizes;
+pub use databases::Databases;
 pub use existing::{Existing, ExistingKeys, ExistingSource, ExistingWrites};
 pub use hot::HotDocuments;
 pub use ids::{DocumentIds, IdScheme, Partitions};

@@ -22,6 +22,8 @@ pub struct LiveDocument {
     /// The id the server gave the document (`--id-scheme server`); `None` when its id is
     /// the one its number makes.
     pub server_id: Option<Box<str>>,
+    /// Which of the run's databases holds it (`--databases`; 0 when there is one).
+    pub database: u32,
 }
 
 /// A connection's live documents, with picks in constant time.
@@ -45,17 +47,25 @@ impl DocumentPool {
         self.documents.is_empty()
     }
 
+    /// A document stored in the run's first (or only) database under its own id.
     pub fn add(&mut self, number: u64, rev: Rev) {
-        self.add_named(number, rev, None);
+        self.add_stored(number, rev, None, 0);
     }
 
-    /// A document stored under the id the server gave it.
-    pub fn add_named(&mut self, number: u64, rev: Rev, server_id: Option<Box<str>>) {
+    /// A document stored in `database`, under the id the server gave it if it gave one.
+    pub fn add_stored(
+        &mut self,
+        number: u64,
+        rev: Rev,
+        server_id: Option<Box<str>>,
+        database: u32,
+    ) {
         self.documents.push(LiveDocument {
             number,
             rev,
             attachment: 0,
             server_id,
+            database,
         });
     }
 

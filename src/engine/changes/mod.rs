@@ -30,9 +30,15 @@ const READY_WAIT: Duration = Duration::from_secs(5);
 /// How often the end of a phase looks whether every write has been seen.
 const SETTLED_LOOK: Duration = Duration::from_millis(20);
 
-/// A phase's running consumers.
+/// A phase's running consumers, over one database or spread over several.
 pub struct Watch {
-    feed: Arc<Feed>,
+    settings: ChangesFeed,
+    /// One feed per database followed, in the order of the run's databases.
+    feeds: Vec<Arc<Feed>>,
+    /// For each of the run's databases, which of `feeds` follows it (none when there
+    /// are more databases than consumers).
+    followed: Vec<Option<usize>>,
+    live: Arc<Live>,
     stop: Signal,
     consumers: Vec<JoinHandle<ConsumerTally>>,
     sampler: Option<JoinHandle<()>>,
@@ -105,40 +111,58 @@ async fn check_selector(
 }
 
 impl Watch {
-    /// Starts `settings.consumers` consumers over `endpoints` (in turn) from the
-    /// database's current sequence, and waits (a while) for each one's first answer so
-    /// that the phase's writes do not wait for connections.
+    /// Starts `settings.consumers` consumers over `endpoints` (in turn), consumer `i`
+    /// following database `i mod N` of `database_paths` from its current sequence, and
+    /// waits (a while) for each one's first answer so that the phase's writes do not wait
+    /// for connections.
     pub async fn start(
         settings: &ChangesFeed,
         endpoints: &[Arc<Endpoint>],
-        database_path: &str,
+        database_paths: &[String],
     ) -> Result<Watch, String> {
-        if let Some(selector) = &settings.selector {
-            check_selector(endpoints[0].clone(), database_path, selector).await?;
+        let databases = database_paths.len().max(1) as u64;
+        let followed_count = settings.consumers.min(databases) as usize;
+        let live = Arc::new(Live::default());
+        let mut feeds = Vec::with_capacity(followed_count);
+        let mut starts = Vec::with_capacity(followed_count);
+        for (d, database_path) in database_paths.iter().take(followed_count).enumerate() {
+            if let Some(selector) = &settings.selector {
+                check_selector(endpoints[0].clone(), database_path, selector).await?;
+            }
+            starts.push(current_seq(endpoints[0].clone(), database_path).await?);
+            // Consumers d, d + N, d + 2N, … follow database d.
+            let consumers = (settings.consumers - d as u64).div_ceil(databases);
+            feeds.push(Arc::new(Feed {
+                settings: settings.clone(),
+                path: format!("{database_path}/_changes"),
+                table: Arc::new(Table::sharing(consumers, followed_count)),
+                live: live.clone(),
+            }));
         }
-        let since = current_seq(endpoints[0].clone(), database_path).await?;
-        let feed = Arc::new(Feed {
-            settings: settings.clone(),
-            path: format!("{database_path}/_changes"),
-            table: Arc::new(Table::new(settings.consumers)),
-            live: Arc::new(Live::default()),
-        });
         let stop = Signal::default();
         let consumers = (0..settings.consumers)
             .map(|i| {
+                let d = (i % databases) as usize;
                 let endpoint = endpoints[i as usize % endpoints.len()].clone();
-                let consumer = Consumer::new(i, feed.clone(), endpoint, since.clone());
+                let consumer =
+                    Consumer::new(i / databases, feeds[d].clone(), endpoint, starts[d].clone());
                 tokio::spawn(consumer.run(stop.clone()))
             })
             .collect();
         let waited = Instant::now();
-        while feed.live.ready.load(Ordering::Relaxed) < settings.consumers
+        while live.ready.load(Ordering::Relaxed) < settings.consumers
             && waited.elapsed() < READY_WAIT
         {
             tokio::time::sleep(SETTLED_LOOK).await;
         }
+        let followed = (0..database_paths.len())
+            .map(|d| (d < followed_count).then_some(d))
+            .collect();
         Ok(Watch {
-            feed,
+            settings: settings.clone(),
+            feeds,
+            followed,
+            live,
             stop,
             consumers,
             sampler: None,
@@ -149,24 +173,40 @@ impl Watch {
     /// Takes the consumers' figures every `interval` from the phase's start.
     pub fn sample_from(&mut self, phase_start: Instant, interval: Duration) {
         let task = sample(
-            self.feed.clone(),
+            (self.live.clone(), self.tables()),
             self.intervals.clone(),
             (phase_start, interval),
         );
         self.sampler = Some(tokio::spawn(task));
     }
 
-    /// Where the phase's connections tell of their writes.
+    /// Where the phase's connections tell of their writes to database `d` (of the run's
+    /// databases, in order): `None` for a database no consumer follows.
+    pub fn table_of(&self, d: usize) -> Option<Arc<Table>> {
+        let feed = self.followed.get(d).copied().flatten()?;
+        Some(self.feeds[feed].table.clone())
+    }
+
+    /// The table of the run's only (or first) database.
     pub fn table(&self) -> Arc<Table> {
-        self.feed.table.clone()
+        self.feeds[0].table.clone()
+    }
+
+    /// Every followed database's table.
+    fn tables(&self) -> Vec<Arc<Table>> {
+        self.feeds.iter().map(|f| f.table.clone()).collect()
+    }
+
+    /// Writes not yet seen by every consumer of their database.
+    fn pending(&self) -> u64 {
+        self.feeds.iter().map(|f| f.table.pending()).sum()
     }
 
     /// Waits until every write has been seen, or `grace` has passed, then stops the
     /// consumers and adds up what they measured.
     pub async fn finish(self, grace: Duration) -> ChangesReport {
-        let table = &self.feed.table;
         let began = Instant::now();
-        while table.pending() > 0 && began.elapsed() < grace {
+        while self.pending() > 0 && began.elapsed() < grace {
             tokio::time::sleep(SETTLED_LOOK).await;
         }
         let waited = began.elapsed();
@@ -187,14 +227,18 @@ impl Watch {
         if let Some(sampler) = self.sampler {
             sampler.abort();
         }
-        let left = table.leftover();
+        let mut left = table::Leftover::default();
+        for feed in &self.feeds {
+            left.add(feed.table.leftover());
+        }
         let _ = latency.record_n(0, left.early);
-        let settings = &self.feed.settings;
+        let settings = &self.settings;
         let intervals =
             std::mem::take(&mut *self.intervals.lock().unwrap_or_else(|p| p.into_inner()));
         ChangesReport {
             feed: settings.feed.name().to_string(),
             consumers: settings.consumers,
+            databases: self.feeds.len() as u64,
             include_docs: settings.include_docs,
             selector: settings.selector.clone(),
             heartbeat_ms: settings.heartbeat.as_millis() as u64,
@@ -217,18 +261,18 @@ impl Watch {
 
 /// Takes the consumers' figures once per interval.
 async fn sample(
-    feed: Arc<Feed>,
+    (live, tables): (Arc<Live>, Vec<Arc<Table>>),
     out: Arc<Mutex<Vec<ChangesInterval>>>,
     (started, interval): (Instant, Duration),
 ) {
-    let mut last = (started, feed.live.changes.load(Ordering::Relaxed));
+    let mut last = (started, live.changes.load(Ordering::Relaxed));
     let interval = interval.max(Duration::from_millis(1));
     let mut ticks =
         tokio::time::interval_at(tokio::time::Instant::from_std(started) + interval, interval);
     loop {
         ticks.tick().await;
         let now = Instant::now();
-        let changes = feed.live.changes.load(Ordering::Relaxed);
+        let changes = live.changes.load(Ordering::Relaxed);
         let length = now.saturating_duration_since(last.0).as_secs_f64();
         let row = ChangesInterval {
             elapsed_seconds: now.saturating_duration_since(started).as_secs_f64(),
@@ -237,11 +281,12 @@ async fn sample(
             } else {
                 0.0
             },
-            lag_seconds: feed
-                .table
-                .oldest_pending()
+            lag_seconds: tables
+                .iter()
+                .filter_map(|t| t.oldest_pending())
+                .min()
                 .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64()),
-            open_feeds: feed.live.open.load(Ordering::Relaxed),
+            open_feeds: live.open.load(Ordering::Relaxed),
         };
         out.lock().unwrap_or_else(|p| p.into_inner()).push(row);
         last = (now, changes);

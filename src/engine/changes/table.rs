@@ -82,19 +82,45 @@ pub struct Leftover {
     pub unmatched: u64,
 }
 
+impl Leftover {
+    /// Adds another table's leftovers (another database's feed).
+    pub fn add(&mut self, other: Leftover) {
+        self.tracked += other.tracked;
+        self.untracked += other.untracked;
+        self.early += other.early;
+        self.missing_writes += other.missing_writes;
+        self.missing_sightings += other.missing_sightings;
+        self.unmatched += other.unmatched;
+    }
+}
+
 pub struct Table {
     shards: Box<[Mutex<Shard>]>,
     hasher: RandomState,
     /// The bits of every consumer.
     everyone: u64,
     counts: Counts,
+    /// Writes waiting per shard, at most.
+    pending_most: usize,
+    /// Sightings waiting per shard, at most.
+    early_most: usize,
 }
 
 impl Table {
     /// A table for `consumers` (1 to 64) consumers.
     pub fn new(consumers: u64) -> Table {
+        Table::sharing(consumers, 1)
+    }
+
+    /// A table for `consumers` consumers, one of `tables` tables of a phase that share
+    /// the limits (one per database followed), so that memory stays bounded however
+    /// many databases the feeds follow.
+    pub fn sharing(consumers: u64, tables: usize) -> Table {
         let consumers = consumers.clamp(1, 64);
+        let per_shard = |limit: usize| (limit / SHARDS / tables.max(1)).max(1);
         Table {
+            pending_most: per_shard(PENDING_LIMIT),
+            early_most: per_shard(EARLY_LIMIT),
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             hasher: RandomState::new(),
             everyone: if consumers == 64 {
@@ -122,7 +148,7 @@ impl Table {
         if seen == self.everyone {
             return;
         }
-        if shard.pending_count >= PENDING_LIMIT / SHARDS {
+        if shard.pending_count >= self.pending_most {
             self.counts.tracked.fetch_sub(1, Ordering::Relaxed);
             self.counts.untracked.fetch_add(1, Ordering::Relaxed);
             return;
@@ -180,7 +206,7 @@ impl Table {
             early.seen |= bit;
             return;
         }
-        if shard.early_count >= EARLY_LIMIT / SHARDS {
+        if shard.early_count >= self.early_most {
             self.counts.unmatched.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -323,5 +349,23 @@ mod tests {
         assert_eq!(left.tracked + left.untracked, writes);
         assert!(left.untracked >= 500);
         assert_eq!(table.pending(), left.tracked);
+    }
+
+    #[test]
+    fn tables_of_many_databases_share_one_bound() {
+        // Four databases' tables hold no more together than one table alone.
+        let tables: Vec<Table> = (0..4).map(|_| Table::sharing(2, 4)).collect();
+        let t0 = Instant::now();
+        for i in 0..PENDING_LIMIT as u64 {
+            tables[i as usize % 4].acknowledged(&format!("d{i}"), rev(1), t0);
+        }
+        let pending: u64 = tables.iter().map(Table::pending).sum();
+        assert!(pending <= PENDING_LIMIT as u64, "{pending}");
+        assert!(pending > PENDING_LIMIT as u64 / 2, "{pending}");
+        let mut left = Leftover::default();
+        tables.iter().for_each(|t| left.add(t.leftover()));
+        assert_eq!(left.tracked + left.untracked, PENDING_LIMIT as u64);
+        assert_eq!(left.missing_writes, pending);
+        assert_eq!(left.missing_sightings, 2 * pending);
     }
 }

@@ -191,7 +191,7 @@ impl Running {
         let mut holder = Client::new(at.endpoints[0].clone(), Some(REQUEST_WAIT));
         let created = actions::create(&mut holder, &at.database).await?;
         let path = format!("/{}", encode_path_segment(&at.database));
-        let watch = Watch::start(&replica_feed(&self.plan), &at.endpoints, &path).await?;
+        let watch = Watch::start(&replica_feed(&self.plan), &at.endpoints, &[path]).await?;
         let replica = &at.side;
         self.replicas.push(Replica {
             database: at.database.clone(),

@@ -48,7 +48,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             &mut self.id,
         );
         self.path.clear();
-        self.path.push_str(&self.shared.database_path);
+        self.path.push_str(self.shared.database_path());
         self.path.push('/');
         server_ids::push_encoded(&mut self.path, &self.id);
         number

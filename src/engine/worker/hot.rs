@@ -45,7 +45,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         self.id.clear();
         self.id.push_str(&state.documents.ids[k]);
         self.path.clear();
-        self.path.push_str(&self.shared.database_path);
+        self.path.push_str(self.shared.database_path());
         self.path.push('/');
         self.path.push_str(&self.id);
     }

@@ -49,10 +49,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let mut scope = std::mem::take(&mut self.queries.scope);
         let database = if query.partition {
             // The picked document's id is in `self.id`; its partition scopes the query.
-            request::partition_scope(&shared.database_path, &self.id, &mut scope);
+            request::partition_scope(shared.database_path(), &self.id, &mut scope);
             &scope
         } else {
-            &shared.database_path
+            shared.database_path()
         };
         // The rows the answer should hold, when the phase's documents are all known.
         let mut expected = None;

@@ -53,8 +53,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         number: u64,
         start: Start,
     ) -> Result<(), Abort> {
-        self.path.clear();
-        self.path.push_str(&self.shared.database_path);
+        self.set_new_database_path(number);
         self.body.clear();
         let size = self.doc_size;
         self.shared
@@ -71,7 +70,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 w.id.clear();
                 w.id.push_str(&id);
                 w.written_for_feeds(&rev);
-                w.pool.add_named(number, rev, Some(id));
+                w.pool.add_stored(number, rev, Some(id), w.database);
                 Ok(())
             },
         )

@@ -48,7 +48,8 @@ fn shared(settings: Settings) -> Arc<Shared> {
     Arc::new(Shared {
         writer: Arc::new(DocumentWriter::new(template, 1)),
         ids: DocumentIds::new("p"),
-        database_path: "/db".to_string(),
+        database_paths: vec!["/db".to_string()],
+        databases: crate::workload::Databases::default(),
         progress: Arc::new(AtomicU64::new(0)),
         stop: settings.stop,
         late_threshold: settings.late_threshold,
