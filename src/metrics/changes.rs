@@ -59,6 +59,9 @@ pub struct ChangesReport {
     /// The databases the consumers followed: 1, or with `--databases` as many as there
     /// were consumers, at most.
     pub databases: u64,
+    /// The run's databases no consumer followed (more databases than consumers): their
+    /// writes are not tracked.
+    pub databases_unfollowed: u64,
     pub include_docs: bool,
     pub selector: Option<String>,
     pub heartbeat_ms: u64,

@@ -54,9 +54,12 @@ fn heading(changes: &ChangesResult) -> String {
     } else {
         format!(", {}", extras.join(", "))
     };
-    let over = match changes.databases {
-        0 | 1 => String::new(),
-        n => format!(" over {n} databases (consumer i follows database i mod N)"),
+    let over = match (changes.databases, changes.databases_unfollowed) {
+        (0 | 1, 0) => String::new(),
+        (n, 0) => format!(" over {n} databases (consumer i follows database i mod N)"),
+        (n, more) => format!(
+            " over {n} databases (consumer i follows database i mod N; {more} more not followed, their writes not tracked)"
+        ),
     };
     format!(
         "  changes feed: {} {} consumer{}{over}, heartbeat {} ms{extras}\n",
@@ -115,4 +118,27 @@ pub fn troubles(changes: &ChangesResult) -> String {
         grouped(t.reconnects),
         causes.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::changes::with_intervals;
+
+    #[test]
+    fn the_heading_says_which_databases_the_consumers_followed() {
+        let mut changes = with_intervals(Vec::new());
+        assert_eq!(
+            heading(&changes),
+            "  changes feed: 2 continuous consumers, heartbeat 1000 ms\n"
+        );
+        changes.databases = 2;
+        assert!(heading(&changes).contains("consumers over 2 databases (consumer i follows"));
+        changes.databases_unfollowed = 98;
+        assert!(
+            heading(&changes).contains("98 more not followed, their writes not tracked)"),
+            "{}",
+            heading(&changes)
+        );
+    }
 }

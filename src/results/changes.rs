@@ -16,6 +16,10 @@ pub struct ChangesResult {
     /// the run's `--databases`); 1 for a run over one database.
     #[serde(default = "one")]
     pub databases: u64,
+    /// The run's databases no consumer followed (more `--databases` than consumers):
+    /// their writes are neither tracked nor counted as untracked.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub databases_unfollowed: u64,
     pub include_docs: bool,
     /// The Mango selector the feed was filtered with (`filter=_selector`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,6 +73,7 @@ pub fn changes(report: &ChangesReport) -> ChangesResult {
         feed: report.feed.clone(),
         consumers: report.consumers,
         databases: report.databases,
+        databases_unfollowed: report.databases_unfollowed,
         include_docs: report.include_docs,
         selector: report.selector.clone(),
         heartbeat_ms: report.heartbeat_ms,
@@ -95,6 +100,7 @@ pub fn with_intervals(intervals: Vec<ChangesInterval>) -> ChangesResult {
         feed: "continuous".to_string(),
         consumers: 2,
         databases: 1,
+        databases_unfollowed: 0,
         include_docs: false,
         selector: None,
         heartbeat_ms: 1000,

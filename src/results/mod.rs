@@ -483,7 +483,7 @@ pub struct RowCheck {
     pub expected_rows: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
+pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 

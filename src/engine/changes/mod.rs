@@ -239,6 +239,7 @@ impl Watch {
             feed: settings.feed.name().to_string(),
             consumers: settings.consumers,
             databases: self.feeds.len() as u64,
+            databases_unfollowed: (self.followed.len() - self.feeds.len()) as u64,
             include_docs: settings.include_docs,
             selector: settings.selector.clone(),
             heartbeat_ms: settings.heartbeat.as_millis() as u64,
