@@ -46,11 +46,11 @@ pub struct Watch {
 }
 
 /// The database's sequence now, where the consumers start: `GET /db`'s `update_seq`.
-async fn current_seq(endpoint: Arc<Endpoint>, database_path: &str) -> Result<Seq, String> {
+async fn current_seq(endpoint: Arc<Endpoint>, database_path: String) -> Result<Seq, String> {
     let mut client = Client::new(endpoint, Some(Duration::from_secs(30)));
     let call = Call {
         method: Method::Get,
-        path: database_path,
+        path: &database_path,
         body: None,
     };
     let answer = client.send(&call).await.map_err(|e| {
@@ -74,6 +74,26 @@ async fn current_seq(endpoint: Arc<Endpoint>, database_path: &str) -> Result<Seq
             "GET {database_path} has no update_seq for the changes consumers to start from"
         )),
     }
+}
+
+/// Where each database's feed stands now, asked of all at once: a server that does not
+/// answer costs one timeout, not one per database.
+async fn current_seqs(
+    endpoint: &Arc<Endpoint>,
+    database_paths: &[String],
+) -> Result<Vec<Seq>, String> {
+    let asking: Vec<_> = database_paths
+        .iter()
+        .map(|path| tokio::spawn(current_seq(endpoint.clone(), path.clone())))
+        .collect();
+    let mut seqs = Vec::with_capacity(asking.len());
+    for task in asking {
+        let seq = task
+            .await
+            .map_err(|e| format!("asking where a changes feed stands failed: {e}"))??;
+        seqs.push(seq);
+    }
+    Ok(seqs)
 }
 
 /// Asks once for the feed filtered by `selector`, so that a server that cannot filter
@@ -122,14 +142,15 @@ impl Watch {
     ) -> Result<Watch, String> {
         let databases = database_paths.len().max(1) as u64;
         let followed_count = settings.consumers.min(databases) as usize;
+        let followed_paths = &database_paths[..followed_count];
+        // Whether the server filters by selector does not depend on the database.
+        if let Some(selector) = &settings.selector {
+            check_selector(endpoints[0].clone(), &followed_paths[0], selector).await?;
+        }
+        let starts = current_seqs(&endpoints[0], followed_paths).await?;
         let live = Arc::new(Live::default());
         let mut feeds = Vec::with_capacity(followed_count);
-        let mut starts = Vec::with_capacity(followed_count);
-        for (d, database_path) in database_paths.iter().take(followed_count).enumerate() {
-            if let Some(selector) = &settings.selector {
-                check_selector(endpoints[0].clone(), database_path, selector).await?;
-            }
-            starts.push(current_seq(endpoints[0].clone(), database_path).await?);
+        for (d, database_path) in followed_paths.iter().enumerate() {
             // Consumers d, d + N, d + 2N, … follow database d.
             let consumers = (settings.consumers - d as u64).div_ceil(databases);
             feeds.push(Arc::new(Feed {
