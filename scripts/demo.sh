@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 cargo build --release --quiet
 . scripts/pouchdb-server.sh
 start_pouchdb_server
-./target/release/sofabench run --database_address="$POUCHDB_URL" --database_name=demo \
+"${CARGO_TARGET_DIR:-target}/release/sofabench" run --database_address="$POUCHDB_URL" --database_name=demo \
   --json_document_schema_filename=examples/ironcushion.json \
   --num_connections=10 --num_documents_per_bulk_insert=1000 --num_bulk_insert_operations=10 \
   --num_crud_operations=1000 --create_weight=2 --read_weight=2 --update_weight=3 --delete_weight=3 \

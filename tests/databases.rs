@@ -49,7 +49,7 @@ fn documents_spread_over_every_database_and_each_feed_sees_its_own_writes() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let result = result(&json);
 
-    let names = ["users-0", "users-1", "users-2"];
+    let names = ["users-0000", "users-0001", "users-0002"];
     let writes: Vec<u64> = names
         .iter()
         .map(|n| writes_in(&server.admin_db(n)))
@@ -61,7 +61,7 @@ fn documents_spread_over_every_database_and_each_feed_sees_its_own_writes() {
     assert_eq!(status, 404, "the base name is no database of the run");
     assert_eq!(result["config"]["databases"], 3);
 
-    // Consumers 0 and 3 follow users-0, 1 and 4 users-1, 2 users-2: each (write,
+    // Consumers 0 and 3 follow users-0000, 1 and 4 users-0001, 2 users-0002: each (write,
     // consumer) pair of a database and its own consumers is seen, and nothing else.
     let consumers = [2, 2, 1];
     let pairs: u64 = writes.iter().zip(consumers).map(|(w, c)| w * c).sum();
@@ -99,11 +99,11 @@ fn a_filled_database_stops_the_run_before_any_is_made_and_cleanup_keeps_it() {
     let json = dir.path().join("result.json");
     let json = json.to_str().unwrap();
     let address = format!("--database_address={}", server.admin_url);
-    request("PUT", &server.admin_db("kept-1"), None);
+    request("PUT", &server.admin_db("kept-0001"), None);
     let mine = json!({"owner": "the user"});
     request(
         "PUT",
-        &format!("{}/mine", server.admin_db("kept-1")),
+        &format!("{}/mine", server.admin_db("kept-0001")),
         Some(&mine),
     );
 
@@ -112,12 +112,12 @@ fn a_filled_database_stops_the_run_before_any_is_made_and_cleanup_keeps_it() {
     let run = sofabench(&refused);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("\"kept-1\" (1 document)"),
+        run.stderr.contains("\"kept-0001\" (1 document)"),
         "{}",
         run.stderr
     );
     assert!(run.stderr.contains("--reuse"), "{}", run.stderr);
-    for name in ["kept-0", "kept-2"] {
+    for name in ["kept-0000", "kept-0002"] {
         assert_eq!(get(&server.admin_db(name)).0, 404, "{name} was made");
     }
 
@@ -125,12 +125,12 @@ fn a_filled_database_stops_the_run_before_any_is_made_and_cleanup_keeps_it() {
     reused.extend(["--databases", "3", "--reuse", "--cleanup"]);
     let run = sofabench(&reused);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    for name in ["kept-0", "kept-2"] {
+    for name in ["kept-0000", "kept-0002"] {
         assert_eq!(get(&server.admin_db(name)).0, 404, "{name} was kept");
     }
-    let (status, doc) = get(&format!("{}/mine", server.admin_db("kept-1")));
+    let (status, doc) = get(&format!("{}/mine", server.admin_db("kept-0001")));
     assert_eq!((status, &doc["owner"]), (200, &json!("the user")));
-    assert!(doc_count(&server.admin_db("kept-1")) > 1);
+    assert!(doc_count(&server.admin_db("kept-0001")) > 1);
     assert!(run.stdout.contains("kept the 1 it found"), "{}", run.stdout);
 }
 
@@ -159,5 +159,30 @@ fn what_needs_one_database_is_refused_with_several() {
         assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
         assert!(run.stderr.contains(message), "{flags:?}: {}", run.stderr);
         assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_run_that_fails_after_its_setup_still_cleans_up_with_cleanup() {
+    // PouchDB Server cannot filter a feed by selector: the run stops after making its
+    // databases, before the first phase.
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let address = format!("--database_address={}", server.admin_url);
+    let mut args = run_args(&address, "--database_name=failing", json.to_str().unwrap());
+    args.extend(["--databases", "2", "--changes-consumers", "2"]);
+    args.extend(["--changes-selector", r#"{"type":"user"}"#, "--cleanup"]);
+    let run = sofabench(&args);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("selector"), "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("deleted databases \"failing-0000\" … \"failing-0001\" (2)"),
+        "{}",
+        run.stdout
+    );
+    for name in ["failing-0000", "failing-0001"] {
+        assert_eq!(get(&server.admin_db(name)).0, 404, "{name} was kept");
     }
 }

@@ -196,7 +196,7 @@ fn a_server_whose_database_information_stalls_or_is_garbage_leaves_the_sizes_unk
         assert!(disk.get("bytes_per_document").is_none(), "{disk}");
         assert!(
             run.stdout
-                .contains("disk after     unknown (GET /db did not answer in time)"),
+                .contains("disk after     unknown (GET /db gave no sizes within 2 s"),
             "{info:?}: {}",
             run.stdout
         );

@@ -335,6 +335,9 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
     };
     let mut result = build::from_tally(facts, &tally);
     result.index_builds = merge_index_builds(&phases);
+    // The first client machine alone follows the feeds (its writes as a sample).
+    result.changes = phases.iter().find_map(|p| p.changes.clone());
+    result.replication = phases.iter().find_map(|p| p.replication.clone());
     Ok(result)
 }
 

@@ -100,8 +100,8 @@ impl ChangesArgs {
     }
 
     /// Gives the scenario's phases their consumers; refuses settings no phase takes, and
-    /// consumers where several nodes share the run.
-    pub fn apply(&self, scenario: &mut Scenario, builtin: bool, nodes: u64) -> Result<(), String> {
+    /// With several client machines the first runs the consumers (see `RunSettings`).
+    pub fn apply(&self, scenario: &mut Scenario, builtin: bool) -> Result<(), String> {
         for phase in &mut scenario.phases {
             phase.changes = match phase.changes.take() {
                 Some(own) if builtin => Some(self.over(own)),
@@ -117,11 +117,6 @@ impl ChangesArgs {
             return Err(format!(
                 "{} set the changes consumers, and no phase has any: give --changes-consumers N too (or --scenario changes)",
                 given.join(", ")
-            ));
-        }
-        if followed && nodes > 1 {
-            return Err(format!(
-                "changes consumers with --node-count {nodes}: each node would see the others' writes it cannot match; run the consumers on one node (leave out --changes-consumers and the scenario's changes on the others)"
             ));
         }
         Ok(())
@@ -153,30 +148,24 @@ mod tests {
         own.changes = Some(ChangesFeed::with_consumers(1));
         let bare = Phase::sample("bare", Weights::only(Operation::Create, 1));
         let mut file = scenario(vec![own.clone(), bare.clone()]);
-        args.apply(&mut file, false, 1).unwrap();
+        args.apply(&mut file, false).unwrap();
         assert_eq!(file.phases[0].changes, Some(ChangesFeed::with_consumers(1)));
         let flagged = file.phases[1].changes.as_ref().unwrap();
         assert_eq!((flagged.consumers, flagged.feed), (3, FeedKind::Longpoll));
         let mut built_in = scenario(vec![own]);
-        args.apply(&mut built_in, true, 1).unwrap();
+        args.apply(&mut built_in, true).unwrap();
         assert_eq!(built_in.phases[0].changes.as_ref().unwrap().consumers, 3);
     }
 
     #[test]
-    fn settings_without_consumers_and_several_nodes_are_refused() {
+    fn settings_without_consumers_are_refused() {
         let args = ChangesArgs {
             include_docs: true,
             ..ChangesArgs::default()
         };
         let bare = Phase::sample("bare", Weights::only(Operation::Create, 1));
-        let error = args.apply(&mut scenario(vec![bare.clone()]), false, 1);
+        let error = args.apply(&mut scenario(vec![bare]), false);
         assert!(error.unwrap_err().contains("--changes-include-docs"));
-        let args = ChangesArgs {
-            consumers: Some(1),
-            ..ChangesArgs::default()
-        };
-        let error = args.apply(&mut scenario(vec![bare]), false, 2);
-        assert!(error.unwrap_err().contains("--node-count 2"));
     }
 
     #[test]

@@ -382,10 +382,10 @@ pub struct RunArgs {
     #[arg(long = "hot-docs", value_name = "N", value_parser = crate::workload::hot::parse_count)]
     hot_docs: Option<u64>,
 
-    /// One database per user: spread the documents over N databases, NAME-0 … NAME-(N-1)
-    /// after --database_name (each created, kept and cleaned up as the run's database
-    /// is); every connection writes to all of them, and _changes consumer i follows
-    /// database i mod N.
+    /// One database per user: spread the documents over N databases, NAME-0000 …
+    /// NAME-(N-1) after --database_name (four digits; 1 keeps NAME itself), each created,
+    /// kept and cleaned up as the run's database is; every connection writes to all of
+    /// them, and _changes consumer i follows database i mod N.
     #[arg(
         long,
         value_name = "N",

@@ -84,9 +84,8 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
             .unwrap_or(scenario::BUILTINS[0].name),
     );
     args.changes
-        .apply(&mut scenario, builtin.is_some(), args.node_count)
+        .apply(&mut scenario, builtin.is_some())
         .map_err(Failed::bad_input)?;
-    replication_on_one_node(&scenario, args.node_count).map_err(Failed::bad_input)?;
     spread_over_databases(args, &scenario).map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
@@ -136,6 +135,8 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         bulk_attachment_sizes: args.bulk_attachment_size.clone(),
         // With several client machines, the first looks at the servers for all of them.
         server_stats: !args.no_server_stats && args.node_index == 0,
+        client_nodes: args.node_count,
+        feeds_here: args.node_index == 0,
         // Known once the database is prepared (the runner sets it).
         started_empty: false,
         actions: ActionSettings {
@@ -712,19 +713,6 @@ fn database_policy(args: &RunArgs) -> DatabasePolicy {
     }
 }
 
-/// Refuses replications where several nodes share the run: each node would start its own
-/// jobs to the same replicas and see the others' writes there, which it cannot match.
-fn replication_on_one_node(scenario: &Scenario, nodes: u64) -> Result<(), String> {
-    let replicating = scenario.phases.iter().find(|p| p.replication.is_some());
-    match replicating {
-        Some(phase) if nodes > 1 => Err(format!(
-            "phase {:?} replicates, with --node-count {nodes}: each node would start its own replications and see the others' writes on the replicas; run such phases on one node",
-            phase.name
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// `--databases` above 1 spreads the documents over many databases, which what works on
 /// the run's one database cannot follow: the first such setting is refused, by name.
 fn spread_over_databases(args: &RunArgs, scenario: &Scenario) -> Result<(), String> {
@@ -753,7 +741,7 @@ fn spread_over_databases(args: &RunArgs, scenario: &Scenario) -> Result<(), Stri
             continue;
         };
         return Err(format!(
-            "--databases {count}: phase {:?} {what}; run it with one database (leave out --databases), or leave that out of the phase",
+            "--databases {count}: phase {:?} {what}; run it over one database (leave out --databases), or in a scenario file of your own leave that out of the phase",
             phase.name
         ));
     }

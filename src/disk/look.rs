@@ -10,6 +10,9 @@ use crate::driver::{Call, Client, Endpoint, Method};
 /// The longest one look is waited for, connecting included.
 pub const LOOK_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The largest `GET /db` answer taken: CouchDB's is under 1 KiB.
+const INFO_LIMIT: u64 = 1024 * 1024;
+
 /// Asks one node for the databases' information.
 pub struct Looker {
     client: Client,
@@ -21,7 +24,7 @@ impl Looker {
     /// `endpoint`'s node, with its credentials.
     pub fn new(endpoint: Arc<Endpoint>, database_paths: Vec<String>) -> Looker {
         Looker {
-            client: Client::new(endpoint, Some(LOOK_TIMEOUT)),
+            client: Client::new(endpoint.limited_to(INFO_LIMIT), Some(LOOK_TIMEOUT)),
             paths: database_paths,
         }
     }

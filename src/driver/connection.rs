@@ -61,6 +61,7 @@ const MAX_RESERVE: u64 = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_RESPONSE: u64 = 64 * 1024 * 1024;
 
 /// What every request to one node carries; built once, shared by its connections.
+#[derive(Clone)]
 pub struct Endpoint {
     pub node: Node,
     /// The Host and Accept header lines, rendered once.
@@ -173,6 +174,13 @@ impl Endpoint {
     /// phase's logins). Whether a newer credential is there now.
     pub async fn renew_after_401(&self, seen: u64) -> bool {
         self.credential.renews() && self.credential.renew(seen).await.is_ok()
+    }
+
+    /// This endpoint (its credential shared) for small administrative answers: bodies
+    /// of at most `limit` bytes, so that many such requests at once cannot take
+    /// `--max-response-size` each.
+    pub fn limited_to(&self, limit: u64) -> Arc<Endpoint> {
+        Arc::new(self.clone().with_max_response(limit.min(self.max_response)))
     }
 
     /// The same endpoint, reading bodies of at most `limit` bytes.

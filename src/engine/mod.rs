@@ -84,6 +84,12 @@ pub struct RunSettings {
     pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// Whether each node's own statistics are looked at every interval.
     pub server_stats: bool,
+    /// How many client machines run the workload together (`--node-count`), and
+    /// whether this one follows the phases' feeds: only the first starts the `_changes`
+    /// consumers and the replications, and tracks its own writes on them (the others'
+    /// show as changes matching no tracked write).
+    pub client_nodes: u64,
+    pub feeds_here: bool,
     /// `--hot-docs`: how many documents every connection's updates share.
     pub hot_docs: Option<u64>,
     /// `--key-range` or `--key-sample`, and `--existing-writes`: the documents already in
@@ -395,13 +401,21 @@ impl Engine {
         let find_rows = self.expected_find_rows(phase, &share);
         // The consumers start from the database's sequence before the first write.
         let mut watch = match &phase.changes {
-            Some(feed) => Some(
-                changes::Watch::start(feed, &self.endpoints, &self.shared.database_paths).await?,
-            ),
-            None => None,
+            Some(feed) if self.settings.feeds_here => {
+                let start =
+                    changes::Watch::start(feed, &self.endpoints, &self.shared.database_paths);
+                // Asking where the feeds stand may wait up to 30 s; Ctrl-C ends that.
+                tokio::select! {
+                    watch = start => Some(watch?),
+                    () = self.stop.stop.raised() => {
+                        return Err("stopped while the changes consumers were starting, before the phase's first operation".to_string());
+                    }
+                }
+            }
+            _ => None,
         };
         let mut replication = match &phase.replication {
-            Some(plan) => Some(
+            Some(plan) if self.settings.feeds_here => Some(
                 replication::Running::start(
                     plan,
                     &self.endpoints,
@@ -410,7 +424,7 @@ impl Engine {
                 )
                 .await?,
             ),
-            None => None,
+            _ => None,
         };
         let tables = self.feed_tables(watch.as_ref(), replication.as_ref());
         self.progress.store(0, Ordering::Relaxed);
@@ -509,11 +523,19 @@ impl Engine {
             }
             (Some(watch), _) => Some(watch.finish(Duration::ZERO).await),
             (None, _) => None,
-        };
+        }
+        .map(|mut report| {
+            report.client_nodes = self.settings.client_nodes;
+            report
+        });
         let replication = match replication {
             Some(running) => Some(running.finish(self.grace(phase)).await),
             None => None,
-        };
+        }
+        .map(|mut report| {
+            report.client_nodes = self.settings.client_nodes;
+            report
+        });
         let disk = PhaseDisk {
             start: disk_start,
             end: self.looker().look(started).await,

@@ -353,6 +353,7 @@ mod tests {
             ],
             jobs: vec![job(Some(7)), job(None), job(Some(5))],
             notes: Vec::new(),
+            client_nodes: 1,
         });
         let mut out = Vec::new();
         write(&result, &mut out).unwrap();

@@ -62,6 +62,9 @@ pub struct ChangesReport {
     /// The run's databases no consumer followed (more databases than consumers): their
     /// writes are not tracked.
     pub databases_unfollowed: u64,
+    /// The client machines writing (`--node-count`); the consumers ran on the first and
+    /// tracked its writes only.
+    pub client_nodes: u64,
     pub include_docs: bool,
     pub selector: Option<String>,
     pub heartbeat_ms: u64,

@@ -44,4 +44,7 @@ pub struct ReplicationReport {
     pub jobs: Vec<JobLook>,
     /// What could not be asked or done (no `_scheduler/jobs`, a job left behind), once.
     pub notes: Vec<String>,
+    /// The client machines writing (`--node-count`); the replications ran from the
+    /// first, which tracked its writes only.
+    pub client_nodes: u64,
 }

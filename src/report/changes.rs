@@ -61,12 +61,23 @@ fn heading(changes: &ChangesResult) -> String {
             " over {n} databases (consumer i follows database i mod N; {more} more not followed, their writes not tracked)"
         ),
     };
+    let sample = super::changes::sampled(changes.client_nodes);
     format!(
-        "  changes feed: {} {} consumer{}{over}, heartbeat {} ms{extras}\n",
+        "  changes feed: {} {} consumer{}{over}, heartbeat {} ms{extras}{sample}\n",
         changes.consumers,
         changes.feed,
         if changes.consumers == 1 { "" } else { "s" },
         changes.heartbeat_ms
+    )
+}
+
+/// With several client machines: whose writes the feeds tracked.
+pub fn sampled(client_nodes: u64) -> String {
+    if client_nodes <= 1 {
+        return String::new();
+    }
+    format!(
+        "; this machine's writes only, a sample (1 of {client_nodes} client machines: the others' are among those matching no tracked write)"
     )
 }
 
@@ -134,6 +145,11 @@ mod tests {
         );
         changes.databases = 2;
         assert!(heading(&changes).contains("consumers over 2 databases (consumer i follows"));
+        changes.client_nodes = 3;
+        assert!(
+            heading(&changes)
+                .contains("; this machine's writes only, a sample (1 of 3 client machines")
+        );
         changes.databases_unfollowed = 98;
         assert!(
             heading(&changes).contains("98 more not followed, their writes not tracked)"),

@@ -21,7 +21,7 @@ fn per_document(value: Option<f64>) -> String {
 
 fn sizes(look: Option<&DiskSizes>) -> String {
     let Some(look) = look else {
-        return "unknown (GET /db did not answer in time)".to_string();
+        return "unknown (GET /db gave no sizes within 2 s: no answer, an error status, or not a database's information)".to_string();
     };
     let documents = look.doc_count.map_or("unknown".to_string(), grouped);
     format!(

@@ -18,13 +18,14 @@ pub fn lines(phase: &PhaseResult) -> String {
         .map(|r| format!("{:?}", r.shown()))
         .collect();
     let mut out = format!(
-        "  replication: {} to {}\n",
+        "  replication: {} to {}{}\n",
         if replication.two_way {
             "two-way"
         } else {
             "one-way"
         },
-        names.join(", ")
+        names.join(", "),
+        super::changes::sampled(replication.client_nodes)
     );
     for replica in &replication.replicas {
         out.push_str(&replica_lines(replica));

@@ -20,6 +20,11 @@ pub struct ChangesResult {
     /// their writes are neither tracked nor counted as untracked.
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub databases_unfollowed: u64,
+    /// With several client machines (`--node-count`): how many wrote. The consumers ran
+    /// on the first and tracked its writes only, a sample of the load; the others'
+    /// writes are among `unmatched`. Absent for one machine.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub client_nodes: u64,
     pub include_docs: bool,
     /// The Mango selector the feed was filtered with (`filter=_selector`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,9 +68,13 @@ impl ChangesResult {
     }
 }
 
-/// What a result file written before `databases` was kept says: one database.
-fn one() -> u64 {
+/// What a result file written before a count was kept says: one.
+pub(super) fn one() -> u64 {
     1
+}
+
+pub(super) fn is_one(n: &u64) -> bool {
+    *n == 1
 }
 
 pub fn changes(report: &ChangesReport) -> ChangesResult {
@@ -74,6 +83,7 @@ pub fn changes(report: &ChangesReport) -> ChangesResult {
         consumers: report.consumers,
         databases: report.databases,
         databases_unfollowed: report.databases_unfollowed,
+        client_nodes: report.client_nodes,
         include_docs: report.include_docs,
         selector: report.selector.clone(),
         heartbeat_ms: report.heartbeat_ms,
@@ -101,6 +111,7 @@ pub fn with_intervals(intervals: Vec<ChangesInterval>) -> ChangesResult {
         consumers: 2,
         databases: 1,
         databases_unfollowed: 0,
+        client_nodes: 1,
         include_docs: false,
         selector: None,
         heartbeat_ms: 1000,

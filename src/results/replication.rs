@@ -18,6 +18,13 @@ pub struct ReplicationResult {
     pub jobs: Vec<JobLook>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// With several client machines (`--node-count`): how many wrote. The replications
+    /// ran from the first, which tracked its writes only; absent for one machine.
+    #[serde(
+        default = "super::changes::one",
+        skip_serializing_if = "super::changes::is_one"
+    )]
+    pub client_nodes: u64,
 }
 
 /// One replica's lag and what replicated to it.
@@ -52,6 +59,7 @@ pub fn replication(report: &ReplicationReport) -> ReplicationResult {
         replicas: report.replicas.iter().map(replica).collect(),
         jobs: report.jobs.clone(),
         notes: report.notes.clone(),
+        client_nodes: report.client_nodes,
     }
 }
 

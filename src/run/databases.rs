@@ -45,7 +45,7 @@ impl Prepared {
     }
 }
 
-/// `"db-0" … "db-3" (4 databases)`: a spread run's databases, named by the first and the
+/// `databases "db-0000" … "db-0003" (4)`: a spread run's databases, named by the first and the
 /// last.
 fn span(each: &[(Target, PreparedDatabase)]) -> String {
     match (each.first(), each.last()) {
@@ -181,13 +181,13 @@ mod tests {
     fn the_line_names_the_first_and_last_database_and_what_was_found() {
         assert_eq!(
             prepared(&[true, true, true]).line(),
-            "  databases \"db-0\" … \"db-2\" (3): created by this run\n"
+            "  databases \"db-0000\" … \"db-0002\" (3): created by this run\n"
         );
         let mixed = prepared(&[true, false, false, true]);
         assert_eq!(mixed.documents_before(), 1000);
         assert_eq!(
             mixed.line(),
-            "  databases \"db-0\" … \"db-3\" (4): 2 created by this run, 2 existing with 1,000 documents before the run\n"
+            "  databases \"db-0000\" … \"db-0003\" (4): 2 created by this run, 2 existing with 1,000 documents before the run\n"
         );
     }
 }

@@ -87,12 +87,22 @@ fn repetitions_line(setup: &Setup) -> String {
     if runs <= 1 {
         return String::new();
     }
-    let database = &setup.engine.target.database;
-    let name = |index| crate::run::repeat::suffixed(database, index);
+    let target = &setup.engine.target;
+    // With --databases, a repetition's databases are named after its own name.
+    let names = |index| {
+        let name = crate::run::repeat::suffixed(&target.database, index);
+        target.databases.names(&name)
+    };
+    let (first, last) = (names(1), names(runs));
+    let what = if target.databases.spread() {
+        "fresh databases of its own"
+    } else {
+        "a fresh database of its own"
+    };
     format!(
-        "  repetitions: {runs} (--runs), one after the other, each on a fresh database of its own ({:?} … {:?}) from the same seed\n",
-        name(1),
-        name(runs)
+        "  repetitions: {runs} (--runs), one after the other, each on {what} ({:?} … {:?}) from the same seed\n",
+        first.first().map_or("", String::as_str),
+        last.last().map_or("", String::as_str)
     )
 }
 

@@ -270,16 +270,28 @@ async fn run_pass(
         outputs,
         searching,
     )
-    .await?;
+    .await;
     drop(engine);
-    print_form(&scenario, &measured.phases);
-    let deleted = match (run.database.cleanup, prepared.each.as_slice()) {
-        (false, _) => false,
-        (true, [(_, one)]) => {
-            let database = (&target, one);
-            clean_up(&mut admin, database, &run.endpoints[0], &measured.outcomes).await?
+    let measured = match measured {
+        Ok(measured) => measured,
+        Err(failed) => {
+            // `--cleanup` still deletes what the run made; the run's failure is the one
+            // to show, a failed deletion is said beside it.
+            if run.database.cleanup
+                && let Err(Failed::Message { text, .. }) =
+                    clean_up_after(&mut admin, (&prepared, &target), run, &[]).await
+            {
+                eprintln!("sofabench: {text}");
+            }
+            return Err(failed);
         }
-        (true, _) => databases::clean_up(&prepared, &run.setup_node).await?,
+    };
+    print_form(&scenario, &measured.phases);
+    let deleted = if run.database.cleanup {
+        let made = (&prepared, &target);
+        clean_up_after(&mut admin, made, run, &measured.outcomes).await?
+    } else {
+        false
     };
     let interrupted = measured.outcomes.iter().any(|o| o.interrupted);
     let label = if pass.is_repetition() {
@@ -409,6 +421,20 @@ fn print_form(scenario: &Scenario, phases: &[PhaseResult]) {
             forms::titan(phases)
         )),
         Form::Scaling => print(&format!("SCALING TABLE:\n{}", forms::scaling(phases))),
+    }
+}
+
+/// `--cleanup`: deletes what the run made (its databases, the replicas of `outcomes`'
+/// phases); true when it deleted every database.
+async fn clean_up_after(
+    admin: &mut Admin,
+    (prepared, target): (&databases::Prepared, &Target),
+    run: &Run,
+    outcomes: &[PhaseOutcome],
+) -> Result<bool, Failed> {
+    match prepared.each.as_slice() {
+        [(_, one)] => clean_up(admin, (target, one), &run.endpoints[0], outcomes).await,
+        _ => databases::clean_up(prepared, &run.setup_node).await,
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! A new document goes to the database its number picks, so every connection writes to
 //! all of them and a bulk insert to one; the connection then keeps the document's
-//! database beside its revision. The databases are `NAME-0` … `NAME-(N-1)`, numbered
-//! with as many digits as the last one has, so that they sort in order.
+//! database beside its revision. The databases are `NAME-0000` … `NAME-(N-1)`, always
+//! four digits (as many as the most databases need), so that they sort in order and a
+//! later run with another N finds the same names.
 
 use crate::seed;
 
@@ -45,7 +46,7 @@ impl Databases {
         if !self.spread() {
             return vec![base.to_string()];
         }
-        let width = (self.0 - 1).to_string().len();
+        let width = (MOST_DATABASES - 1).to_string().len();
         (0..self.0).map(|i| format!("{base}-{i:0width$}")).collect()
     }
 
@@ -68,7 +69,7 @@ pub fn parse(text: &str) -> Result<Databases, String> {
         .ok()
         .and_then(Databases::new)
         .ok_or_else(|| {
-            format!("{text:?} is not a number of databases; give a whole number from 1 to {MOST_DATABASES}")
+            format!("{text:?}: give a whole number of databases from 1 to {MOST_DATABASES}")
         })
 }
 
@@ -84,14 +85,19 @@ mod tests {
     }
 
     #[test]
-    fn names_are_numbered_to_sort_in_order() {
+    fn names_are_numbered_to_sort_in_order_whatever_their_count() {
         let names = parse("12").unwrap().names("db");
         assert_eq!(names.len(), 12);
-        assert_eq!((names[0].as_str(), names[11].as_str()), ("db-00", "db-11"));
+        assert_eq!(
+            (names[0].as_str(), names[11].as_str()),
+            ("db-0000", "db-0011")
+        );
         let mut sorted = names.clone();
         sorted.sort();
         assert_eq!(sorted, names);
-        assert_eq!(parse("2").unwrap().names("db"), ["db-0", "db-1"]);
+        assert_eq!(parse("2").unwrap().names("db"), ["db-0000", "db-0001"]);
+        let most = Databases::new(MOST_DATABASES).unwrap().names("db");
+        assert_eq!(most.last().unwrap(), "db-9999");
     }
 
     #[test]

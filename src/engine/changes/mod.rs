@@ -45,8 +45,13 @@ pub struct Watch {
     intervals: Arc<Mutex<Vec<ChangesInterval>>>,
 }
 
+/// The largest `GET /db` answer taken where the consumers start: CouchDB's is under
+/// 1 KiB, and up to 64 databases are asked at once.
+const DATABASE_INFO_LIMIT: u64 = 1024 * 1024;
+
 /// The database's sequence now, where the consumers start: `GET /db`'s `update_seq`.
 async fn current_seq(endpoint: Arc<Endpoint>, database_path: String) -> Result<Seq, String> {
+    let endpoint = endpoint.limited_to(DATABASE_INFO_LIMIT);
     let mut client = Client::new(endpoint, Some(Duration::from_secs(30)));
     let call = Call {
         method: Method::Get,
@@ -55,7 +60,7 @@ async fn current_seq(endpoint: Arc<Endpoint>, database_path: String) -> Result<S
     };
     let answer = client.send(&call).await.map_err(|e| {
         format!(
-            "cannot ask the database where its changes feed stands: {}",
+            "cannot ask GET {database_path} where its changes feed stands (waited at most 30 s): {}",
             e.error
         )
     })?;
@@ -96,15 +101,35 @@ async fn current_seqs(
     Ok(seqs)
 }
 
+/// Why a selector cannot be used on PouchDB Server.
+const POUCHDB_SELECTOR: &str = "PouchDB Server does not filter changes feeds by selector (it takes filter=_selector for a design document's name, and version 4.2.0 stops with an uncaught error when asked): leave out the selector there; CouchDB 2 and later filter by selector";
+
+/// Whether the node's welcome (`GET /`) is PouchDB Server's.
+async fn is_pouchdb_server(client: &mut Client) -> bool {
+    let call = Call {
+        method: Method::Get,
+        path: "/",
+        body: None,
+    };
+    let Ok(answer) = client.send(&call).await else {
+        return false;
+    };
+    serde_json::from_slice::<serde_json::Value>(&answer.body)
+        .is_ok_and(|welcome| welcome.get("express-pouchdb").is_some())
+}
+
 /// Asks once for the feed filtered by `selector`, so that a server that cannot filter
-/// by selector (PouchDB Server takes `_selector` for a design document's name) stops the
-/// run with its answer, rather than leaving the consumers reconnecting all phase long.
+/// by selector stops the run with its answer, rather than leaving the consumers
+/// reconnecting all phase long. PouchDB Server is not asked: the question crashes it.
 async fn check_selector(
     endpoint: Arc<Endpoint>,
     database_path: &str,
     selector: &str,
 ) -> Result<(), String> {
     let mut client = Client::new(endpoint, Some(Duration::from_secs(30)));
+    if is_pouchdb_server(&mut client).await {
+        return Err(POUCHDB_SELECTOR.to_string());
+    }
     let path = format!("{database_path}/_changes?filter=_selector&limit=0");
     let body = format!("{{\"selector\":{selector}}}");
     let call = Call {
@@ -261,6 +286,8 @@ impl Watch {
             consumers: settings.consumers,
             databases: self.feeds.len() as u64,
             databases_unfollowed: (self.followed.len() - self.feeds.len()) as u64,
+            // The engine knows; one machine unless it says otherwise.
+            client_nodes: 1,
             include_docs: settings.include_docs,
             selector: settings.selector.clone(),
             heartbeat_ms: settings.heartbeat.as_millis() as u64,

@@ -345,6 +345,8 @@ impl Running {
             replicas,
             jobs,
             notes,
+            // The engine knows; one machine unless it says otherwise.
+            client_nodes: 1,
         }
     }
 }

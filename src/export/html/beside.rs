@@ -275,6 +275,7 @@ mod tests {
             ],
             jobs: Vec::new(),
             notes: Vec::new(),
+            client_nodes: 1,
         });
         let beside = beside(&phase);
         assert!(beside.has("replication") && !beside.has("changes"));
