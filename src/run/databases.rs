@@ -142,6 +142,11 @@ pub async fn clean_up(prepared: &Prepared, node: &Arc<Endpoint>) -> Result<bool,
     let kept = prepared.each.len() - deleted;
     let line = if kept == 0 {
         format!("deleted {} (--cleanup)", span(&prepared.each))
+    } else if deleted == 0 {
+        format!(
+            "kept {}: --cleanup only deletes a database the run created",
+            span(&prepared.each)
+        )
     } else {
         format!(
             "deleted {deleted} of {} (--cleanup); kept the {kept} it found: --cleanup only deletes a database the run created",
