@@ -9,20 +9,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::feed_proxy::{FeedProxy, Trouble};
+use common::result_json as result;
 use common::*;
 use serde_json::Value;
 
 const CONSUMERS: u64 = 2;
-
-fn result(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// Writes the database holds a trace of: each document's latest generation counts its
-/// create, updates and delete.
-fn writes_in(db_url: &str) -> u64 {
-    changes(db_url).iter().map(|(_, g, _)| u64::from(*g)).sum()
-}
 
 fn field(changes: &Value, name: &str) -> u64 {
     changes[name]

@@ -5,20 +5,9 @@
 
 mod common;
 
-use std::path::Path;
-
+use common::result_json as result;
 use common::*;
-use serde_json::{Value, json};
-
-fn result(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// Writes a database holds a trace of: each document's latest generation counts its
-/// create, updates and delete.
-fn writes_in(db_url: &str) -> u64 {
-    changes(db_url).iter().map(|(_, g, _)| u64::from(*g)).sum()
-}
+use serde_json::json;
 
 fn run_args<'a>(address: &'a str, database: &'a str, json: &'a str) -> Vec<&'a str> {
     vec![

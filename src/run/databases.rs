@@ -89,9 +89,8 @@ pub async fn prepare(
     Ok(Prepared { each })
 }
 
-/// Stops the run when any of `targets` holds documents, naming the first few.
-async fn refuse_filled(targets: &[Target], node: &Arc<Endpoint>) -> Result<(), Failed> {
-    const NAMED: usize = 3;
+/// Each of `targets` that holds documents, as `"name" (N documents)`.
+pub async fn filled(targets: &[Target], node: &Arc<Endpoint>) -> Result<Vec<String>, Failed> {
     let mut filled = Vec::new();
     for one in targets {
         let count = Admin::new(one, node.clone())
@@ -106,6 +105,13 @@ async fn refuse_filled(targets: &[Target], node: &Arc<Endpoint>) -> Result<(), F
             ));
         }
     }
+    Ok(filled)
+}
+
+/// Stops the run when any of `targets` holds documents, naming the first few.
+async fn refuse_filled(targets: &[Target], node: &Arc<Endpoint>) -> Result<(), Failed> {
+    const NAMED: usize = 3;
+    let mut filled = filled(targets, node).await?;
     if filled.is_empty() {
         return Ok(());
     }

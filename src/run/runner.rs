@@ -166,18 +166,7 @@ async fn refuse_filled(
             database: pass.database.clone(),
             ..target.clone()
         };
-        for one in own.each() {
-            let mut admin = Admin::new(&one, setup_node.clone());
-            if let Some(count) = admin.document_count().await.map_err(setup_failed)?
-                && count > 0
-            {
-                filled.push(format!(
-                    "{:?} ({})",
-                    one.database,
-                    counted(count, "document")
-                ));
-            }
-        }
+        filled.extend(databases::filled(&own.each(), setup_node).await?);
     }
     if filled.is_empty() {
         return Ok(());

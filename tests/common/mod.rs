@@ -256,6 +256,17 @@ pub fn doc_count(db_url: &str) -> u64 {
     info["doc_count"].as_u64().unwrap()
 }
 
+/// Writes the database holds a trace of: each document's latest generation counts its
+/// create, updates and delete.
+pub fn writes_in(db_url: &str) -> u64 {
+    changes(db_url).iter().map(|(_, g, _)| u64::from(*g)).sum()
+}
+
+/// A result file, as JSON.
+pub fn result_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// Every document the database has seen, live or deleted: id → (latest generation, deleted).
 pub fn changes(db_url: &str) -> Vec<(String, u32, bool)> {
     let (status, body) = get(&format!("{db_url}/_changes?style=all_docs"));
