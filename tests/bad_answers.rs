@@ -294,3 +294,45 @@ fn ctrl_c_ends_the_wait_for_an_index_that_is_never_built() {
         assert!(!run.stdout.contains("built in"), "{}", shown(&run));
     }
 }
+
+/// Looks at database `bad-0000` (`GET /bad-0000`) after the setup's two: the one where
+/// its changes consumer asks where the feed stands (the test server knows no database
+/// and would answer 404 there; stalled, it never answers).
+fn feed_start_looks(line: &str) -> bool {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static LOOKS: AtomicUsize = AtomicUsize::new(0);
+    line.starts_with("GET /bad-0000 ") && LOOKS.fetch_add(1, Ordering::SeqCst) >= 2
+}
+
+#[test]
+fn ctrl_c_ends_the_wait_for_where_a_feed_stands_and_cleans_up() {
+    let server = BadServer::start(Fault::Stall, feed_start_looks);
+    let child = common::spawn_sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=bad",
+        "--quiet",
+        "--num_connections=2",
+        "--databases=2",
+        "--changes-consumers=2",
+        "--cleanup",
+    ]);
+    std::thread::sleep(Duration::from_secs(2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = common::finish(child);
+    // It used to wait out the look's 30 s, then fail (exit 1) keeping the databases.
+    assert_eq!(run.code, 130, "{}", shown(&run));
+    assert!(run.took < Duration::from_secs(6), "{}", shown(&run));
+    assert!(
+        run.stderr
+            .contains("stopped while the changes consumers were starting"),
+        "{}",
+        shown(&run)
+    );
+    assert!(
+        run.stdout
+            .contains("deleted databases \"bad-0000\" … \"bad-0001\" (2)"),
+        "{}",
+        shown(&run)
+    );
+}

@@ -354,6 +354,11 @@ impl Engine {
         }
     }
 
+    /// Raised when the run is told to stop (Ctrl-C): a phase that fails then failed of it.
+    pub fn stop_signal(&self) -> stop::Signal {
+        self.stop.stop.clone()
+    }
+
     /// From now on reads, updates and deletes target `existing` documents.
     pub fn target_existing(&mut self, existing: Existing) {
         self.existing = Some(Arc::new(existing));

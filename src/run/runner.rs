@@ -377,19 +377,21 @@ async fn run_building(
     (phase, share): (&Phase, PhaseShare),
     building: Option<impl Future<Output = Result<Vec<IndexBuildResult>, Failed>>>,
 ) -> Result<(PhaseOutcome, Vec<IndexBuildResult>), Failed> {
+    let stop = engine.stop_signal();
     let Some(building) = building else {
-        let outcome = engine.run(phase, share).await.map_err(Failed::run)?;
-        return Ok((outcome, Vec::new()));
+        let outcome = engine.run(phase, share).await;
+        return Ok((outcome.map_err(|e| phase_failed(&stop, e))?, Vec::new()));
     };
     let run = engine.run(phase, share);
     tokio::pin!(run, building);
     let mut built = None;
     let outcome = loop {
         tokio::select! {
-            outcome = &mut run => break outcome.map_err(Failed::run)?,
+            outcome = &mut run => break outcome,
             result = &mut building, if built.is_none() => built = Some(result),
         }
     };
+    let outcome = outcome.map_err(|e| phase_failed(&stop, e))?;
     let (mut builds, when) = match built {
         Some(result) => (result?, BuiltWhen::WhilePhaseRan),
         None if outcome.interrupted => return Ok((outcome, Vec::new())),
@@ -399,6 +401,19 @@ async fn run_building(
         build.when = when;
     }
     Ok((outcome, builds))
+}
+
+/// A phase that could not run: interrupted (exit 130) when Ctrl-C came first, e.g. while
+/// its consumers were starting, else failed.
+pub(super) fn phase_failed(stop: &crate::engine::stop::Signal, problem: String) -> Failed {
+    if stop.is_raised() {
+        Failed::Message {
+            text: problem,
+            code: INTERRUPTED,
+        }
+    } else {
+        Failed::run(problem)
+    }
 }
 
 /// The reference benchmark's own output, for scenarios that reproduce one.

@@ -84,7 +84,9 @@ impl Search<'_> {
                 rate: Some(Rate::constant(rate)),
                 ..self.share
             };
-            let outcome = engine.run(&phase, share).await.map_err(Failed::run)?;
+            let stop = engine.stop_signal();
+            let outcome = engine.run(&phase, share).await;
+            let outcome = outcome.map_err(|e| super::runner::phase_failed(&stop, e))?;
             let result = results::build::phase(&outcome, None);
             print(&report::phase_text(&result, outcome.interrupted));
             let interrupted = outcome.interrupted;

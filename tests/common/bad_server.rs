@@ -117,7 +117,8 @@ fn serve(stream: TcpStream, fault: Fault, picked: fn(&str) -> bool) {
                 length = value.trim().parse().unwrap_or(0);
             }
         }
-        if picked(&line) && matches!(fault, Fault::RefuseBody | Fault::RefuseBodyAndClose) {
+        // `picked` is asked once per request, so that a test's predicate may count them.
+        if matches!(fault, Fault::RefuseBody | Fault::RefuseBodyAndClose) && picked(&line) {
             let answer = r#"{"error":"too_large","reason":"the request entity is too large"}"#;
             let head = format!(
                 "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: {}\r\n\r\n{answer}",
@@ -136,7 +137,8 @@ fn serve(stream: TcpStream, fault: Fault, picked: fn(&str) -> bool) {
         }
         revision += 1;
         let (status, answer) = super::delay_server::answer_for(&line, &body, revision);
-        if picked(&line) {
+        let refusing = matches!(fault, Fault::RefuseBody | Fault::RefuseBodyAndClose);
+        if !refusing && picked(&line) {
             if misbehave(&mut writer, fault, &answer) {
                 continue;
             }
