@@ -274,13 +274,13 @@ pub struct RunArgs {
 
     /// The size of the attachments a mix's `attachment_write` sends (e.g. 64KiB, 1GiB),
     /// or several separated by commas, each equally likely (1KiB,64KiB,1MiB); 1 byte to
-    /// 4GiB each. Bodies are made as they are sent, never held in memory.
+    /// 4 GiB less a byte each. Bodies are made as they are sent, never held in memory.
     #[arg(long = "attachment-size", value_name = "SIZE[,SIZE…]", value_parser = attachment_sizes, default_value = "64KiB")]
     attachment_size: AttachmentSizes,
 
     /// Give every document a bulk insert stores an inline attachment (`_attachments`,
     /// base64 in the request) of this size, or of one of several separated by commas,
-    /// each equally likely; 1 byte to 4GiB each, and a bulk request at most 256 MiB.
+    /// each equally likely; 1 byte to 4 GiB less a byte each, and a bulk request at most 256 MiB.
     /// Later `attachment_read`s may read them. Without it, bulk documents have none.
     #[arg(long = "bulk-attachment-size", value_name = "SIZE[,SIZE…]", value_parser = bulk_attachment_sizes)]
     bulk_attachment_size: Option<AttachmentSizes>,

@@ -5,9 +5,10 @@ use rand::RngExt;
 use crate::driver::GeneratedBody;
 use crate::seed::Rng;
 
-/// The largest attachment accepted: past what servers take in one request (CouchDB's
+/// The largest attachment accepted (4 GiB less a byte, so that a length fits in four
+/// bytes): past what servers take in one request (CouchDB's
 /// `max_http_request_size` is 4 GiB), and bounding the arithmetic on lengths.
-pub const MAX_ATTACHMENT: u64 = 4 << 30;
+pub const MAX_ATTACHMENT: u64 = u32::MAX as u64;
 
 /// The most sizes in a list.
 pub const MAX_SIZES: usize = 64;
@@ -32,7 +33,7 @@ impl AttachmentSizes {
         }
         if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > MAX_ATTACHMENT) {
             return Err(format!(
-                "--attachment-size: {bad} bytes is not from 1 byte to 4GiB; give a smaller size"
+                "--attachment-size: {bad} bytes is not from 1 byte to 4 GiB less one byte; give a smaller size"
             ));
         }
         Ok(AttachmentSizes { sizes })

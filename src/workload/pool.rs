@@ -17,8 +17,10 @@ pub struct LiveDocument {
     /// The document's number, from which its id and content derive.
     pub number: u64,
     pub rev: Rev,
-    /// The length of the attachment the connection wrote on it, 0 for none.
-    pub attachment: u64,
+    /// The length of the attachment the connection wrote on it, 0 for none (at most
+    /// [`super::attachment::MAX_ATTACHMENT`]: four bytes, so that the document's
+    /// database fits beside it in the 56 bytes a document took before).
+    pub attachment: u32,
     /// The id the server gave the document (`--id-scheme server`); `None` when its id is
     /// the one its number makes.
     pub server_id: Option<Box<str>>,
@@ -92,7 +94,7 @@ impl DocumentPool {
 
     /// Notes the attachment of `length` bytes now on the document (0: none any more).
     pub fn set_attachment(&mut self, slot: usize, length: u64) {
-        self.documents[slot].attachment = length;
+        self.documents[slot].attachment = u32::try_from(length).unwrap_or(u32::MAX);
     }
 
     /// A document with an attachment, the first from a position `rng` draws on, or `None`
@@ -169,5 +171,15 @@ mod tests {
             DocumentPool::default().pick_by(&mut seed::rng(1), KeyChoice::Latest),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod footprint {
+    /// Every live document of a long run is one of these: the database (`--databases`)
+    /// fits beside the attachment's length, where padding was.
+    #[test]
+    fn a_live_document_takes_56_bytes() {
+        assert_eq!(std::mem::size_of::<super::LiveDocument>(), 56);
     }
 }

@@ -67,7 +67,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 .failed(metrics, Operation::AttachmentRead, Failure::NoDocument, 0);
             return Ok(());
         };
-        let length = self.pool.get(slot).attachment;
+        let length = u64::from(self.pool.get(slot).attachment);
         self.set_document_path(slot);
         self.path.push('/');
         self.path.push_str(ATTACHMENT_NAME);
