@@ -33,11 +33,11 @@ const SETTLED_LOOK: Duration = Duration::from_millis(20);
 /// A phase's running consumers, over one database or spread over several.
 pub struct Watch {
     settings: ChangesFeed,
-    /// One feed per database followed, in the order of the run's databases.
+    /// One feed per database followed: the run's first databases, as many as there are
+    /// consumers at most.
     feeds: Vec<Arc<Feed>>,
-    /// For each of the run's databases, which of `feeds` follows it (none when there
-    /// are more databases than consumers).
-    followed: Vec<Option<usize>>,
+    /// How many databases the run has.
+    databases: usize,
     live: Arc<Live>,
     stop: Signal,
     consumers: Vec<JoinHandle<ConsumerTally>>,
@@ -201,13 +201,10 @@ impl Watch {
         {
             tokio::time::sleep(SETTLED_LOOK).await;
         }
-        let followed = (0..database_paths.len())
-            .map(|d| (d < followed_count).then_some(d))
-            .collect();
         Ok(Watch {
             settings: settings.clone(),
             feeds,
-            followed,
+            databases: database_paths.len(),
             live,
             stop,
             consumers,
@@ -229,8 +226,7 @@ impl Watch {
     /// Where the phase's connections tell of their writes to database `d` (of the run's
     /// databases, in order): `None` for a database no consumer follows.
     pub fn table_of(&self, d: usize) -> Option<Arc<Table>> {
-        let feed = self.followed.get(d).copied().flatten()?;
-        Some(self.feeds[feed].table.clone())
+        self.feeds.get(d).map(|feed| feed.table.clone())
     }
 
     /// The table of the run's only (or first) database.
@@ -285,7 +281,7 @@ impl Watch {
             feed: settings.feed.name().to_string(),
             consumers: settings.consumers,
             databases: self.feeds.len() as u64,
-            databases_unfollowed: (self.followed.len() - self.feeds.len()) as u64,
+            databases_unfollowed: self.databases.saturating_sub(self.feeds.len()) as u64,
             // The engine knows; one machine unless it says otherwise.
             client_nodes: 1,
             include_docs: settings.include_docs,
