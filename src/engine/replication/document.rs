@@ -90,6 +90,52 @@ pub async fn remove(client: &mut Client, id: &str) -> Result<(), String> {
     ))
 }
 
+/// What came of deleting a one-shot job's document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    Gone,
+    /// The document names a job that runs again (PouchDB Server's replicator can restart
+    /// a completed job and rewrite its document): it is not deleted now.
+    Running,
+}
+
+/// Deletes document `id` if its job has ended (`completed` or `error`) and nothing
+/// changed it since it was read. PouchDB Server 4.2 ends its process when a running job's
+/// document is deleted, so a document that is not ended, or changes under the deletion
+/// (a 409), is left for the caller to wait on again.
+pub async fn remove_ended(client: &mut Client, id: &str) -> Result<Removal, String> {
+    let path = path(id);
+    let current = request(client, Method::Get, &path, None).await?;
+    let (status, json) = (current.status, &current.json);
+    if status == 404 {
+        return Ok(Removal::Gone);
+    }
+    let ended = matches!(
+        json["_replication_state"].as_str(),
+        Some("completed" | "error")
+    );
+    let rev = match (status, json["_rev"].as_str()) {
+        (200, Some(rev)) if ended => rev,
+        (200, _) => return Ok(Removal::Running),
+        _ => {
+            return Err(format!(
+                "GET {path} was answered {status}: {}",
+                current.reason()
+            ));
+        }
+    };
+    let rev: String = url::form_urlencoded::byte_serialize(rev.as_bytes()).collect();
+    let gone = request(client, Method::Delete, &format!("{path}?rev={rev}"), None).await?;
+    match gone.status {
+        200 | 202 | 404 => Ok(Removal::Gone),
+        409 => Ok(Removal::Running),
+        status => Err(format!(
+            "DELETE {path} was answered {status}: {}",
+            gone.reason()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,8 +54,13 @@ async fn run(mut client: Client, id: String, body: Value, stop: Signal) -> Resul
     loop {
         document::put(&mut client, &id, &body).await?;
         jobs += 1;
-        ended(&mut client, &id, &stop).await?;
-        document::remove(&mut client, &id).await?;
+        // Deleted only once its job has ended: a restarted job is waited for again.
+        loop {
+            ended(&mut client, &id, &stop).await?;
+            if document::remove_ended(&mut client, &id).await? == document::Removal::Gone {
+                break;
+            }
+        }
         if stop.is_raised() {
             return Ok(jobs);
         }
