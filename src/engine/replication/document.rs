@@ -72,17 +72,9 @@ pub async fn remove(client: &mut Client, id: &str) -> Result<(), String> {
                 ));
             }
         };
-        let rev: String = url::form_urlencoded::byte_serialize(rev.as_bytes()).collect();
-        let gone = request(client, Method::Delete, &format!("{path}?rev={rev}"), None).await?;
-        match gone.status {
-            200 | 202 | 404 => return Ok(()),
-            409 => last = gone.reason(),
-            status => {
-                return Err(format!(
-                    "DELETE {path} was answered {status}: {}",
-                    gone.reason()
-                ));
-            }
+        match delete_at(client, &path, &rev).await? {
+            Deleted::Gone => return Ok(()),
+            Deleted::Changed(reason) => last = reason,
         }
     }
     Err(format!(
@@ -124,11 +116,26 @@ pub async fn remove_ended(client: &mut Client, id: &str) -> Result<Removal, Stri
             ));
         }
     };
+    match delete_at(client, &path, rev).await? {
+        Deleted::Gone => Ok(Removal::Gone),
+        Deleted::Changed(_) => Ok(Removal::Running),
+    }
+}
+
+/// How a `DELETE` at a revision ended, short of failing.
+enum Deleted {
+    Gone,
+    /// A newer revision was there (409), with the server's reason.
+    Changed(String),
+}
+
+/// `DELETE path?rev=rev`: gone (whoever removed it), or changed under it.
+async fn delete_at(client: &mut Client, path: &str, rev: &str) -> Result<Deleted, String> {
     let rev: String = url::form_urlencoded::byte_serialize(rev.as_bytes()).collect();
     let gone = request(client, Method::Delete, &format!("{path}?rev={rev}"), None).await?;
     match gone.status {
-        200 | 202 | 404 => Ok(Removal::Gone),
-        409 => Ok(Removal::Running),
+        200 | 202 | 404 => Ok(Deleted::Gone),
+        409 => Ok(Deleted::Changed(gone.reason())),
         status => Err(format!(
             "DELETE {path} was answered {status}: {}",
             gone.reason()
