@@ -267,15 +267,28 @@ map = "function (doc) {{ emit(doc.integer1, null); }}"
         ),
     )
     .unwrap();
-    let child = common::spawn_sofabench(&[
+    interrupted_after_2s(
+        &server,
+        &[
+            "--json_document_schema_filename=examples/ironcushion.json",
+            &format!("--scenario={}", scenario.display()),
+        ],
+    )
+}
+
+/// `sofabench run` against `server` (database `bad`, 2 connections) with `extra`,
+/// given Ctrl-C after 2 s.
+fn interrupted_after_2s(server: &BadServer, extra: &[&str]) -> Run {
+    let address = format!("--database_address={}", server.url);
+    let mut args = vec![
         "run",
-        &format!("--database_address={}", server.url),
+        &address,
         "--database_name=bad",
         "--quiet",
         "--num_connections=2",
-        "--json_document_schema_filename=examples/ironcushion.json",
-        &format!("--scenario={}", scenario.display()),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let child = common::spawn_sofabench(&args);
     std::thread::sleep(Duration::from_secs(2));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     common::finish(child)
@@ -307,19 +320,8 @@ fn feed_start_looks(line: &str) -> bool {
 #[test]
 fn ctrl_c_ends_the_wait_for_where_a_feed_stands_and_cleans_up() {
     let server = BadServer::start(Fault::Stall, feed_start_looks);
-    let child = common::spawn_sofabench(&[
-        "run",
-        &format!("--database_address={}", server.url),
-        "--database_name=bad",
-        "--quiet",
-        "--num_connections=2",
-        "--databases=2",
-        "--changes-consumers=2",
-        "--cleanup",
-    ]);
-    std::thread::sleep(Duration::from_secs(2));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let run = common::finish(child);
+    let extra = ["--databases=2", "--changes-consumers=2", "--cleanup"];
+    let run = interrupted_after_2s(&server, &extra);
     // It used to wait out the look's 30 s, then fail (exit 1) keeping the databases.
     assert_eq!(run.code, 130, "{}", shown(&run));
     assert!(run.took < Duration::from_secs(6), "{}", shown(&run));
