@@ -58,7 +58,7 @@ impl Failed {
                 ExitCode::from(error.exit_code().clamp(0, 255) as u8)
             }
             Failed::Message { text, code } => {
-                eprintln!("sofabench: error: {text}");
+                crate::text::sink::err(&format!("sofabench: error: {text}"));
                 ExitCode::from(code)
             }
             Failed::Quiet { code } => ExitCode::from(code),

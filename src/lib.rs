@@ -30,6 +30,7 @@ pub mod seed;
 pub mod server_stats;
 pub mod target;
 pub mod template;
+pub mod text;
 pub mod time;
 pub mod words;
 pub mod workload;

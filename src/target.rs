@@ -58,28 +58,22 @@ pub struct Credentials {
     pub password: String,
 }
 
-impl Credentials {
-    /// `text` with every form the password could take in a server's answer (as given,
-    /// percent-encoded, inside a Basic header) replaced by `***`: servers quote requests
-    /// back in their errors, and no message sofabench shows may carry a password.
-    pub fn hide_in(&self, text: &str) -> String {
+impl crate::text::Redact for Credentials {
+    /// The password, as given and with spaces as `+` (a form's encoding), and inside a
+    /// Basic header; its percent-, JSON- and HTML-escaped forms are decoded where found.
+    fn secret_forms(&self, forms: &mut Vec<String>) {
         if self.password.is_empty() {
-            return text.to_string();
+            return;
         }
-        let basic = self.basic_header();
-        let forms = [
-            basic.trim_start_matches("Basic ").to_string(),
-            self.password.clone(),
-            encode_path_segment(&self.password),
-            url::form_urlencoded::byte_serialize(self.password.as_bytes()).collect(),
-        ];
-        let mut out = text.to_string();
-        for form in forms.iter().filter(|f| !f.is_empty()) {
-            out = out.replace(form.as_str(), "***");
+        forms.push(self.password.clone());
+        if self.password.contains(' ') {
+            forms.push(self.password.replace(' ', "+"));
         }
-        out
+        forms.push(self.basic_header().trim_start_matches("Basic ").to_string());
     }
+}
 
+impl Credentials {
     /// The `Authorization` header value.
     pub fn basic_header(&self) -> String {
         let raw = format!("{}:{}", self.user, self.password);

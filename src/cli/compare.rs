@@ -1,7 +1,5 @@
 //! `sofabench compare A.json B.json`: two results side by side (see `analysis::compare`).
 
-use std::io::Write;
-
 use super::CompareArgs;
 use crate::analysis::compare::compare;
 use crate::exit::Failed;
@@ -14,8 +12,5 @@ pub fn execute(args: CompareArgs) -> Result<(), Failed> {
         (&args.a.display().to_string(), &a),
         (&args.b.display().to_string(), &b),
     );
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(Failed::output)
+    crate::text::sink::out(&text).map_err(Failed::output)
 }

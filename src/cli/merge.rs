@@ -55,7 +55,7 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
     }
     let merged = merge(&inputs).map_err(Failed::bad_input)?;
     for note in &merged.notes {
-        eprintln!("sofabench: note: {note}");
+        crate::text::sink::err(&format!("sofabench: note: {note}"));
     }
     let result = merged.result;
     let hosts: Vec<String> = result
@@ -72,10 +72,8 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
     for phase in &result.phases {
         text.push_str(&report::phase_text(phase, result.interrupted));
     }
+    crate::text::sink::out(&text).map_err(Failed::output)?;
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(Failed::output)?;
     let written = outputs.write(&result);
     for path in &written.paths {
         let _ = writeln!(out, "wrote {}", path.display());

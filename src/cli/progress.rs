@@ -58,9 +58,9 @@ impl Progress {
     /// not drawn (not a terminal).
     pub fn println(&self, line: String) {
         if self.bar.is_hidden() {
-            eprintln!("{line}");
+            crate::text::sink::err(&line);
         } else {
-            self.bar.println(line);
+            self.bar.println(crate::text::printable(&line));
         }
     }
 }

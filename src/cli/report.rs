@@ -1,8 +1,6 @@
 //! `sofabench report RESULT.json`: any format made again from a result's JSON, so a run
 //! needs to keep only that file.
 
-use std::io::Write;
-
 use super::ReportArgs;
 use crate::exit::Failed;
 use crate::results::RunResult;
@@ -34,9 +32,6 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
     for path in &written.paths {
         text.push_str(&format!("wrote {}\n", path.display()));
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(Failed::output)?;
+    crate::text::sink::out(&text).map_err(Failed::output)?;
     written.report_failures()
 }

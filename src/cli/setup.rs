@@ -350,7 +350,7 @@ fn auth(
     };
     let (auth, warnings) = Auth::choose(given).map_err(Failed::bad_input)?;
     for warning in warnings {
-        eprintln!("sofabench: warning: {warning}");
+        crate::text::sink::err(&format!("sofabench: warning: {warning}"));
     }
     Ok(auth)
 }

@@ -45,7 +45,7 @@ impl Observer for Terminal {
         let line = live::line(row, target_rate, partial);
         match &*self.progress() {
             Some(progress) => progress.println(line),
-            None => eprintln!("{line}"),
+            None => crate::text::sink::err(&line),
         }
     }
 

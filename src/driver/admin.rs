@@ -362,11 +362,8 @@ impl Admin {
     }
 
     /// The start of an answer, for a message: at most 300 characters, no password.
-    pub fn quote(&self, body: &[u8]) -> String {
-        const MOST: usize = 300;
-        let start = String::from_utf8_lossy(&body[..body.len().min(MOST * 4)]);
-        let hidden = self.client.endpoint().credential.hide_in(&start);
-        crate::metrics::errors::cut(hidden.trim(), MOST)
+    pub fn quote(&self, body: &[u8]) -> crate::text::Quoted {
+        crate::text::Quoted::new(body, &self.client.endpoint().credential, 300)
     }
 
     fn holds_documents(&self, count: u64) -> SetupError {

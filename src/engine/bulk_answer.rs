@@ -138,7 +138,7 @@ pub fn pair_by_position(rows: Vec<BulkRow<'_>>, count: usize) -> Result<Paired, 
 
 /// An id as shown to the user: a server may send anything, so it is cut short.
 fn shorten(id: &str) -> String {
-    crate::metrics::errors::cut(&format!("{id:?}"), 80)
+    crate::text::Quoted::of_text(&format!("{id:?}"), &(), 80).into_string()
 }
 
 #[cfg(test)]

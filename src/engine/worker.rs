@@ -13,6 +13,7 @@ use super::rate_limit::Retry429;
 use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
 use super::transport::{Clock, SystemClock, Transport};
+use crate::driver::auth::AllSecrets;
 use crate::driver::responses;
 use crate::driver::{
     Call, Client, Endpoint, Exchange, Method, Streaming, TransportError, Unanswered,
@@ -20,6 +21,7 @@ use crate::driver::{
 use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
+use crate::text::Quoted;
 use crate::workload::{
     AttachmentSizes, DocSize, DocumentIds, DocumentPool, IdScheme, KeyChoice, Operation,
     OperationOrder, Schedule, Shape, ids,
@@ -72,19 +74,24 @@ impl Shared {
     fn path_of(&self, database: u32) -> &str {
         &self.database_paths[database as usize]
     }
-    /// Keeps `text` as an example of `failure`, with every secret hidden.
-    fn note(&self, samples: &mut FailureSamples, failure: &Failure, text: &str) {
+    /// The most of a body an example is made from (a quote's window).
+    pub(super) const SAID: usize = 64 * 1024;
+
+    /// Keeps `said` (a server's bytes) as an example of `failure`, quoted: every secret
+    /// hidden, control characters escaped.
+    fn note(&self, samples: &mut FailureSamples, failure: &Failure, said: &[u8]) {
         if samples.wants(failure) {
-            let credentials = self.endpoints.iter().map(|e| &e.credential);
-            samples.add(failure, &crate::driver::auth::hide_in(credentials, text));
+            let secrets = AllSecrets::of(self.endpoints.iter().map(|e| &e.credential));
+            samples.add(
+                failure,
+                Quoted::new(said, &secrets, FailureSamples::LENGTH).as_str(),
+            );
         }
     }
 
     /// Keeps the start of an answer's body as an example of `failure`.
     fn note_body(&self, samples: &mut FailureSamples, failure: &Failure, body: &[u8]) {
-        if samples.wants(failure) {
-            self.note(samples, failure, &body_start(body));
-        }
+        self.note(samples, failure, body);
     }
 
     /// Keeps an answer as an example of the failure it meant: a 429 with the
@@ -95,11 +102,6 @@ impl Shared {
             _ => self.note_body(samples, failure, &answer.body),
         }
     }
-}
-
-/// The start of an answer's body, as text: enough for an example, never all of it.
-fn body_start(body: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(&body[..body.len().min(FailureSamples::LENGTH * 4)])
 }
 
 /// When a connection sends its operations.
@@ -412,7 +414,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 };
                 let op = metrics.operation(operation);
                 self.shared
-                    .note(&mut op.samples, &failure, &lost.error.to_string());
+                    .note(&mut op.samples, &failure, lost.error.to_string().as_bytes());
                 op.resends += u64::from(lost.resent);
                 // A refusal whose answer was too long to read was still a refusal.
                 let unknown =

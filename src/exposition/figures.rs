@@ -2,8 +2,8 @@
 //! intervals the monitor closes, plain data that is cheap to copy for every scrape.
 
 use super::buckets::Buckets;
-use crate::metrics::errors::cut;
 use crate::metrics::{FailureCounts, IntervalMetrics, IntervalRow};
+use crate::text::cut;
 use crate::workload::PerOperation;
 
 /// The most failure kinds shown per operation: a server's error words become label

@@ -219,8 +219,10 @@ impl FailureSamples {
             .is_none_or(|(_, kept)| kept.len() < Self::PER_KIND)
     }
 
-    /// Keeps `text` (cut to [`Self::LENGTH`] characters) as an example of `failure`, unless
-    /// there are enough, or the same text is kept already.
+    /// Keeps `text` (cut to [`Self::LENGTH`] characters, control characters escaped: a
+    /// result file read back is as untrusted as a server) as an example of `failure`,
+    /// unless there are enough, or the same text is kept already. What a run keeps comes
+    /// as a [`Quoted`](crate::text::Quoted), its secrets hidden.
     pub fn add(&mut self, failure: &Failure, text: &str) {
         if !self.wants(failure) {
             return;
@@ -229,7 +231,7 @@ impl FailureSamples {
         if !self.wants(failure) {
             return;
         }
-        let text = cut(text.trim(), Self::LENGTH);
+        let text = crate::text::visible(&crate::text::cut(text.trim(), Self::LENGTH)).into_owned();
         match self.samples.iter_mut().find(|(f, _)| f == failure) {
             Some((_, kept)) if kept.contains(&text) => {}
             Some((_, kept)) => kept.push(text),
@@ -250,15 +252,6 @@ impl FailureSamples {
         let mut sorted = self.samples.clone();
         sorted.sort();
         sorted
-    }
-}
-
-/// `text` cut to at most `most` characters, with an ellipsis when it was cut: what a
-/// server sent is shown, never all of it.
-pub fn cut(text: &str, most: usize) -> String {
-    match text.char_indices().nth(most) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
     }
 }
 

@@ -127,7 +127,7 @@ impl Written {
     /// Prints each failure on stderr; an error to exit with when there was one.
     pub fn report_failures(&self) -> Result<(), Failed> {
         for message in &self.failures {
-            eprintln!("sofabench: error: {message}");
+            crate::text::sink::err(&format!("sofabench: error: {message}"));
         }
         if self.failures.is_empty() {
             Ok(())

@@ -2,7 +2,6 @@
 //! other, Ctrl-C, the result and its files, the thresholds, and the verdict.
 
 use std::future::Future;
-use std::io::Write;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -48,9 +47,7 @@ pub fn run(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
 }
 
 pub(crate) fn print(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    let _ = crate::text::sink::out(text);
 }
 
 pub(super) fn setup_failed(e: SetupError) -> Failed {
@@ -270,7 +267,7 @@ async fn run_pass(
                 && let Err(Failed::Message { text, .. }) =
                     clean_up_after(&mut admin, (&prepared, &target), run, &[]).await
             {
-                eprintln!("sofabench: {text}");
+                crate::text::sink::err(&format!("sofabench: {text}"));
             }
             return Err(failed);
         }

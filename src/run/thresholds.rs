@@ -1,8 +1,6 @@
 //! Thresholds on a result, as a run ends and as `sofabench check` does it later: one way
 //! to evaluate and print them.
 
-use std::io::Write;
-
 use crate::analysis::thresholds::{self, Threshold, ThresholdOutcome};
 use crate::exit::Failed;
 use crate::results::RunResult;
@@ -14,10 +12,7 @@ pub fn print_outcomes(
     result: &RunResult,
 ) -> Result<Vec<ThresholdOutcome>, Failed> {
     let outcomes = thresholds::evaluate_all(checks, result);
-    let mut out = std::io::stdout().lock();
-    out.write_all(thresholds::report(&outcomes).as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(Failed::output)?;
+    crate::text::sink::out(&thresholds::report(&outcomes)).map_err(Failed::output)?;
     Ok(outcomes)
 }
 

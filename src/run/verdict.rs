@@ -34,7 +34,7 @@ impl Verdict {
     /// Prints the reasons on stderr; an error to exit with when there is one.
     pub fn print(&self) -> Result<(), Failed> {
         for line in &self.actions {
-            eprintln!("sofabench: {line}");
+            crate::text::sink::err(&format!("sofabench: {line}"));
         }
         if !self.operations.is_empty() {
             eprintln!(

@@ -11,6 +11,7 @@ pub mod cut_proxy;
 pub mod db_info_server;
 pub mod delay_proxy;
 pub mod delay_server;
+pub mod echo_server;
 pub mod feed_proxy;
 pub mod http_request;
 pub mod limiting_server;

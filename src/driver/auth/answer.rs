@@ -32,7 +32,6 @@ pub fn endpoint(node: &Node, tls: Option<&Arc<rustls::ClientConfig>>) -> Endpoin
 }
 
 /// The start of an answer's body for a message, secrets hidden.
-pub fn quote(body: &[u8], secrets: &Secrets) -> String {
-    let start = String::from_utf8_lossy(&body[..body.len().min(QUOTE * 4)]);
-    crate::metrics::errors::cut(secrets.hide_in(start.trim()).as_str(), QUOTE)
+pub fn quote(body: &[u8], secrets: &Secrets) -> crate::text::Quoted {
+    crate::text::Quoted::new(body, secrets, QUOTE)
 }

@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 
 use super::iam::IamExchange;
 use super::mode::Mode;
-use super::secrets::{Secrets, hide_all};
+use super::secrets::Secrets;
 use super::session::SessionLogin;
 use crate::metrics::LoginTally;
+use crate::text::Redact;
 
 /// After a failed login, the next try waits this long: a thousand connections meeting
 /// 401s from a server that refuses the login must not hammer it.
@@ -253,12 +254,13 @@ impl Credential {
     pub fn take_logins(&self) -> LoginTally {
         std::mem::take(&mut *lock(&self.logins))
     }
+}
 
-    /// `text` with the run's secrets and every value a server issued hidden.
-    pub fn hide_in(&self, text: &str) -> String {
-        let text = self.secrets.hide_in(text);
-        let issued: Vec<String> = lock(&self.issued).iter().cloned().collect();
-        hide_all(text, &issued)
+impl Redact for Credential {
+    /// The run's secrets, and every value a server issued (cookies, tokens).
+    fn secret_forms(&self, forms: &mut Vec<String>) {
+        self.secrets.secret_forms(forms);
+        forms.extend(lock(&self.issued).iter().cloned());
     }
 }
 

@@ -130,6 +130,7 @@ impl IamExchange {
             Some(message) => quote(message.as_bytes(), &self.secrets),
             None => quote(body, &self.secrets),
         }
+        .into_string()
     }
 }
 

@@ -105,7 +105,7 @@ impl Auth {
         } else {
             Mode::None
         });
-        let warnings = unused(mode, &given);
+        let mut warnings = unused(mode, &given);
         let auth = match mode {
             Mode::None => Auth::none(),
             Mode::Basic | Mode::Cookie => Auth {
@@ -132,6 +132,7 @@ impl Auth {
                 ..Auth::none()
             },
         };
+        warnings.extend(short_secrets(&auth.secrets()));
         Ok((auth, warnings))
     }
 
@@ -343,20 +344,42 @@ pub async fn start(endpoints: &[Arc<Endpoint>]) -> Vec<(String, Result<(), Login
     outcomes
 }
 
-/// `text` with the secrets of every one of `credentials` hidden.
-pub fn hide_in<'a>(
-    credentials: impl IntoIterator<Item = &'a Arc<Credential>>,
-    text: &str,
-) -> String {
-    let mut seen: Vec<&Arc<Credential>> = Vec::new();
-    let mut text = text.to_string();
-    for credential in credentials {
-        if !seen.iter().any(|c| Arc::ptr_eq(c, credential)) {
-            text = credential.hide_in(&text);
-            seen.push(credential);
+/// A warning for each kind of secret too short to be hidden everywhere a server may echo it.
+fn short_secrets(secrets: &Secrets) -> Vec<String> {
+    secrets
+        .short_ones()
+        .into_iter()
+        .map(|which| {
+            format!(
+                "{which} is shorter than {} characters: in what servers send back it is hidden only where it stands as a word of its own (hiding every such string would mangle ordinary words); a longer one is safer",
+                crate::text::SHORT
+            )
+        })
+        .collect()
+}
+
+/// The secrets of every one of `credentials` (one shared by several nodes once), to hide
+/// in what servers send back.
+pub struct AllSecrets<'a>(pub Vec<&'a Arc<Credential>>);
+
+impl<'a> AllSecrets<'a> {
+    pub fn of(credentials: impl IntoIterator<Item = &'a Arc<Credential>>) -> AllSecrets<'a> {
+        let mut seen: Vec<&Arc<Credential>> = Vec::new();
+        for credential in credentials {
+            if !seen.iter().any(|c| Arc::ptr_eq(c, credential)) {
+                seen.push(credential);
+            }
+        }
+        AllSecrets(seen)
+    }
+}
+
+impl crate::text::Redact for AllSecrets<'_> {
+    fn secret_forms(&self, forms: &mut Vec<String>) {
+        for credential in &self.0 {
+            credential.secret_forms(forms);
         }
     }
-    text
 }
 
 /// The logins of every node's credential since they were last taken, added up.
@@ -376,6 +399,7 @@ pub fn take_logins<'a>(credentials: impl IntoIterator<Item = &'a Arc<Credential>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::Redact;
 
     fn given(mode: Mode) -> Given {
         Given {

@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use super::secrets::hide_all;
 use crate::target::Credentials;
+use crate::text::Redact;
 
 /// How the server's replicator proves who it is at one end of a replication.
 #[derive(Clone)]
@@ -33,17 +33,13 @@ impl fmt::Debug for ReplicationAuth {
     }
 }
 
-impl ReplicationAuth {
-    /// `text` with these credentials' secrets hidden.
-    pub fn hide_in(&self, text: &str) -> String {
+impl Redact for ReplicationAuth {
+    fn secret_forms(&self, forms: &mut Vec<String>) {
         match self {
-            ReplicationAuth::Basic(credentials) => credentials.hide_in(text),
-            ReplicationAuth::Iam { api_key } => {
-                hide_all(text.to_string(), std::slice::from_ref(api_key))
-            }
+            ReplicationAuth::Basic(credentials) => credentials.secret_forms(forms),
+            ReplicationAuth::Iam { api_key } => forms.push(api_key.clone()),
             ReplicationAuth::Headers(headers) => {
-                let values: Vec<String> = headers.iter().map(|(_, v)| v.clone()).collect();
-                hide_all(text.to_string(), &values)
+                forms.extend(headers.iter().map(|(_, value)| value.clone()))
             }
         }
     }

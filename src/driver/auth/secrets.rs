@@ -2,7 +2,8 @@
 //! errors, and no message, report or result file may carry a password, a token, an API
 //! key or a session cookie.
 
-use crate::target::{Credentials, encode_path_segment};
+use crate::target::Credentials;
+use crate::text::Redact;
 
 /// The run's secrets that never change (a password, a JWT, an API key, a proxy secret and
 /// its token); the ones servers issue are kept by each credential.
@@ -20,26 +21,32 @@ impl Secrets {
         }
     }
 
-    /// `text` with every secret replaced by `***`.
-    pub fn hide_in(&self, text: &str) -> String {
-        let text = match &self.password {
-            Some(credentials) => credentials.hide_in(text),
-            None => text.to_string(),
-        };
-        hide_all(text, &self.others)
+    /// The secrets shorter than [`crate::text::SHORT`] characters, named for a warning:
+    /// they are hidden only where they stand as a word of their own.
+    pub fn short_ones(&self) -> Vec<&'static str> {
+        let short = |s: &str| s.chars().count() < crate::text::SHORT;
+        let mut named = Vec::new();
+        if self
+            .password
+            .as_ref()
+            .is_some_and(|c| !c.password.is_empty() && short(&c.password))
+        {
+            named.push("the password");
+        }
+        if self.others.iter().any(|s| short(s)) {
+            named.push("a token or key");
+        }
+        named
     }
 }
 
-/// `text` with each of `secrets`, as given and percent-encoded, replaced by `***`.
-pub fn hide_all(mut text: String, secrets: &[String]) -> String {
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        for form in [secret.clone(), encode_path_segment(secret)] {
-            if text.contains(&form) {
-                text = text.replace(&form, "***");
-            }
+impl Redact for Secrets {
+    fn secret_forms(&self, forms: &mut Vec<String>) {
+        if let Some(password) = &self.password {
+            password.secret_forms(forms);
         }
+        forms.extend(self.others.iter().cloned());
     }
-    text
 }
 
 #[cfg(test)]
@@ -55,7 +62,7 @@ mod tests {
             }),
             vec!["api/key".to_string(), String::new()],
         );
-        let shown = secrets.hide_in("pw 1, pw%201, api/key, api%2Fkey, admin");
-        assert_eq!(shown, "***, ***, ***, ***, admin");
+        let shown = secrets.hide_in("pw 1, pw%201, pw+1, api/key, api%2Fkey, admin");
+        assert_eq!(shown, "***, ***, ***, ***, ***, admin");
     }
 }

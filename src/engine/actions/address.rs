@@ -113,16 +113,10 @@ pub fn with_userinfo(url: &str, credentials: &Credentials) -> String {
     }
 }
 
-/// `text` with the secrets of every one of `secrets` hidden.
-pub fn scrub<'a>(text: &str, secrets: impl IntoIterator<Item = &'a ReplicationAuth>) -> String {
-    secrets
-        .into_iter()
-        .fold(text.to_string(), |text, secret| secret.hide_in(&text))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::Redact;
 
     fn target(address: &str) -> Target {
         Target::parse(address, "db").unwrap()
@@ -203,7 +197,7 @@ mod tests {
         let text = format!(
             "could not open http://admin:p%40ss%20word@h/db with {basic}, p@ss word, p%40ss+word"
         );
-        let clean = scrub(&text, [&ReplicationAuth::Basic(c.clone())]);
+        let clean = ReplicationAuth::Basic(c.clone()).hide_in(&text);
         assert!(
             !clean.contains("p@ss") && !clean.contains("p%40ss"),
             "{clean}"

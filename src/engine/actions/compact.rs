@@ -73,8 +73,11 @@ pub async fn run(context: &mut Context) -> ActionReport {
     let answered = match request(&mut context.client, Method::Post, &path, Some(&json!({}))).await {
         Ok(answer) if (200..=202).contains(&answer.status) => Instant::now(),
         Ok(answer) => {
-            let reason = context.hide(&answer.reason());
-            report.error = Some(format!("_compact answered {}: {reason}", answer.status));
+            report.error = Some(context.quote(&format!(
+                "_compact answered {}: {}",
+                answer.status,
+                answer.reason()
+            )));
             return report;
         }
         Err(e) => {

@@ -16,11 +16,11 @@ use tokio::task::JoinHandle;
 
 pub use crate::metrics::ActionReport;
 pub use address::ReplicationAddress;
-pub(crate) use address::scrub;
 pub(crate) use replicate::{Form, Side, create, form};
 
 use crate::driver::{Call, Client, Endpoint, Method};
 use crate::target::Target;
+use crate::text::Quoted;
 use crate::workload::Action;
 
 use super::Stop;
@@ -57,11 +57,13 @@ impl Context {
             .map(|w| crate::time::duration::after(started, w))
     }
 
-    /// `text` with every secret an answer could echo hidden: the run's, and those the
-    /// replication address carries.
-    fn hide(&self, text: &str) -> String {
-        let text = self.client.endpoint().credential.hide_in(text);
-        address::scrub(&text, self.settings.replication.auth())
+    /// `message`, which quotes an answer, made safe to show: every secret an answer could
+    /// echo hidden (the run's, and those the replication address carries), control
+    /// characters escaped.
+    fn quote(&self, message: &str) -> String {
+        let replication = self.settings.replication.auth();
+        let secrets = (&self.client.endpoint().credential, replication.as_slice());
+        Quoted::message(message, &secrets)
     }
 }
 

@@ -14,9 +14,10 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use super::address::{self, split_url, with_userinfo};
+use super::address::{split_url, with_userinfo};
 use super::{ActionReport, Client, Context, Method, request};
 use crate::driver::auth::ReplicationAuth;
+use crate::text::Quoted;
 
 /// How the server wants credentials in a replication's source and target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,7 +126,7 @@ pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionRep
         match create(&mut context.client, name).await {
             Ok(created) => report.created_database = created.then(|| name.clone()),
             Err(e) => {
-                report.error = Some(context.hide(&e));
+                report.error = Some(context.quote(&e));
                 return report;
             }
         }
@@ -158,9 +159,9 @@ pub async fn run(context: &mut Context, given: &str, two_way: bool) -> ActionRep
         )
         .await;
         if let Some(problem) = problem(outcome) {
-            let sides = from.auth.iter().chain(&to.auth);
-            let problem = address::scrub(&context.hide(&problem), sides);
-            errors.push(format!("{} → {}: {problem}", from.url, to.url));
+            let sides: Vec<&ReplicationAuth> = from.auth.iter().chain(&to.auth).collect();
+            let said = format!("{} → {}: {problem}", from.url, to.url);
+            errors.push(Quoted::message(&context.quote(&said), sides.as_slice()));
         }
     }
     report.finished = Some(context.since(Instant::now()));

@@ -146,12 +146,10 @@ async fn check_selector(
     if answer.status == 200 {
         return Ok(());
     }
-    let said = String::from_utf8_lossy(&answer.body[..answer.body.len().min(200)]);
-    let said = client.endpoint().credential.hide_in(&said);
+    let said = crate::text::Quoted::new(&answer.body, &client.endpoint().credential, 200);
     Err(format!(
         "the server refused the changes feed's selector (filter=_selector): {} {}; CouchDB 2 and later filter feeds by selector, PouchDB Server does not: leave out the selector there",
-        answer.status,
-        said.trim()
+        answer.status, said
     ))
 }
 

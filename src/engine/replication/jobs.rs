@@ -37,6 +37,9 @@ impl JobLog {
     }
 }
 
+/// The longest name of a job's event kept (CouchDB's are words like `crashed`).
+const EVENT: usize = 32;
+
 /// The jobs of `documents` in one `_scheduler/jobs` answer, each as a look at `elapsed`.
 pub fn looks(answer: &Value, documents: &[String], elapsed: f64) -> Vec<JobLook> {
     let jobs = answer["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
@@ -53,7 +56,7 @@ pub fn looks(answer: &Value, documents: &[String], elapsed: f64) -> Vec<JobLook>
                 document: document.clone(),
                 last_event: job
                     .and_then(|j| j["history"][0]["type"].as_str())
-                    .map(str::to_string),
+                    .map(|event| crate::text::Quoted::of_text(event, &(), EVENT).into_string()),
                 docs_written: count("docs_written"),
                 changes_pending: count("changes_pending"),
                 doc_write_failures: count("doc_write_failures"),
@@ -86,8 +89,9 @@ async fn look(
         }
         Ok(answer) => {
             log.failures += 1;
-            let hidden = client.endpoint().credential.hide_in(&answer.reason());
-            log.last_failure = Some(format!("{}: {hidden}", answer.status));
+            let said = format!("{}: {}", answer.status, answer.reason());
+            let secrets = &client.endpoint().credential;
+            log.last_failure = Some(crate::text::Quoted::message(&said, secrets));
         }
         Err(e) => {
             log.failures += 1;

@@ -172,7 +172,7 @@ impl Running {
             };
             if let Err(e) = started {
                 let shown = crate::target::redact(given);
-                let e = running.hide(&format!("replication to {shown:?}: {e}"));
+                let e = running.quote(&format!("replication to {shown:?}: {e}"));
                 running.abandon().await;
                 return Err(e);
             }
@@ -222,10 +222,13 @@ impl Running {
         Ok(())
     }
 
-    /// `text` with every secret of the run and of both ends hidden.
-    fn hide(&self, text: &str) -> String {
-        let text = self.client.endpoint().credential.hide_in(text);
-        actions::scrub(&text, self.sides.iter().filter_map(|s| s.auth.as_ref()))
+    /// `message`, which quotes an answer, made safe to show: every secret of the run and
+    /// of both ends hidden, control characters escaped.
+    fn quote(&self, message: &str) -> String {
+        let sides: Vec<&ReplicationAuth> =
+            self.sides.iter().filter_map(|s| s.auth.as_ref()).collect();
+        let secrets = (&self.client.endpoint().credential, sides.as_slice());
+        crate::text::Quoted::message(message, &secrets)
     }
 
     /// Where the phase's writers tell of their writes: one table per replica.
@@ -278,7 +281,7 @@ impl Running {
         let mut notes = Vec::new();
         for id in ids {
             if let Err(e) = document::remove(&mut self.client, &id).await {
-                notes.push(self.hide(&format!(
+                notes.push(self.quote(&format!(
                     "the _replicator document {id:?} could not be removed, its replication goes on: {e}; delete it by hand"
                 )));
             }
@@ -333,7 +336,7 @@ impl Running {
             sampler.abort();
         }
         let mut notes = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).notes();
-        notes.extend(problems.iter().map(|p| self.hide(p)));
+        notes.extend(problems.iter().map(|p| self.quote(p)));
         if self.form == Form::Object {
             notes.extend(self.remove_documents(documents).await);
         } else {

@@ -38,9 +38,9 @@ impl Shared {
     ) {
         if samples.wants(&Failure::RateLimited) {
             let asked = rate_limit::describe(answer.retry_after.as_deref(), reading);
-            let body = super::body_start(&answer.body);
-            let text = format!("{asked} · {}", body.trim());
-            self.note(samples, &Failure::RateLimited, &text);
+            let mut said = format!("{asked} · ").into_bytes();
+            said.extend_from_slice(&answer.body[..answer.body.len().min(super::Shared::SAID)]);
+            self.note(samples, &Failure::RateLimited, &said);
         }
     }
 }
@@ -153,7 +153,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 "given up while waiting to send it again after a 429 ({asked}): {}",
                 cut.says()
             );
-            self.shared.note(samples, &Failure::Interrupted, &text);
+            self.shared
+                .note(samples, &Failure::Interrupted, text.as_bytes());
         }
         let since = request.first_sent.unwrap_or(answer.started);
         let took = self.nanos_since(since);

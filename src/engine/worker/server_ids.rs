@@ -92,11 +92,12 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         let bulk = metrics.operation(Operation::BulkInsert);
         bulk.unknown += documents as u64;
         if bulk.samples.wants(&failure) {
-            let text = format!(
-                "{rows} rows for {documents} documents sent without ids: the server's ids pair with the documents by position only, so none could be; the start of the answer: {}",
-                super::body_start(&answer.body)
-            );
-            self.shared.note(&mut bulk.samples, &failure, &text);
+            let mut said = format!(
+                "{rows} rows for {documents} documents sent without ids: the server's ids pair with the documents by position only, so none could be; the start of the answer: "
+            )
+            .into_bytes();
+            said.extend_from_slice(&answer.body[..answer.body.len().min(super::Shared::SAID)]);
+            self.shared.note(&mut bulk.samples, &failure, &said);
         }
         self.shared
             .recorder
