@@ -190,8 +190,9 @@ pub(crate) struct Answer {
     pub text: String,
 }
 
-/// The longest part of an answer a message quotes.
-const QUOTE: usize = 300;
+/// The most of an answer kept for a message to quote (it quotes far less, after hiding
+/// the secrets in it).
+const QUOTE_WINDOW: usize = 16 * 1024;
 
 impl Answer {
     /// `error: reason` of a CouchDB error body, or the start of the body.
@@ -217,11 +218,11 @@ pub(crate) async fn request(
         body: body.as_deref().map(str::as_bytes),
     };
     let answer = client.send(&call).await.map_err(|e| e.to_string())?;
-    let text: String = String::from_utf8_lossy(&answer.body)
+    // Not cut to its quoted length here: a secret across the cut would leave its start
+    // behind; the message that quotes it hides, then cuts.
+    let text = String::from_utf8_lossy(&answer.body[..answer.body.len().min(QUOTE_WINDOW)])
         .trim()
-        .chars()
-        .take(QUOTE)
-        .collect();
+        .to_string();
     Ok(Answer {
         status: answer.status,
         json: serde_json::from_slice(&answer.body).unwrap_or(Value::Null),
