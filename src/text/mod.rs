@@ -30,7 +30,8 @@ impl Quoted {
     pub fn new(said: &[u8], secrets: &(impl Redact + ?Sized), most: usize) -> Quoted {
         let window = most.saturating_mul(4).saturating_add(Self::LOOKAHEAD);
         let start = String::from_utf8_lossy(&said[..said.len().min(window)]);
-        let hidden = secrets.hide_in(start.trim());
+        // Hidden before trimmed: a secret may start or end with a blank.
+        let hidden = secrets.hide_in(&start);
         Quoted(visible(&cut(hidden.trim(), most)).into_owned())
     }
 
