@@ -144,6 +144,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
         },
     };
+    check_template_batches(&engine, &scenario, &template_name).map_err(Failed::bad_input)?;
     let (scenario, shares) = Setup::slice(scenario, node);
     // The record keeps what the flags say outside any phase, a file's top level included.
     let layers = Layers {
@@ -170,6 +171,22 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
 
 /// The flags' numbers out of range, refused first, before anything depends on them
 /// (a huge count would otherwise spin or fill memory while the run is planned).
+/// Refuses bulk inserts whose batches of the template's documents would not fit in
+/// memory: one document is made, and its length taken for all.
+fn check_template_batches(
+    engine: &RunSettings,
+    scenario: &Scenario,
+    template: &str,
+) -> Result<(), String> {
+    let mut document = Vec::new();
+    let id = engine.ids.id(0);
+    engine.writer.write(&mut document, 0, 1, Some(&id), None);
+    for phase in &scenario.phases {
+        limits::template_batch(phase, document.len() as u64, template)?;
+    }
+    Ok(())
+}
+
 fn check_ranges(args: &RunArgs) -> Result<(), String> {
     check_too_little(args)?;
     check_too_much(args)?;
