@@ -15,6 +15,7 @@ use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
 use crate::driver::auth::{self, Auth};
 use crate::driver::tls::{self, TlsSettings};
+use crate::engine::kept::MostKept;
 use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, Retry429, RunSettings};
 use crate::exit::Failed;
 use crate::files::{self, Kind};
@@ -123,6 +124,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
         max_response_size: args.max_response_size,
+        most_kept: MostKept(usize::try_from(args.max_kept_value).unwrap_or(usize::MAX)),
         late_threshold: args.late_threshold,
         interval: args.interval,
         reconnect_for: args.reconnect_for,
