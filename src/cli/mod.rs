@@ -230,6 +230,12 @@ pub struct RunArgs {
     #[arg(long = "max-response-size", value_name = "SIZE", value_parser = byte_size, default_value = "64MiB")]
     max_response_size: u64,
 
+    /// The longest value kept from an answer for a document (a revision, an id the server
+    /// gave, an id --key-sample draws), e.g. 512, 4KiB: a longer one fails its operation as
+    /// `value_too_long` and is not kept, so the server cannot grow the client's memory.
+    #[arg(long = "max-kept-value", value_name = "SIZE", value_parser = byte_size, default_value = "512")]
+    max_kept_value: u64,
+
     /// How long a connection that lost its server keeps trying to reconnect (capped
     /// backoff with jitter) before it gives up its share of the phase; 0 gives up at once.
     /// Meanwhile its operations wait (closed model) or fail as `unreachable` (--rate).

@@ -15,6 +15,7 @@ use crate::analysis::thresholds::Threshold;
 use crate::driver::admin::ExistingDatabase;
 use crate::driver::auth::{self, Auth};
 use crate::driver::tls::{self, TlsSettings};
+use crate::engine::kept::MostKept;
 use crate::engine::{ActionSettings, NodeSlice, ReplicationAddress, Retry429, RunSettings};
 use crate::exit::Failed;
 use crate::files::{self, Kind};
@@ -123,6 +124,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         // A server that never answers must not hang the run.
         timeout: Some(args.timeout).filter(|t| !t.is_zero()),
         max_response_size: args.max_response_size,
+        most_kept: MostKept(usize::try_from(args.max_kept_value).unwrap_or(usize::MAX)),
         late_threshold: args.late_threshold,
         interval: args.interval,
         reconnect_for: args.reconnect_for,
@@ -144,6 +146,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
         },
     };
+    check_template_batches(&engine, &scenario, &template_name).map_err(Failed::bad_input)?;
     let (scenario, shares) = Setup::slice(scenario, node);
     // The record keeps what the flags say outside any phase, a file's top level included.
     let layers = Layers {
@@ -170,6 +173,22 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
 
 /// The flags' numbers out of range, refused first, before anything depends on them
 /// (a huge count would otherwise spin or fill memory while the run is planned).
+/// Refuses bulk inserts whose batches of the template's documents would not fit in
+/// memory: one document is made, and its length taken for all.
+fn check_template_batches(
+    engine: &RunSettings,
+    scenario: &Scenario,
+    template: &str,
+) -> Result<(), String> {
+    let mut document = Vec::new();
+    let id = engine.ids.id(0);
+    engine.writer.write(&mut document, 0, 1, Some(&id), None);
+    for phase in &scenario.phases {
+        limits::template_batch(phase, document.len() as u64, template)?;
+    }
+    Ok(())
+}
+
 fn check_ranges(args: &RunArgs) -> Result<(), String> {
     check_too_little(args)?;
     check_too_much(args)?;

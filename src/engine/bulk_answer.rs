@@ -11,8 +11,10 @@
 //! own; a server that reorders rows gives documents each other's ids, which the tool
 //! cannot see (the run's header says so).
 
+use super::kept::MostKept;
 use crate::driver::Rev;
 use crate::driver::responses::{BulkItem, BulkRow};
+use crate::metrics::Failure;
 use crate::workload::DocumentIds;
 
 /// What the answer said about one document of the request.
@@ -88,6 +90,23 @@ pub fn pair(rows: Vec<BulkRow<'_>>, numbers: &[u64], ids: &DocumentIds) -> Paire
         documents,
         strangers,
         stranger_count,
+    }
+}
+
+/// `rows`, or `value_too_long` when one holds a revision or an id longer than `most`
+/// allows: the answer fails as a whole, and nothing of it is kept.
+pub fn within(rows: Vec<BulkRow<'_>>, most: MostKept) -> Result<Vec<BulkRow<'_>>, Failure> {
+    let too_long = |row: &BulkRow| {
+        let rev = match &row.item {
+            BulkItem::Stored(rev) => rev.text_len(),
+            BulkItem::Failed(_) => 0,
+        };
+        !most.allows(rev) || row.id.as_deref().is_some_and(|id| !most.allows(id.len()))
+    };
+    if rows.iter().any(too_long) {
+        Err(Failure::ValueTooLong)
+    } else {
+        Ok(rows)
     }
 }
 

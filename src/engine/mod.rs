@@ -12,6 +12,7 @@ mod bulk_answer;
 mod busy_poll;
 pub mod changes;
 mod deal;
+pub mod kept;
 mod machine;
 pub mod monitor;
 pub mod observer;
@@ -63,6 +64,8 @@ pub struct RunSettings {
     pub timeout: Option<Duration>,
     /// The largest response body read (`--max-response-size`), for every request.
     pub max_response_size: u64,
+    /// The longest value kept from an answer per document (`--max-kept-value`).
+    pub most_kept: kept::MostKept,
     pub late_threshold: Duration,
     /// How often an interval row is taken.
     pub interval: Duration,
@@ -242,6 +245,7 @@ impl Engine {
             attachment_sizes: settings.attachment_sizes.clone(),
             bulk_attachment_sizes: settings.bulk_attachment_sizes.clone(),
             seed: settings.seed,
+            most_kept: settings.most_kept,
         });
         Engine {
             settings,

@@ -12,7 +12,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::driver::{Call, Client, Endpoint, Method};
@@ -30,18 +29,29 @@ pub struct Watched {
     pub notes: Vec<String>,
 }
 
-type Reader = fn(&Value, &mut ServerLook);
+/// Reads an answer's body into its part of a look; false when it is not the answer.
+type Reader = fn(&[u8], &mut ServerLook) -> bool;
 
 /// The three endpoints, each read by its parser into its part of a look.
 const ENDPOINTS: [(&str, Reader); 3] = [
-    ("/_node/_local/_stats", |v, look| {
-        look.stats = node_stats::read(v)
+    ("/_node/_local/_stats", |body, look| {
+        look.stats = node_stats::read(body);
+        look.stats.is_some()
     }),
-    ("/_node/_local/_system", |v, look| {
-        look.system = system::read(v)
+    ("/_node/_local/_system", |body, look| {
+        look.system = system::read(body);
+        look.system.is_some()
     }),
-    ("/_active_tasks", |v, look| look.tasks = tasks::read(v)),
+    ("/_active_tasks", |body, look| {
+        look.tasks = tasks::read(body);
+        look.tasks.is_some()
+    }),
 ];
+
+/// The largest answer of an endpoint read: CouchDB's `_stats` is about 26 KB, and a
+/// thousand tasks under 1 MB. A larger answer makes that look's figures unknown, and
+/// costs the client no more than this.
+pub const ANSWER_LIMIT: u64 = 4 << 20;
 
 /// A watcher at work.
 pub struct Watch {
@@ -79,7 +89,9 @@ pub fn spawn(endpoints: &[Arc<Endpoint>], every: Duration, started: Instant) -> 
         .map(|(index, endpoint)| {
             let node = NodeWatch {
                 index,
-                clients: std::array::from_fn(|_| Client::new(endpoint.clone(), Some(wait))),
+                clients: std::array::from_fn(|_| {
+                    Client::new(endpoint.limited_to(ANSWER_LIMIT), Some(wait))
+                }),
                 asking: [true; ENDPOINTS.len()],
             };
             tokio::spawn(node.run(every, started, watched.clone()))
@@ -126,10 +138,7 @@ impl NodeWatch {
         let mut notes = Vec::new();
         for (i, answer) in [answers.0, answers.1, answers.2].into_iter().enumerate() {
             match answer {
-                Answer::Value(value) => {
-                    (ENDPOINTS[i].1)(&value, &mut look);
-                    answered = true;
-                }
+                Answer::Body(body) => answered |= (ENDPOINTS[i].1)(&body, &mut look),
                 Answer::Refused(note) => {
                     self.asking[i] = false;
                     notes.push(note);
@@ -143,7 +152,8 @@ impl NodeWatch {
 
 /// What asking one endpoint gave.
 enum Answer {
-    Value(Value),
+    /// A 200's body, to be read.
+    Body(bytes::Bytes),
     /// The node lacks it or will not show it: not asked again.
     Refused(String),
     /// Not asked, or no usable answer this time (a timeout, a 5xx, garbage).
@@ -160,9 +170,7 @@ async fn ask(client: &mut Client, path: &str, asking: bool) -> Answer {
         body: None,
     };
     match client.send(&call).await {
-        Ok(answer) if answer.status == 200 => serde_json::from_slice(&answer.body)
-            .map(Answer::Value)
-            .unwrap_or(Answer::Nothing),
+        Ok(answer) if answer.status == 200 => Answer::Body(answer.body),
         // Missing (404), not allowed (401, 403) or not understood (400, 405): asking
         // again each interval would only say it again. A 408 or 429 may pass next time.
         Ok(answer)

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::bulk_answer::{self, DocumentOutcome};
+use super::kept::MostKept;
 use super::rate_limit::Retry429;
 use super::reconnect::{Next, Reconnect};
 use super::stop::Stop;
@@ -18,7 +19,9 @@ use crate::driver::responses;
 use crate::driver::{
     Call, Client, Endpoint, Exchange, Method, Streaming, TransportError, Unanswered,
 };
-use crate::metrics::{ConnectionMetrics, Failure, FailureCounts, FailureSamples, Recorder};
+use crate::metrics::{
+    ConnectionMetrics, Failure, FailureCounts, FailureSamples, OperationCounts, Recorder,
+};
 use crate::seed::Rng;
 use crate::template::DocumentWriter;
 use crate::text::Quoted;
@@ -61,6 +64,8 @@ pub struct Shared {
     pub bulk_attachment_sizes: Option<AttachmentSizes>,
     /// The run's seed, from which attachments' bytes derive.
     pub seed: u64,
+    /// The longest revision or id kept from an answer (`--max-kept-value`).
+    pub most_kept: super::kept::MostKept,
 }
 
 impl Shared {
@@ -690,7 +695,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             .statuses
             .add(answer.status, 1);
         let rows = if (200..300).contains(&answer.status) {
-            responses::bulk_rows(&answer.body).ok_or(Failure::BadAnswer)
+            responses::bulk_rows(&answer.body)
+                .ok_or(Failure::BadAnswer)
+                .and_then(|rows| bulk_answer::within(rows, self.shared.most_kept))
         } else {
             Err(Failure::of_status(answer.status))
         };
@@ -746,42 +753,25 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 DocumentOutcome::Refused(word) => Failure::document(&word),
                 DocumentOutcome::NoRow | DocumentOutcome::Repeated | DocumentOutcome::NoId(_) => {
                     if bulk.samples.wants(&unmatched) {
-                        let what = match &outcome {
-                            DocumentOutcome::NoRow => "no row".to_string(),
-                            DocumentOutcome::NoId(why) => {
-                                format!("a row without a usable id ({why})")
-                            }
-                            _ => "more than one row".to_string(),
-                        };
                         // A document without an id of its own is named by its place.
                         let document = if by_position {
                             format!("the request's document {}", position + 1)
                         } else {
                             format!("document {:?}", self.shared.ids.id(number))
                         };
-                        bulk.samples
-                            .add(&unmatched, &format!("{what} for {document}"));
+                        let text = format!("{} for {document}", unmatched_row(&outcome));
+                        bulk.samples.add(&unmatched, &text);
                     }
                     unmatched.clone()
                 }
             };
             refused.add(failure, 1);
         }
-        // A row for a document the request did not hold is a bad answer too: counted,
-        // so that a run whose answers carry strangers cannot pass for a clean one.
-        if paired.stranger_count > 0 {
-            refused.add(unmatched.clone(), paired.stranger_count);
-        }
+        count_strangers(bulk, &mut refused, &paired.strangers, paired.stranger_count);
         bulk.failures.merge(&refused);
         self.shared
             .recorder
             .refused_documents(Operation::BulkInsert, &refused);
-        for stranger in &paired.strangers {
-            bulk.samples.add(
-                &unmatched,
-                &format!("a row for {stranger}, which the request did not hold"),
-            );
-        }
         // The request succeeded, with the documents it stored: counted in the phase and
         // in the interval (for documents/s over time) in one call.
         self.shared.recorder.succeeded(
@@ -1034,7 +1024,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             true,
             start,
             |w, _, answer| {
-                let rev = written(answer)?;
+                let rev = written(answer, w.shared.most_kept)?;
                 w.written_for_feeds(&rev);
                 w.pool.add_stored(number, rev, None, w.database);
                 Ok(())
@@ -1075,7 +1065,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 if answer.status != 200 {
                     return Err(Failure::of_status(answer.status));
                 }
-                let rev = responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)?;
+                let rev = revision::current_rev(answer, w.shared.most_kept)?;
                 w.pool.set_rev(slot, rev);
                 Ok(())
             },
@@ -1115,7 +1105,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 true,
                 start,
                 |w, _, answer| {
-                    let rev = written(answer)?;
+                    let rev = written(answer, w.shared.most_kept)?;
                     w.written_for_feeds(&rev);
                     w.pool.set_rev(slot, rev);
                     // A whole document without `_attachments` takes them away.
@@ -1154,7 +1144,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 false,
                 start,
                 |w, _, answer| {
-                    let rev = written(answer)?;
+                    let rev = written(answer, w.shared.most_kept)?;
                     w.written_for_feeds(&rev);
                     w.pool.remove(slot);
                     Ok(())
@@ -1203,12 +1193,41 @@ impl ProgressShare {
     }
 }
 
-/// The new revision from a create, update or delete answer.
-fn written(answer: &Exchange) -> Result<crate::driver::Rev, Failure> {
+/// Rows for documents the request did not hold: a failure of their own, counted among
+/// the documents that failed, so that a run whose answers carry them cannot pass for a
+/// clean one anywhere it is judged.
+fn count_strangers(
+    bulk: &mut OperationCounts,
+    refused: &mut FailureCounts,
+    strangers: &[String],
+    count: u64,
+) {
+    refused.add(Failure::UnknownRow, count);
+    bulk.documents_failed += count;
+    for stranger in strangers {
+        bulk.samples.add(
+            &Failure::UnknownRow,
+            &format!("a row for {stranger}, which the request did not hold"),
+        );
+    }
+}
+
+/// What a bulk answer's rows had for a document that no row paired with.
+fn unmatched_row(outcome: &DocumentOutcome) -> String {
+    match outcome {
+        DocumentOutcome::NoRow => "no row".to_string(),
+        DocumentOutcome::NoId(why) => format!("a row without a usable id ({why})"),
+        _ => "more than one row".to_string(),
+    }
+}
+
+/// The new revision from a create, update or delete answer, if it is no longer than
+/// `most` allows.
+fn written(answer: &Exchange, most: MostKept) -> Result<crate::driver::Rev, Failure> {
     if !matches!(answer.status, 200..=202) {
         return Err(Failure::of_status(answer.status));
     }
-    responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)
+    most.rev(responses::written_rev(&answer.body).ok_or(Failure::BadAnswer)?)
 }
 
 mod attachment;

@@ -32,6 +32,11 @@ pub enum Failure {
     /// The connection knew no live document to read, update or delete (an earlier
     /// create failed).
     NoDocument,
+    /// The answer held a value the run would keep (a revision, an id the server gave)
+    /// longer than `--max-kept-value`: the value was not kept.
+    ValueTooLong,
+    /// A row of a bulk answer for an id the request did not hold; counts rows.
+    UnknownRow,
 }
 
 impl Failure {
@@ -48,6 +53,12 @@ impl Failure {
     /// operation.
     pub fn is_document(&self) -> bool {
         matches!(self, Failure::Document(_))
+    }
+
+    /// Whether this counts documents (or a bulk answer's rows), not operations: a
+    /// refused document, or a row for a document never sent.
+    pub fn counts_documents(&self) -> bool {
+        matches!(self, Failure::Document(_) | Failure::UnknownRow)
     }
 
     /// The failure of a document the server refused with the error `word`. The word is
@@ -104,6 +115,8 @@ impl Failure {
             "unreachable" => Failure::Unreachable,
             "interrupted" => Failure::Interrupted,
             "no_document" => Failure::NoDocument,
+            "value_too_long" => Failure::ValueTooLong,
+            "unknown_row" => Failure::UnknownRow,
             "rate_limited" => Failure::RateLimited,
             _ => match name.strip_prefix("doc:") {
                 Some(word) => Failure::document(word),
@@ -136,6 +149,8 @@ impl fmt::Display for Failure {
             Failure::Unreachable => f.write_str("unreachable"),
             Failure::Interrupted => f.write_str("interrupted"),
             Failure::NoDocument => f.write_str("no_document"),
+            Failure::ValueTooLong => f.write_str("value_too_long"),
+            Failure::UnknownRow => f.write_str("unknown_row"),
             Failure::RateLimited => f.write_str("rate_limited"),
         }
     }
@@ -176,7 +191,7 @@ impl FailureCounts {
     pub fn of_operations(&self) -> u64 {
         self.counts
             .iter()
-            .filter(|(f, _)| !f.is_document())
+            .filter(|(f, _)| !f.counts_documents())
             .fold(0, |sum, (_, n)| sum.saturating_add(*n))
     }
 
@@ -272,6 +287,8 @@ mod tests {
             Failure::Interrupted,
             Failure::NoDocument,
             Failure::RateLimited,
+            Failure::ValueTooLong,
+            Failure::UnknownRow,
         ];
         for kind in kinds {
             assert_eq!(

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::numbers::grouped;
+use crate::metrics::Failure;
 use crate::metrics::errors::label;
 use crate::results::{Latency as Figures, OperationResult, PhaseResult};
 
@@ -52,12 +53,14 @@ pub fn table(phase: &PhaseResult, which: Latency) -> String {
     out
 }
 
-/// The failures of `op` whose kind is (or is not) a document's, most frequent first.
+/// The failures of `op` whose kind counts documents (or operations), most frequent first.
 fn failure_counts(op: &OperationResult, of_documents: bool) -> Vec<String> {
+    let counts_documents =
+        |kind: &str| Failure::named(kind).is_some_and(|failure| failure.counts_documents());
     let mut sorted: Vec<(&String, &u64)> = op
         .failures
         .iter()
-        .filter(|(kind, _)| kind.starts_with("doc:") == of_documents)
+        .filter(|(kind, _)| counts_documents(kind) == of_documents)
         .collect();
     sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     sorted

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use crate::driver::Method;
 use crate::driver::admin::Admin;
+use crate::engine::kept::MostKept;
 use crate::exit::Failed;
 use crate::report::numbers::grouped;
 use crate::seed::{self, Rng};
@@ -27,12 +28,12 @@ struct Row {
 }
 
 /// The existing documents `source` names, sampled from the database when it asks for a
-/// sample (the seed decides which ids).
+/// sample (the seed decides which ids, of those no longer than `most`).
 pub async fn find(
     admin: &mut Admin,
-    source: ExistingSource,
-    writes: ExistingWrites,
+    (source, writes): (ExistingSource, ExistingWrites),
     seed: u64,
+    most: MostKept,
 ) -> Result<(Existing, Option<String>), Failed> {
     let (keys, note) = match source {
         ExistingSource::Range { low, high, scheme } => {
@@ -40,33 +41,23 @@ pub async fn find(
         }
         ExistingSource::Sample(n) => {
             let mut rng = seed::rng(seed::derive(seed, seed::label::EXISTING));
-            let (ids, seen) = sample(admin, n, &mut rng).await?;
-            if ids.is_empty() {
-                return Err(Failed::bad_input(
-                    "--key-sample: the database holds no document to sample (design documents aside); load it first, or drop --key-sample",
-                ));
-            }
-            let note = format!(
-                "existing data: {} ids sampled from {} documents in _all_docs",
-                grouped(ids.len() as u64),
-                grouped(seen)
-            );
-            (ExistingKeys::Sample(ids), Some(note))
+            let sampler = sample(admin, Sampler::new(n, most), &mut rng).await?;
+            let note = sampler.note()?;
+            (ExistingKeys::Sample(sampler.kept), Some(note))
         }
     };
     Ok((Existing { keys, writes }, note))
 }
 
-/// Up to `n` ids drawn evenly from all of `_all_docs` but design documents, and how many
-/// ids were seen.
-async fn sample(admin: &mut Admin, n: u64, rng: &mut Rng) -> Result<(Vec<Box<str>>, u64), Failed> {
-    let mut sampler = Sampler::new(n);
+/// The sampler, having drawn its ids evenly from all of `_all_docs` but design documents
+/// and ids too long to keep.
+async fn sample(admin: &mut Admin, mut sampler: Sampler, rng: &mut Rng) -> Result<Sampler, Failed> {
     let mut after: Option<String> = None;
     loop {
         let rows = page(admin, after.as_deref()).await?;
         match sampler.take(&rows, after.as_deref(), rng) {
             Ok(Some(next)) => after = Some(next),
-            Ok(None) => return Ok((sampler.kept, sampler.seen)),
+            Ok(None) => return Ok(sampler),
             Err(problem) => return Err(Failed::run(format!("--key-sample: {problem}"))),
         }
     }
@@ -79,19 +70,52 @@ const MOST_PAGES: u64 = 100_000;
 /// A sample drawn page by page.
 struct Sampler {
     n: u64,
+    /// The longest id kept (`--max-kept-value`): longer ones are skipped, and counted.
+    most: MostKept,
     kept: Vec<Box<str>>,
     seen: u64,
+    too_long: u64,
     pages: u64,
 }
 
 impl Sampler {
-    fn new(n: u64) -> Sampler {
+    fn new(n: u64, most: MostKept) -> Sampler {
         Sampler {
             n,
+            most,
             kept: Vec::new(),
             seen: 0,
+            too_long: 0,
             pages: 0,
         }
+    }
+
+    /// The line that says what was sampled, or why nothing could be.
+    fn note(&self) -> Result<String, Failed> {
+        let skipped = format!(
+            "{} ids longer than --max-kept-value ({} bytes) skipped",
+            grouped(self.too_long),
+            self.most.0
+        );
+        if self.kept.is_empty() && self.too_long > 0 {
+            return Err(Failed::bad_input(format!(
+                "--key-sample: no id to sample: {skipped}; raise --max-kept-value to sample them"
+            )));
+        }
+        if self.kept.is_empty() {
+            return Err(Failed::bad_input(
+                "--key-sample: the database holds no document to sample (design documents aside); load it first, or drop --key-sample",
+            ));
+        }
+        let mut note = format!(
+            "existing data: {} ids sampled from {} documents in _all_docs",
+            grouped(self.kept.len() as u64),
+            grouped(self.seen)
+        );
+        if self.too_long > 0 {
+            note.push_str(&format!("; {skipped}"));
+        }
+        Ok(note)
     }
 
     /// Takes one page, read after id `after`; returns the id to read the next page after,
@@ -105,6 +129,10 @@ impl Sampler {
         self.pages += 1;
         for row in rows {
             if row.id.starts_with("_design/") {
+                continue;
+            }
+            if !self.most.allows(row.id.len()) {
+                self.too_long += 1;
                 continue;
             }
             self.seen += 1;
@@ -187,7 +215,7 @@ mod tests {
     #[test]
     fn pages_go_on_until_a_short_one_and_never_round_in_a_circle() {
         let mut rng = seed::rng(1);
-        let mut sampler = Sampler::new(5);
+        let mut sampler = Sampler::new(5, MostKept::DEFAULT);
         let first = rows((0..PAGE).map(|k| format!("a{k:06}")));
         let next = sampler.take(&first, None, &mut rng).unwrap();
         assert_eq!(next.as_deref(), Some("a009999"));
@@ -195,17 +223,38 @@ mod tests {
         assert_eq!(sampler.take(&design, next.as_deref(), &mut rng), Ok(None));
         assert_eq!((sampler.seen, sampler.kept.len()), (PAGE as u64 + 1, 5));
         // A server that answers the same full page again does not keep the run waiting.
-        let mut circling = Sampler::new(5);
+        let mut circling = Sampler::new(5, MostKept::DEFAULT);
         let after = circling.take(&first, None, &mut rng).unwrap();
         let problem = circling
             .take(&first, after.as_deref(), &mut rng)
             .unwrap_err();
         assert!(problem.contains("does not page on"), "{problem}");
         // Nor one that pages on without end.
-        let mut endless = Sampler::new(1);
+        let mut endless = Sampler::new(1, MostKept::DEFAULT);
         endless.pages = MOST_PAGES - 1;
         let problem = endless.take(&first, Some("z"), &mut rng).unwrap_err();
         assert!(problem.contains("100000 pages"), "{problem}");
+    }
+
+    #[test]
+    fn ids_too_long_to_keep_are_skipped_and_counted() {
+        let mut rng = seed::rng(1);
+        let mut sampler = Sampler::new(10, MostKept(8));
+        let page = rows(["short".to_string(), "x".repeat(9), "ok".to_string()].into_iter());
+        assert_eq!(sampler.take(&page, None, &mut rng), Ok(None));
+        assert_eq!(
+            (sampler.kept.len(), sampler.seen, sampler.too_long),
+            (2, 2, 1)
+        );
+        let note = sampler.note().ok().unwrap();
+        assert!(
+            note.ends_with("; 1 ids longer than --max-kept-value (8 bytes) skipped"),
+            "{note}"
+        );
+        let mut none = Sampler::new(10, MostKept(8));
+        let page = rows(std::iter::once("x".repeat(9)));
+        assert_eq!(none.take(&page, None, &mut rng), Ok(None));
+        assert!(none.note().is_err());
     }
 
     #[test]

@@ -223,9 +223,10 @@ async fn run_pass(
         None => None,
     };
     let existing = match settings.existing {
-        Some((source, writes)) => {
+        Some(source) => {
             let (existing, note) =
-                super::existing::find(&mut admin, source, writes, settings.seed).await?;
+                super::existing::find(&mut admin, source, settings.seed, settings.most_kept)
+                    .await?;
             if let Some(note) = note {
                 print(&format!("  {note}\n"));
             }

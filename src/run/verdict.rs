@@ -6,6 +6,7 @@
 
 use crate::engine::PhaseOutcome;
 use crate::exit::{Failed, RUN_FAILED};
+use crate::metrics::Failure;
 use crate::report::numbers::grouped;
 
 /// Why the operations and actions of a run failed it; empty parts when nothing did.
@@ -57,6 +58,8 @@ pub struct Counts {
     failed: u64,
     /// Of those, whole operations.
     failed_operations: u64,
+    /// Of those, rows of bulk answers for documents never sent (`unknown_row`).
+    unknown_rows: u64,
     unknown: u64,
     not_run: u64,
     /// Whether connections stopped early anywhere.
@@ -76,6 +79,11 @@ impl Counts {
                 self.failed_operations = self
                     .failed_operations
                     .saturating_add(counts.failures.of_operations());
+                let rows = counts
+                    .failures
+                    .iter()
+                    .find(|(f, _)| **f == Failure::UnknownRow);
+                self.unknown_rows = self.unknown_rows.saturating_add(rows.map_or(0, |(_, n)| n));
                 self.unknown = self.unknown.saturating_add(counts.unknown);
                 self.not_run = self.not_run.saturating_add(counts.not_run);
             }
@@ -102,10 +110,20 @@ pub fn judge(counts: &Counts) -> Verdict {
             grouped(counts.failed_operations)
         ));
     }
-    if counts.failed > counts.failed_operations {
+    let documents = counts
+        .failed
+        .saturating_sub(counts.failed_operations)
+        .saturating_sub(counts.unknown_rows);
+    if documents > 0 {
         parts.push(format!(
             "{} documents failed in bulk insert answers",
-            grouped(counts.failed - counts.failed_operations)
+            grouped(documents)
+        ));
+    }
+    if counts.unknown_rows > 0 {
+        parts.push(format!(
+            "{} bulk insert answer rows were for documents never sent (unknown_row)",
+            grouped(counts.unknown_rows)
         ));
     }
     if counts.unknown > 0 {

@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn a_node_without_statistics_gives_an_empty_interval() {
         let pouchdb = ServerLook {
-            tasks: tasks::read(&serde_json::json!([])),
+            tasks: tasks::read(b"[]"),
             ..ServerLook::default()
         };
         let interval = between(Some(&pouchdb), &pouchdb);

@@ -7,8 +7,12 @@
 //! CouchDB's stats interval (`[stats] interval`, 10 s by default), not sofabench's.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use super::figure::Figure;
 
 /// The statistics kept from one answer.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,92 +38,152 @@ pub struct RequestTime {
     pub max: f64,
 }
 
-/// Counters read from single statistics: sofabench's name and CouchDB's path.
-const COUNTERS: [(&str, &[&str]); 6] = [
-    ("requests", &["couchdb", "httpd", "requests"]),
-    ("bulk_requests", &["couchdb", "httpd", "bulk_requests"]),
-    ("database_reads", &["couchdb", "database_reads"]),
-    ("database_writes", &["couchdb", "database_writes"]),
-    ("document_writes", &["couchdb", "document_writes"]),
-    ("view_reads", &["couchdb", "httpd", "view_reads"]),
-];
+/// The answer as far as sofabench reads it: every other member, of any size, is skipped
+/// over without being kept. Anything without CouchDB's own group of statistics is not its
+/// answer.
+#[derive(Deserialize)]
+struct Answer {
+    couchdb: Couch,
+}
 
-/// Statistics CouchDB types as counters that go down as well.
-const LEVELS: [(&str, &[&str]); 2] = [
-    ("open_databases", &["couchdb", "open_databases"]),
-    ("open_os_files", &["couchdb", "open_os_files"]),
-];
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Couch {
+    httpd: Httpd,
+    database_reads: Stat,
+    database_writes: Stat,
+    document_writes: Stat,
+    open_databases: Stat,
+    open_os_files: Stat,
+    httpd_request_methods: Group,
+    httpd_status_codes: Group,
+    request_time: TimeStat,
+}
 
-/// Groups of counters kept whole, under a prefix: one counter per method, per status.
-const GROUPS: [(&str, &[&str]); 2] = [
-    ("method", &["couchdb", "httpd_request_methods"]),
-    ("status", &["couchdb", "httpd_status_codes"]),
-];
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Httpd {
+    requests: Stat,
+    bulk_requests: Stat,
+    view_reads: Stat,
+}
+
+/// One statistic: `{"value": …, "type": …, "desc": …}`.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Stat {
+    value: Figure,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct TimeStat {
+    value: Option<TimeValue>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct TimeValue {
+    n: Figure,
+    percentile: Vec<Vec<Figure>>,
+    max: Figure,
+}
+
+/// The first [`MOST_IN_GROUP`] counters of a group, in the answer's order; the rest are
+/// skipped over.
+#[derive(Default)]
+struct Group(Vec<(String, Stat)>);
 
 /// The most counters one group may bring: a server cannot grow the result without end.
 const MOST_IN_GROUP: usize = 32;
 
+impl<'de> Deserialize<'de> for Group {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Group, D::Error> {
+        deserializer.deserialize_map(GroupVisitor)
+    }
+}
+
+struct GroupVisitor;
+
+impl<'de> Visitor<'de> for GroupVisitor {
+    type Value = Group;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of statistics")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Group, A::Error> {
+        let mut kept = Vec::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+            if kept.len() < MOST_IN_GROUP {
+                kept.push((super::plain_name(&key), map.next_value()?));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Group(kept))
+    }
+}
+
 /// The kept statistics of an answer; `None` when the answer is not CouchDB's shape.
-pub fn read(answer: &Value) -> Option<NodeStats> {
-    // Anything without CouchDB's own group of statistics is not its answer.
-    answer.get("couchdb")?.as_object()?;
+pub fn read(answer: &[u8]) -> Option<NodeStats> {
+    let couch = serde_json::from_slice::<Answer>(answer).ok()?.couchdb;
     let mut stats = NodeStats::default();
-    for (name, path) in COUNTERS {
-        if let Some(n) = number(at(answer, path)) {
+    let counters = [
+        ("requests", &couch.httpd.requests),
+        ("bulk_requests", &couch.httpd.bulk_requests),
+        ("database_reads", &couch.database_reads),
+        ("database_writes", &couch.database_writes),
+        ("document_writes", &couch.document_writes),
+        ("view_reads", &couch.httpd.view_reads),
+    ];
+    for (name, stat) in counters {
+        if let Some(n) = stat.value.whole() {
             stats.counters.insert(name.to_string(), n);
         }
     }
-    for (name, path) in LEVELS {
-        if let Some(n) = number(at(answer, path)) {
+    let levels = [
+        ("open_databases", &couch.open_databases),
+        ("open_os_files", &couch.open_os_files),
+    ];
+    for (name, stat) in levels {
+        if let Some(n) = stat.value.whole() {
             stats.levels.insert(name.to_string(), n);
         }
     }
-    for (prefix, path) in GROUPS {
-        let Some(group) = at(answer, path).and_then(Value::as_object) else {
-            continue;
-        };
-        for (key, stat) in group.iter().take(MOST_IN_GROUP) {
-            if let Some(n) = number(Some(stat)) {
-                stats
-                    .counters
-                    .insert(format!("{prefix}.{}", super::plain_name(key)), n);
+    let groups = [
+        ("method", &couch.httpd_request_methods),
+        ("status", &couch.httpd_status_codes),
+    ];
+    for (prefix, group) in groups {
+        for (key, stat) in &group.0 {
+            if let Some(n) = stat.value.whole() {
+                stats.counters.insert(format!("{prefix}.{key}"), n);
             }
         }
     }
-    stats.request_time = request_time(at(answer, &["couchdb", "request_time"]));
+    stats.request_time = couch.request_time.value.as_ref().and_then(request_time);
     Some(stats)
 }
 
-/// The statistic at `path`.
-fn at<'a>(answer: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(answer, |value, key| value.get(key))
-}
-
-/// A counter's value: a whole number of its `value`.
-fn number(stat: Option<&Value>) -> Option<u64> {
-    stat?.get("value")?.as_u64()
-}
-
-fn request_time(stat: Option<&Value>) -> Option<RequestTime> {
-    let value = stat?.get("value")?;
-    let count = value.get("n")?.as_u64()?;
-    let percentiles = value.get("percentile")?.as_array()?;
+fn request_time(value: &TimeValue) -> Option<RequestTime> {
     let at = |wanted: u64| {
-        percentiles.iter().find_map(|pair| {
-            let pair = pair.as_array()?;
-            (pair.first()?.as_u64()? == wanted)
-                .then(|| pair.get(1)?.as_f64())
-                .flatten()
-        })
+        value
+            .percentile
+            .iter()
+            .find_map(|pair| match pair.as_slice() {
+                [key, time] if key.whole() == Some(wanted) => time.real(),
+                _ => None,
+            })
     };
     let finite = |x: Option<f64>| x.filter(|x| x.is_finite() && *x >= 0.0);
     Some(RequestTime {
-        count,
+        count: value.n.whole()?,
         p50: finite(at(50))?,
         p90: finite(at(90))?,
         p99: finite(at(99))?,
         p999: finite(at(999))?,
-        max: finite(value.get("max").and_then(Value::as_f64))?,
+        max: finite(value.max.real())?,
     })
 }
 
@@ -127,6 +191,7 @@ fn request_time(stat: Option<&Value>) -> Option<RequestTime> {
 mod tests {
     use super::*;
     use crate::server_stats::fixture;
+    use serde_json::Value;
 
     #[test]
     fn a_recorded_answer_gives_the_chosen_statistics() {
@@ -146,15 +211,15 @@ mod tests {
 
     #[test]
     fn odd_answers_give_unknown_figures_not_zeros() {
-        assert_eq!(read(&serde_json::json!({"error": "not_found"})), None);
-        assert_eq!(read(&serde_json::json!([1, 2])), None);
+        assert_eq!(read(br#"{"error": "not_found"}"#), None);
+        assert_eq!(read(b"[1, 2]"), None);
         let odd = serde_json::json!({"couchdb": {
             "httpd": {"requests": {"value": -3}},
             "database_reads": {"value": "many"},
             "request_time": {"value": {"n": 5, "percentile": [[50, 1.0]], "max": 2.0}},
             "httpd_status_codes": {"2\n00": {"value": 7}},
         }});
-        let stats = read(&odd).unwrap();
+        let stats = read(odd.to_string().as_bytes()).unwrap();
         assert!(!stats.counters.contains_key("requests"));
         assert!(!stats.counters.contains_key("database_reads"));
         assert_eq!(stats.counters["status.200"], 7);
@@ -167,6 +232,10 @@ mod tests {
             .map(|i| (format!("{i}"), serde_json::json!({"value": 1})))
             .collect();
         let answer = serde_json::json!({"couchdb": {"httpd_status_codes": codes}});
-        assert_eq!(read(&answer).unwrap().counters.len(), MOST_IN_GROUP);
+        let answer = answer.to_string();
+        assert_eq!(
+            read(answer.as_bytes()).unwrap().counters.len(),
+            MOST_IN_GROUP
+        );
     }
 }

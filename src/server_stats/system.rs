@@ -2,7 +2,12 @@
 //! (processes ready to run and waiting for a scheduler) and its message queues (a growing
 //! queue is a process falling behind: `couch_server`, a database's `couch_file`).
 
-use serde_json::Value;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::figure::Figure;
 
 /// The VM's state at one look.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -17,44 +22,76 @@ pub struct SystemFigures {
     pub longest_queue: Option<(String, u64)>,
 }
 
-/// The memory kinds that add up to the whole (`atom_used` and `processes_used` are parts
-/// of `atom` and `processes`).
-const MEMORY_KINDS: [&str; 6] = ["other", "atom", "processes", "binary", "code", "ets"];
-
-/// The figures of an answer; `None` when it is not CouchDB's shape.
-pub fn read(answer: &Value) -> Option<SystemFigures> {
-    let answer = answer.as_object()?;
-    answer.get("uptime")?;
-    let memory = answer
-        .get("memory")
-        .and_then(Value::as_object)
-        .and_then(|m| {
-            MEMORY_KINDS
-                .iter()
-                .try_fold(0u64, |sum, kind| sum.checked_add(m.get(*kind)?.as_u64()?))
-        });
-    Some(SystemFigures {
-        memory_bytes: memory,
-        run_queue: answer.get("run_queue").and_then(Value::as_u64),
-        process_count: answer.get("process_count").and_then(Value::as_u64),
-        longest_queue: answer.get("message_queues").and_then(longest_queue),
-    })
+/// The answer as far as sofabench reads it; every other member is skipped over. Without
+/// `uptime` it is not CouchDB's.
+#[derive(Deserialize)]
+struct Answer {
+    #[serde(rename = "uptime")]
+    _uptime: IgnoredAny,
+    #[serde(default)]
+    memory: Option<Memory>,
+    #[serde(default)]
+    run_queue: Figure,
+    #[serde(default)]
+    process_count: Figure,
+    #[serde(default)]
+    message_queues: BTreeMap<String, Queue>,
 }
 
-/// The longest queue: a named process's length is a number; a kind with many processes
+/// The memory kinds that add up to the whole (`atom_used` and `processes_used` are parts
+/// of `atom` and `processes`).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Memory {
+    other: Figure,
+    atom: Figure,
+    processes: Figure,
+    binary: Figure,
+    code: Figure,
+    ets: Figure,
+}
+
+/// A named process's queue length is a number; a kind with many processes
 /// (`couch_file`, one per open file) is summarised as `{"count", "min", "max", …}`.
-fn longest_queue(queues: &Value) -> Option<(String, u64)> {
-    queues
-        .as_object()?
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Queue {
+    // First: a length takes any value, a summary only an object.
+    Summary {
+        #[serde(default)]
+        max: Figure,
+    },
+    Length(Figure),
+}
+
+impl Queue {
+    fn length(&self) -> Option<u64> {
+        match self {
+            Queue::Length(n) | Queue::Summary { max: n } => n.whole(),
+        }
+    }
+}
+
+/// The figures of an answer; `None` when it is not CouchDB's shape.
+pub fn read(answer: &[u8]) -> Option<SystemFigures> {
+    let answer: Answer = serde_json::from_slice(answer).ok()?;
+    let memory = answer.memory.and_then(|m| {
+        [m.other, m.atom, m.processes, m.binary, m.code, m.ets]
+            .iter()
+            .try_fold(0u64, |sum, kind| sum.checked_add(kind.whole()?))
+    });
+    let longest_queue = answer
+        .message_queues
         .iter()
-        .filter_map(|(name, queue)| {
-            let length = queue
-                .as_u64()
-                .or_else(|| queue.get("max").and_then(Value::as_u64))?;
-            Some((name, length))
-        })
+        .filter_map(|(name, queue)| Some((name, queue.length()?)))
         .max_by_key(|(_, length)| *length)
-        .map(|(name, length)| (super::plain_name(name), length))
+        .map(|(name, length)| (super::plain_name(name), length));
+    Some(SystemFigures {
+        memory_bytes: memory,
+        run_queue: answer.run_queue.whole(),
+        process_count: answer.process_count.whole(),
+        longest_queue,
+    })
 }
 
 #[cfg(test)]
@@ -75,10 +112,10 @@ mod tests {
 
     #[test]
     fn odd_answers_give_unknown_figures() {
-        assert_eq!(read(&serde_json::json!({"error": "not_found"})), None);
+        assert_eq!(read(br#"{"error": "not_found"}"#), None);
         let odd = serde_json::json!({"uptime": 1, "memory": {"other": u64::MAX, "atom": 1},
             "run_queue": "x", "message_queues": {"a\nb": 3, "c": {"max": -1}}});
-        let system = read(&odd).unwrap();
+        let system = read(odd.to_string().as_bytes()).unwrap();
         assert_eq!(system.memory_bytes, None);
         assert_eq!(system.run_queue, None);
         assert_eq!(system.longest_queue, Some(("ab".to_string(), 3)));

@@ -186,6 +186,25 @@ pub fn padded_batch(phase: &Phase) -> Result<(), String> {
     ))
 }
 
+/// A bulk insert of `batch_size` documents made from a template whose one document is
+/// `document` bytes must fit in [`MOST_PADDED_BATCH`] too: a large template makes large
+/// documents whatever `--doc-size` says. `template` names it.
+pub fn template_batch(phase: &Phase, document: u64, template: &str) -> Result<(), String> {
+    if phase.mix[Operation::BulkInsert] == 0 {
+        return Ok(());
+    }
+    let bytes = document.saturating_mul(phase.batch_size);
+    if bytes <= MOST_PADDED_BATCH {
+        return Ok(());
+    }
+    Err(format!(
+        "phase {:?}: bulk inserts of {} documents made from the template {template} (one document is {document} bytes) make requests of {bytes} bytes; at most {MOST_PADDED_BATCH} (256 MiB): give a batch size of at most {} (--num_documents_per_bulk_insert, or batch_size in a scenario file) or a smaller template",
+        phase.name,
+        phase.batch_size,
+        (MOST_PADDED_BATCH / document.max(1)).max(1)
+    ))
+}
+
 /// A bulk insert whose documents each carry an inline attachment of up to `largest`
 /// bytes (base64: 4 bytes for every 3) must fit in [`MOST_PADDED_BATCH`] too.
 pub fn inline_attachments(phase: &Phase, largest: u64) -> Result<(), String> {

@@ -36,6 +36,14 @@ impl Rev {
         }
     }
 
+    /// The length of the revision's text form, bytes.
+    pub fn text_len(&self) -> usize {
+        match self {
+            Rev::Hex { generation, .. } => generation.checked_ilog10().unwrap_or(0) as usize + 34,
+            Rev::Text(text) => text.len(),
+        }
+    }
+
     /// Appends the revision's text form to `out`.
     pub fn write_to(&self, out: &mut String) {
         match self {
@@ -99,6 +107,8 @@ mod tests {
         let rev = Rev::parse(text).unwrap();
         assert!(matches!(rev, Rev::Hex { generation: 12, .. }));
         assert_eq!(round_trip(text), text);
+        assert_eq!(rev.text_len(), text.len());
+        assert_eq!(Rev::parse(&text[1..]).unwrap().text_len(), text.len() - 1);
         assert!(std::mem::size_of::<Rev>() <= 24);
     }
 

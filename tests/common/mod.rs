@@ -16,6 +16,7 @@ pub mod feed_proxy;
 pub mod http_request;
 pub mod limiting_server;
 pub mod page;
+pub mod rewriting_server;
 pub mod tls;
 
 use std::net::TcpListener;

@@ -22,6 +22,7 @@ use super::parse::{self, Change, Line, Seq};
 use super::table::Table;
 use crate::driver::Endpoint;
 use crate::driver::connection::open_stream;
+use crate::engine::backoff;
 use crate::engine::stop::Signal;
 use crate::metrics::changes::Troubles;
 use crate::metrics::recorder::new_histogram;
@@ -169,6 +170,8 @@ pub struct Consumer {
     lines: Lines,
     sink: Sink,
     said_ready: bool,
+    /// Longpoll answers in a row that came back empty long before their timeout.
+    hasty: u32,
 }
 
 impl Consumer {
@@ -189,6 +192,7 @@ impl Consumer {
                 },
             },
             said_ready: false,
+            hasty: 0,
         }
     }
 
@@ -239,6 +243,7 @@ impl Consumer {
             let Some((request, generation)) = self.request() else {
                 return Trouble::Connect;
             };
+            let asked = Instant::now();
             let response = match tokio::time::timeout(limit, sender.send_request(request)).await {
                 Err(_) => return Trouble::Stall,
                 Ok(Err(_)) => return Trouble::Reset,
@@ -264,8 +269,14 @@ impl Consumer {
                     }
                 }
             };
-            if empty && self.sink.feed.settings.feed == FeedKind::Normal {
-                tokio::time::sleep(NORMAL_PAUSE).await;
+            let pause = quiet_pause(
+                &self.sink.feed.settings,
+                empty,
+                asked.elapsed(),
+                &mut self.hasty,
+            );
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
             }
         }
     }
@@ -358,6 +369,26 @@ impl Consumer {
     }
 }
 
+/// How long to wait before asking again after an answer that took `took`, `empty` when it
+/// had no change. A normal feed pauses after an empty answer; a longpoll answered empty
+/// long before the timeout it asked for (a server that does not hold longpolls) backs
+/// off, doubling from [`PAUSE_FIRST`] up to the heartbeat with every such answer in a row
+/// (`hasty`), so that it cannot make the consumer ask without end.
+fn quiet_pause(settings: &ChangesFeed, empty: bool, took: Duration, hasty: &mut u32) -> Duration {
+    match settings.feed {
+        FeedKind::Normal if empty => NORMAL_PAUSE,
+        FeedKind::Longpoll if empty && took < settings.heartbeat / 2 => {
+            let pause = backoff::doubled(PAUSE_FIRST, *hasty, settings.heartbeat);
+            *hasty = hasty.saturating_add(1);
+            backoff::jittered(pause, rand::random())
+        }
+        _ => {
+            *hasty = 0;
+            Duration::ZERO
+        }
+    }
+}
+
 /// The next bytes of an answer; `Ended` at its end.
 async fn next_data(body: &mut Incoming, limit: Duration) -> Result<Bytes, Trouble> {
     loop {
@@ -398,6 +429,31 @@ fn query(settings: &ChangesFeed, since: &Seq) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_longpoll_answered_empty_at_once_backs_off_up_to_the_heartbeat() {
+        let mut feed = ChangesFeed::with_consumers(1);
+        feed.feed = FeedKind::Longpoll;
+        let mut hasty = 0;
+        let at_once = Duration::from_millis(1);
+        let pauses: Vec<Duration> = (0..8)
+            .map(|_| quiet_pause(&feed, true, at_once, &mut hasty))
+            .collect();
+        // Equal jitter: each pause is at least half its backoff, which doubles.
+        assert!(pauses[0] >= PAUSE_FIRST / 2, "{pauses:?}");
+        assert!(pauses[4] >= PAUSE_FIRST * 8, "{pauses:?}");
+        assert!(pauses.iter().all(|&p| p <= feed.heartbeat), "{pauses:?}");
+        // A longpoll that waited, or brought changes, asks again at once.
+        let waited = feed.heartbeat;
+        assert_eq!(quiet_pause(&feed, true, waited, &mut hasty), Duration::ZERO);
+        assert_eq!(hasty, 0);
+        assert_eq!(
+            quiet_pause(&feed, false, at_once, &mut hasty),
+            Duration::ZERO
+        );
+        feed.feed = FeedKind::Normal;
+        assert_eq!(quiet_pause(&feed, true, at_once, &mut hasty), NORMAL_PAUSE);
+    }
 
     #[test]
     fn queries_ask_for_what_the_phase_says() {

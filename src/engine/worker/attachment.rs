@@ -40,7 +40,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 false,
                 start,
                 |w, _, answer| {
-                    let rev = written(answer)?;
+                    let rev = written(answer, w.shared.most_kept)?;
                     w.pool.set_rev(slot, rev);
                     w.pool.set_attachment(slot, length);
                     Ok(())

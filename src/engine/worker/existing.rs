@@ -67,7 +67,12 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             Method::Get,
             false,
             start,
-            |_, m, answer| miss_or(m, Operation::Read, answer, |a| current_rev(a).map(|_| ())),
+            |w, m, answer| {
+                let most = w.shared.most_kept;
+                miss_or(m, Operation::Read, answer, |a| {
+                    current_rev(a, most).map(|_| ())
+                })
+            },
         )
         .await
         .map(|_| ())
@@ -100,7 +105,10 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                             (operation, start),
                             answer,
                             first_sent,
-                            |_, m, a| miss_or(m, operation, a, |a| current_rev(a).map(|_| ())),
+                            |w, m, a| {
+                                let most = w.shared.most_kept;
+                                miss_or(m, operation, a, |a| current_rev(a, most).map(|_| ()))
+                            },
                         );
                         return Ok(());
                     }
@@ -171,7 +179,7 @@ fn judge_write<T: Transport, C: Clock>(
         return Ok(());
     }
     miss_or(metrics, operation, answer, |a| {
-        let rev = written(a)?;
+        let rev = written(a, worker.shared.most_kept)?;
         worker.written_for_feeds(&rev);
         Ok(())
     })?;

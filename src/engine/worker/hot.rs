@@ -104,7 +104,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 answer,
                 first_sent,
                 |w, m, answer| {
-                    let rev = written(answer)?;
+                    let rev = written(answer, w.shared.most_kept)?;
                     w.written_for_feeds(&rev);
                     w.set_hot_rev(k, Some(rev));
                     m.operation(Operation::Update).hot.succeeded_at(attempt);
@@ -166,7 +166,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                     (Operation::Update, start),
                     answer,
                     first_sent,
-                    |_, _, exchange| current_rev(exchange).map(|_| ()),
+                    |w, _, exchange| current_rev(exchange, w.shared.most_kept).map(|_| ()),
                 );
                 Ok(None)
             }

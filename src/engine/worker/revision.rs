@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::{Abort, Answer, Request, Worker};
 use crate::driver::{Exchange, Method, responses};
+use crate::engine::kept::MostKept;
 use crate::engine::transport::{Clock, Transport};
 use crate::metrics::{ConnectionMetrics, Failure};
 use crate::workload::{Operation, Rev};
@@ -31,12 +32,13 @@ pub(super) fn first_of(
     })
 }
 
-/// The current revision in a document's `GET` answer.
-pub(super) fn current_rev(answer: &Exchange) -> Result<Rev, Failure> {
+/// The current revision in a document's `GET` answer, if it is no longer than `most`
+/// allows.
+pub(super) fn current_rev(answer: &Exchange, most: MostKept) -> Result<Rev, Failure> {
     if answer.status != 200 {
         return Err(Failure::of_status(answer.status));
     }
-    responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)
+    most.rev(responses::read_rev(&answer.body).ok_or(Failure::BadAnswer)?)
 }
 
 impl<T: Transport, C: Clock> Worker<T, C> {
@@ -54,7 +56,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         };
         let (answer, retried) = self.exchange_retrying(metrics, request).await?;
         if let Answer::Received(exchange) = &answer
-            && let Ok(rev) = current_rev(exchange)
+            && let Ok(rev) = current_rev(exchange, self.shared.most_kept)
         {
             *first_sent = first_of(*first_sent, retried, &answer);
             metrics.operation(operation).statuses.add(200, 1);

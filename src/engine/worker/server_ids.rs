@@ -5,6 +5,7 @@
 use super::{Abort, OperationTimes, Start, Worker};
 use crate::driver::{Exchange, Method, responses};
 use crate::engine::bulk_answer::unusable_server_id;
+use crate::engine::kept::MostKept;
 use crate::engine::transport::{Clock, Transport};
 use crate::metrics::{ConnectionMetrics, Failure};
 use crate::workload::pool::LiveDocument;
@@ -33,12 +34,17 @@ pub(super) fn push_encoded(path: &mut String, id: &str) {
     }
 }
 
-/// The id and revision of a `POST /db` answer.
-fn written_as(answer: &Exchange) -> Result<(Box<str>, crate::driver::Rev), Failure> {
+/// The id and revision of a `POST /db` answer, if neither is longer than `most` allows.
+fn written_as(
+    answer: &Exchange,
+    most: MostKept,
+) -> Result<(Box<str>, crate::driver::Rev), Failure> {
     if !matches!(answer.status, 200..=202) {
         return Err(Failure::of_status(answer.status));
     }
     let (id, rev) = responses::written_id_rev(&answer.body).ok_or(Failure::BadAnswer)?;
+    most.id(&id)?;
+    let rev = most.rev(rev)?;
     match unusable_server_id(&id) {
         None => Ok((id.into(), rev)),
         Some(_) => Err(Failure::BadAnswer),
@@ -66,7 +72,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             true,
             start,
             |w, _, answer| {
-                let (id, rev) = written_as(answer)?;
+                let (id, rev) = written_as(answer, w.shared.most_kept)?;
                 w.id.clear();
                 w.id.push_str(&id);
                 w.written_for_feeds(&rev);

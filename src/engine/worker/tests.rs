@@ -61,6 +61,7 @@ fn shared(settings: Settings) -> Arc<Shared> {
         attachment_sizes: crate::workload::AttachmentSizes::default(),
         bulk_attachment_sizes: None,
         seed: 1,
+        most_kept: crate::engine::kept::MostKept::DEFAULT,
     })
 }
 

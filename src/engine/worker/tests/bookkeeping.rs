@@ -158,20 +158,29 @@ fn bulk_insert_rows_are_paired_with_their_documents_by_id() {
     assert_eq!(abort, None);
     let counted = metrics.of(BulkInsert);
     assert_eq!((counted.succeeded, counted.documents), (1, 2));
-    // Document 1 refused, document 2 without a row: both failed; the stranger is a bad
-    // answer too.
-    assert_eq!(counted.documents_failed, 2);
+    // Document 1 refused, document 2 without a row: both failed; the stranger row is a
+    // failure of its own, among the documents that failed.
+    assert_eq!(counted.documents_failed, 3);
     let unmatched = Failure::Document("bad_answer".to_string());
     let conflict = Failure::Document("conflict".to_string());
+    let stranger = Failure::UnknownRow;
     assert_eq!(
         failures(&metrics, BulkInsert),
-        [(unmatched.clone(), 2), (conflict.clone(), 1)]
+        [
+            (unmatched.clone(), 1),
+            (conflict.clone(), 1),
+            (stranger.clone(), 1)
+        ]
     );
+    assert_eq!(counted.failures.of_operations(), 0);
     // The live figures count the same documents as the connection.
     let interval = taken_interval(&worker);
     let live = &interval.operations[BulkInsert];
     assert_eq!((live.succeeded, live.documents), (1, 2));
-    assert_eq!(live.failures.sorted(), [(unmatched, 2), (conflict, 1)]);
+    assert_eq!(
+        live.failures.sorted(),
+        [(unmatched, 1), (conflict, 1), (stranger, 1)]
+    );
     let mut stored: Vec<u64> = worker.pool.iter().map(|d| d.number).collect();
     stored.sort_unstable();
     assert_eq!(stored, [0, 3]);
