@@ -137,9 +137,8 @@ impl Admin {
                     "cannot reach {node} ({e}); check that the server is running and that --database_address is right (with several nodes, --failover lets a run start without one)"
                 ))
             } else {
-                SetupError::server(format!(
-                    "{node} did not answer {method} {path} ({e}); check that it is a CouchDB server and that it is healthy, and give credentials if it has an admin (PouchDB Server closes the connection on an anonymous PUT of a database)"
-                ))
+                let anonymous = self.client.endpoint().credential.mode() == Mode::None;
+                SetupError::server(stopped_answering(&node, method, path, anonymous, &e))
             }
         })
     }
@@ -423,5 +422,27 @@ fn credentials_problem(mode: Mode, status: u16, what: &str) -> Result<(), SetupE
             bad_input: true,
         }),
         _ => Ok(()),
+    }
+}
+
+/// What is known when `node` took `method path` and ended without an answer: it stopped
+/// answering. An anonymous `PUT` of a database ends PouchDB Server's process when it has
+/// an admin (a bug in express-pouchdb), so that request says so.
+fn stopped_answering(
+    node: &str,
+    method: Method,
+    path: &str,
+    anonymous: bool,
+    error: &impl std::fmt::Display,
+) -> String {
+    let known = format!("{node} stopped answering at {method} {path} ({error})");
+    if anonymous && method == Method::Put {
+        format!(
+            "{known}; it may no longer be running: on PouchDB Server with an admin, an anonymous PUT of a database ends the server's process. Check that it still runs (restart it if not), and give the admin's credentials (user:password@ in --database_address, or --user and --password)"
+        )
+    } else {
+        format!(
+            "{known}; check that it still runs, that it is a CouchDB server and that it is healthy"
+        )
     }
 }
