@@ -682,3 +682,33 @@ fn logins_go_over_tls_as_the_requests_do() {
         run.stderr
     );
 }
+
+#[test]
+fn an_anonymous_run_that_ends_pouchdb_server_says_it_stopped_answering_and_why_it_may_have() {
+    // With an admin, an anonymous PUT of a database ends PouchDB Server's process.
+    let server = PouchServer::secured(Storage::Memory);
+    let run = run_with(
+        &args(&[
+            "run",
+            &format!("--database_address={}", server.url),
+            "--database_name=anonymous",
+            "--num_connections=1",
+            "--num_crud_operations=10",
+            "--quiet",
+        ]),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for says in [
+        "stopped answering at PUT /anonymous",
+        "an anonymous PUT of a database ends the server's process",
+        "give the admin's credentials",
+    ] {
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+    }
+    assert!(
+        !run.stderr.contains("closes the connection"),
+        "{}",
+        run.stderr
+    );
+}

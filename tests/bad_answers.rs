@@ -6,7 +6,8 @@
 
 mod common;
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use common::Run;
 use common::bad_server::{self, BadServer, Fault, sofabench_within};
@@ -279,6 +280,13 @@ map = "function (doc) {{ emit(doc.integer1, null); }}"
 /// `sofabench run` against `server` (database `bad`, 2 connections) with `extra`,
 /// given Ctrl-C after 2 s.
 fn interrupted_after_2s(server: &BadServer, extra: &[&str]) -> Run {
+    interrupted(server, extra, &[Duration::ZERO]).0
+}
+
+/// `sofabench run` against `server` (database `bad`, 2 connections) with `extra`, given
+/// Ctrl-C after 2 s and again `again` after it; the run's time counts from the first
+/// Ctrl-C, which came at the instant returned.
+fn interrupted(server: &BadServer, extra: &[&str], again: &[Duration]) -> (Run, Instant) {
     let address = format!("--database_address={}", server.url);
     let mut args = vec![
         "run",
@@ -290,8 +298,14 @@ fn interrupted_after_2s(server: &BadServer, extra: &[&str]) -> Run {
     args.extend_from_slice(extra);
     let child = common::spawn_sofabench(&args);
     std::thread::sleep(Duration::from_secs(2));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    common::finish(child)
+    let first = Instant::now();
+    for after in again {
+        std::thread::sleep((first + *after).saturating_duration_since(Instant::now()));
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    let mut run = common::finish(child);
+    run.took = first.elapsed();
+    (run, first)
 }
 
 #[test]
@@ -337,4 +351,89 @@ fn ctrl_c_ends_the_wait_for_where_a_feed_stands_and_cleans_up() {
         "{}",
         shown(&run)
     );
+}
+
+/// The requests a server was sent, and when.
+type Seen = Mutex<Vec<(Instant, String)>>;
+
+fn note(seen: &Seen, line: &str) {
+    seen.lock()
+        .unwrap()
+        .push((Instant::now(), line.trim().to_string()));
+}
+
+/// What the endless-`100 Continue` server was sent after `at`, but the cleanup's
+/// `DELETE /bad`.
+fn sent_after(seen: &Seen, at: Instant) -> Vec<String> {
+    let seen = seen.lock().unwrap();
+    seen.iter()
+        .filter(|(when, line)| *when > at && !line.starts_with("DELETE /bad "))
+        .map(|(_, line)| line.clone())
+        .collect()
+}
+
+fn deleted(seen: &Seen) -> bool {
+    let seen = seen.lock().unwrap();
+    seen.iter()
+        .any(|(_, line)| line.starts_with("DELETE /bad "))
+}
+
+static SEEN_ONCE: Seen = Mutex::new(Vec::new());
+static SEEN_TWICE: Seen = Mutex::new(Vec::new());
+
+fn reads_seen_once(line: &str) -> bool {
+    note(&SEEN_ONCE, line);
+    bad_server::document_reads(line)
+}
+
+fn reads_seen_twice(line: &str) -> bool {
+    note(&SEEN_TWICE, line);
+    bad_server::document_reads(line)
+}
+
+/// Reads answered with endless `100 Continue`, no timeout: every read stays in flight,
+/// its connection always with bytes to read. `--cleanup` asked for.
+const ENDLESS_READS: [&str; 10] = [
+    "--timeout=0",
+    "--cleanup",
+    "--num_bulk_insert_operations=1",
+    "--num_documents_per_bulk_insert=10",
+    "--num_crud_operations=1000",
+    "--create_weight=0",
+    "--read_weight=1",
+    "--update_weight=0",
+    "--delete_weight=0",
+    "--seed=5",
+];
+
+#[test]
+fn ctrl_c_ends_a_run_within_2_s_while_bytes_keep_arriving_then_cleans_up() {
+    let server = BadServer::start(Fault::EndlessContinue, reads_seen_once);
+    let (run, first) = interrupted(&server, &ENDLESS_READS, &[Duration::ZERO]);
+    // It used to take 3-21 s: the requests in flight had bytes always ready, and the
+    // signal to give them up was never looked at.
+    assert_eq!(run.code, 130, "{}", shown(&run));
+    assert!(run.took < Duration::from_secs(3), "{}", shown(&run));
+    assert!(
+        run.stdout.contains("deleted database \"bad\" (--cleanup)"),
+        "{}",
+        shown(&run)
+    );
+    assert!(deleted(&SEEN_ONCE), "{}", shown(&run));
+    let late = sent_after(&SEEN_ONCE, first + Duration::from_millis(100));
+    assert!(late.is_empty(), "sent after Ctrl-C: {late:?}");
+}
+
+#[test]
+fn a_second_ctrl_c_skips_the_cleanup_and_exits_at_once() {
+    let server = BadServer::start(Fault::EndlessContinue, reads_seen_twice);
+    let again = [Duration::ZERO, Duration::from_millis(200)];
+    let (run, first) = interrupted(&server, &ENDLESS_READS, &again);
+    // It used to take up to 8.7 s, and then delete the database.
+    assert_eq!(run.code, 130, "{}", shown(&run));
+    assert!(run.took < Duration::from_millis(1500), "{}", shown(&run));
+    assert!(run.stdout.contains("skipped --cleanup"), "{}", shown(&run));
+    assert!(!deleted(&SEEN_TWICE), "{}", shown(&run));
+    let late = sent_after(&SEEN_TWICE, first + Duration::from_millis(100));
+    assert!(late.is_empty(), "sent after Ctrl-C: {late:?}");
 }

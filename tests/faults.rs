@@ -221,6 +221,11 @@ fn a_server_that_stays_down_ends_the_phase_at_the_reconnect_bound() {
 /// Two nodes that reach one PouchDB Server: one through a proxy that is cut mid-run, as a
 /// cluster node that dies. Returns the run and its result file's CRUD phase.
 fn one_node_dies(extra: &[&str]) -> (Run, Value) {
+    one_node_dies_past(300, extra)
+}
+
+/// [`one_node_dies`], the proxy cut once the database holds more than `documents`.
+fn one_node_dies_past(documents: u64, extra: &[&str]) -> (Run, Value) {
     let server = PouchServer::start();
     let proxy = common::cut_proxy::CutProxy::start(server.port);
     let db = server.db("nodes");
@@ -236,14 +241,13 @@ fn one_node_dies(extra: &[&str]) -> (Run, Value) {
         "--num_documents_per_bulk_insert=20".to_string(),
         "--num_crud_operations=1500".to_string(),
         "--delete_weight=0".to_string(),
-        "--reconnect-for=2s".to_string(),
         format!("--json={}", json.display()),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let child = spawn_sofabench(&args);
     assert!(wait_for(Duration::from_secs(20), || {
-        get(&db).1["doc_count"].as_u64().unwrap_or(0) > 300
+        get(&db).1["doc_count"].as_u64().unwrap_or(0) > documents
     }));
     proxy.cut();
     let run = finish(child);
@@ -252,7 +256,7 @@ fn one_node_dies(extra: &[&str]) -> (Run, Value) {
 
 #[test]
 fn with_failover_connections_move_to_the_live_node() {
-    let (run, crud) = one_node_dies(&["--failover"]);
+    let (run, crud) = one_node_dies(&["--failover", "--reconnect-for=2s"]);
     assert!(!run.stdout.contains("not run"), "{}", run.stdout);
     assert!(!run.stdout.contains("gave up"), "{}", run.stdout);
     let nodes = crud["target_nodes"].as_array().unwrap();
@@ -265,7 +269,7 @@ fn with_failover_connections_move_to_the_live_node() {
 
 #[test]
 fn without_failover_the_dead_node_s_connections_give_up_and_say_so() {
-    let (run, crud) = one_node_dies(&[]);
+    let (run, crud) = one_node_dies(&["--reconnect-for=2s"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains("gave up reconnecting"),
@@ -287,6 +291,32 @@ fn without_failover_the_dead_node_s_connections_give_up_and_say_so() {
         .map(|o| o["succeeded"].as_u64().unwrap() + o["failed"].as_u64().unwrap())
         .sum();
     assert_eq!(done + not_run, 6_000, "{crud}");
+}
+
+#[test]
+fn under_a_rate_what_falls_due_for_a_dead_node_counts_against_it() {
+    // The dead node's connections wait to reconnect; meanwhile their operations fall due
+    // and fail as unreachable, never sent. They used to be missing from the node's row.
+    // Cut once the CRUD phase has begun (the bulk inserts store 160 documents).
+    let extra = ["--rate=200", "--duration=6s", "--reconnect-for=60s"];
+    let (run, crud) = one_node_dies_past(170, &extra);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let unreachable: u64 = crud["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["failures"]["unreachable"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(unreachable > 50, "{crud}");
+    let nodes = crud["target_nodes"].as_array().unwrap();
+    let failed = |n: usize| nodes[n]["failed"].as_u64().unwrap();
+    assert!(
+        failed(0) >= unreachable,
+        "{unreachable} unreachable: {nodes:?}"
+    );
+    assert!(failed(1) < 10, "the live node: {nodes:?}");
+    let row = format!(" {:>8} ", sofabench::report::numbers::grouped(failed(0)));
+    assert!(run.stdout.contains(&row), "{row}: {}", run.stdout);
 }
 
 #[test]

@@ -799,3 +799,30 @@ fn shards_are_refused_by_a_server_without_them() {
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(refused.stderr.contains("--db-q"), "{}", refused.stderr);
 }
+
+/// `--db-n 3` on a single CouchDB node: the database the run made has n=1. The run says
+/// that it made it, what the server gave, that it deleted it, and what to do.
+#[test]
+fn copies_a_single_node_cannot_keep_are_explained_and_the_database_made_is_deleted() {
+    let couch = common::couch_like::CouchLike::fresh("copies");
+    let address = format!("--database_address={}", couch.url);
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--database_name=copies",
+        "--db-n=3",
+        "--num_crud_operations=10",
+        "--quiet",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    for says in [
+        "the run made database \"copies\" asking for n=3, and the server gave it q=2, n=1",
+        "a single node keeps n=1",
+        "give --db-n no larger than the cluster's number of nodes",
+        "the run deleted database \"copies\", which it had made",
+    ] {
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+    }
+    assert!(!run.stderr.contains("--recreate"), "{}", run.stderr);
+    assert!(!couch.exists(), "the database the run made is left");
+}

@@ -266,3 +266,158 @@ fn a_server_that_never_shakes_hands_or_speaks_plain_http_is_explained_in_time() 
         run.stderr
     );
 }
+
+const PINNED: &str = "presented a certificate given in --cacert";
+
+#[test]
+fn a_certificate_given_in_cacert_is_trusted_when_the_server_presents_it_as_it_is() {
+    let dir = scratch("tls", "pinned");
+    let pki = Pki::make(&dir);
+    let server = PouchServer::secured(Storage::Memory);
+    let given = |cert| format!("--cacert={}", pki.cert(cert));
+
+    // Self-signed authorities without subjectAltName, as openssl's defaults and CouchDB's
+    // documentation make them: trusted as given, by name or by address.
+    for (cert, host) in [
+        (ServerCert::OpensslDefault, "localhost"),
+        (ServerCert::CouchDbDocs, "127.0.0.1"),
+    ] {
+        let front = TlsFront::start(&pki, cert, server.port, false);
+        let address = secured_address(front.port, host);
+        let flags = [given(cert), "--overwrite".to_string()];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let db = format!("pinned-{}", cert as u8);
+        let (run, result) = run_against(&dir, &address, &db, &flags);
+        assert_eq!(run.code, 0, "{host}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains(&format!("TLS: {host} {PINNED}")),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(result["config"]["tls"]["verified"], true);
+    }
+
+    // Only that very certificate: another self-signed one, or the given one expired, is not.
+    let refused: [(ServerCert, ServerCert, &str); 2] = [
+        (
+            ServerCert::OtherSelfSigned,
+            ServerCert::OpensslDefault,
+            "not trusted",
+        ),
+        (
+            ServerCert::ExpiredSelfSigned,
+            ServerCert::ExpiredSelfSigned,
+            "has expired",
+        ),
+    ];
+    for (served, cacert, says) in refused {
+        let front = TlsFront::start(&pki, served, server.port, false);
+        let address = secured_address(front.port, "localhost");
+        let flags = [given(cacert), "--overwrite".to_string()];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let (run, _) = run_against(&dir, &address, "not-pinned", &flags);
+        assert_eq!(run.code, 1, "{says}: {}", run.stdout);
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+    }
+
+    // An authority and its leaf: checked in full, nothing pinned.
+    let front = TlsFront::start(&pki, ServerCert::Good, server.port, false);
+    let address = secured_address(front.port, "localhost");
+    let cacert = format!("--cacert={}", pki.ca());
+    let (run, _) = run_against(&dir, &address, "by-authority", &[&cacert, "--overwrite"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains(PINNED), "{}", run.stdout);
+}
+
+#[test]
+fn a_leaf_without_subject_alt_name_is_refused_with_why_and_what_to_do() {
+    let dir = scratch("tls", "no-san");
+    let pki = Pki::make(&dir);
+    let server = PouchServer::secured(Storage::Memory);
+    let front = TlsFront::start(&pki, ServerCert::NoSubjectAltName, server.port, false);
+    let address = secured_address(front.port, "localhost");
+    let cacert = format!("--cacert={}", pki.ca());
+    let (run, _) = run_against(&dir, &address, "no-san", &[&cacert]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for says in [
+        "names no host in subjectAltName",
+        "checked there only",
+        "-addext subjectAltName=DNS:",
+        "pin it",
+    ] {
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+    }
+    assert!(!run.stderr.contains(ADMIN.1), "{}", run.stderr);
+
+    // The leaf itself given: pinned.
+    let leaf = format!("--cacert={}", pki.cert(ServerCert::NoSubjectAltName));
+    let (run, _) = run_against(&dir, &address, "no-san", &[&leaf, "--overwrite"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains(PINNED), "{}", run.stdout);
+}
+
+/// The certificates the openssl command line makes, when it is on this machine (the
+/// test above makes their like with rcgen): openssl's defaults and CouchDB's documentation.
+#[test]
+fn certificates_made_by_the_openssl_command_line_are_trusted_as_given() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no openssl command on this machine");
+        return;
+    }
+    let dir = scratch("tls", "openssl");
+    let openssl = |args: &[&str]| {
+        let made = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "openssl {args:?}: {made:?}");
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "default-key.pem",
+        "-out",
+        "default.pem",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    // CouchDB's documentation; the subject its prompts ask for given on the command line.
+    openssl(&["genrsa", "-out", "privkey.pem", "2048"]);
+    openssl(&[
+        "req",
+        "-new",
+        "-x509",
+        "-key",
+        "privkey.pem",
+        "-out",
+        "couchdb.pem",
+        "-days",
+        "1095",
+        "-subj",
+        "/C=AU/ST=Some-State/O=Internet Widgits Pty Ltd",
+    ]);
+    let server = PouchServer::secured(Storage::Memory);
+    let path = |name: &str| dir.join(name).display().to_string();
+    for (cert, key, host) in [
+        ("default.pem", "default-key.pem", "localhost"),
+        ("couchdb.pem", "privkey.pem", "127.0.0.1"),
+    ] {
+        let front = TlsFront::serving(&path(cert), &path(key), server.port, None);
+        let address = secured_address(front.port, host);
+        let cacert = format!("--cacert={}", path(cert));
+        let db = format!("openssl-{}", &cert[..4]);
+        let (run, _) = run_against(&dir, &address, &db, &[&cacert, "--overwrite"]);
+        assert_eq!(run.code, 0, "{cert}: {}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains(PINNED), "{}", run.stdout);
+    }
+}

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 use super::{DiskSizes, Looker};
+use crate::engine::stop::Signal;
 
 /// The look answered since the monitor last took one, if any.
 pub type DiskSlot = Arc<Mutex<Option<DiskSizes>>>;
@@ -21,8 +22,13 @@ pub struct DiskSampler {
 
 impl DiskSampler {
     /// Looks every `interval` from now (the first look at once) with `looker`, timing
-    /// the looks from `phase_start`.
-    pub fn start(mut looker: Looker, phase_start: Instant, interval: Duration) -> DiskSampler {
+    /// the looks from `phase_start`, until `stop` (Ctrl-C: nothing more is sent).
+    pub fn start(
+        mut looker: Looker,
+        phase_start: Instant,
+        interval: Duration,
+        stop: Signal,
+    ) -> DiskSampler {
         let slot = DiskSlot::default();
         let filled = slot.clone();
         let task = tokio::spawn(async move {
@@ -32,6 +38,9 @@ impl DiskSampler {
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticker.tick().await;
+                if stop.is_raised() {
+                    return;
+                }
                 if let Some(sizes) = looker.look(phase_start).await {
                     *filled.lock().unwrap_or_else(|p| p.into_inner()) = Some(sizes);
                 }

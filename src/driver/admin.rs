@@ -137,9 +137,8 @@ impl Admin {
                     "cannot reach {node} ({e}); check that the server is running and that --database_address is right (with several nodes, --failover lets a run start without one)"
                 ))
             } else {
-                SetupError::server(format!(
-                    "{node} did not answer {method} {path} ({e}); check that it is a CouchDB server and that it is healthy, and give credentials if it has an admin (PouchDB Server closes the connection on an anonymous PUT of a database)"
-                ))
+                let anonymous = self.client.endpoint().credential.mode() == Mode::None;
+                SetupError::server(stopped_answering(&node, method, path, anonymous, &e))
             }
         })
     }
@@ -237,14 +236,19 @@ impl Admin {
         existing: ExistingDatabase,
     ) -> Result<PreparedDatabase, SetupError> {
         let prepared = self.prepare_database(existing).await?;
-        let checked = match self.check_shards().await {
-            Ok(()) => self.check_partitioned().await,
+        let created = prepared.created;
+        let checked = match self.check_shards(created).await {
+            Ok(()) => self.check_partitioned(created).await,
             refused => refused,
         };
-        if let Err(problem) = checked {
+        if let Err(mut problem) = checked {
             // A database made with other shards than asked is of no use to the run.
-            if prepared.created {
+            if created {
                 self.delete().await?;
+                problem.message.push_str(&format!(
+                    "; the run deleted {}, which it had made",
+                    self.target_text
+                ));
             }
             return Err(problem);
         }
@@ -253,7 +257,7 @@ impl Admin {
 
     /// With `--db-q`/`--db-n`: the database has the shards and copies asked for, as its
     /// `cluster` says; a server without one (PouchDB Server) has no shards to ask for.
-    async fn check_shards(&mut self) -> Result<(), SetupError> {
+    async fn check_shards(&mut self, created: bool) -> Result<(), SetupError> {
         if !self.shards.is_given() {
             return Ok(());
         }
@@ -273,21 +277,32 @@ impl Admin {
         if wanted(self.shards.q, cluster.q) && wanted(self.shards.n, cluster.n) {
             return Ok(());
         }
+        let (target, asked) = (&self.target_text, self.shards.describe());
+        let message = if created {
+            let why = if wanted(self.shards.n, cluster.n) {
+                "the server chose otherwise; leave --db-q out, or set it as the server allows"
+            } else {
+                "a server keeps at most one copy of a shard per node (a single node keeps n=1, whatever is asked); give --db-n no larger than the cluster's number of nodes, or leave it out"
+            };
+            format!(
+                "the run made {target} asking for {asked}, and the server gave it q={}, n={}: {why}",
+                cluster.q, cluster.n
+            )
+        } else {
+            format!(
+                "{target} exists with q={}, n={}, not the {asked} asked for: an existing database keeps the shards it was made with (add --recreate to make it anew), and a server keeps at most one copy of a shard per node",
+                cluster.q, cluster.n
+            )
+        };
         Err(SetupError {
-            message: format!(
-                "{} has q={}, n={}, not the {} asked for: an existing database keeps the shards it was made with (add --recreate to make it anew), and a server may cap n at its nodes",
-                self.target_text,
-                cluster.q,
-                cluster.n,
-                self.shards.describe()
-            ),
+            message,
             bad_input: true,
         })
     }
 
     /// With `--db-partitioned`: the database says it is partitioned (its `props`); a
     /// server without partitions (PouchDB Server, CouchDB before 3) ignores the asking.
-    async fn check_partitioned(&mut self) -> Result<(), SetupError> {
+    async fn check_partitioned(&mut self, created: bool) -> Result<(), SetupError> {
         if !self.partitioned {
             return Ok(());
         }
@@ -300,7 +315,12 @@ impl Admin {
         if partitioned {
             return Ok(());
         }
-        let message = if has_cluster {
+        let message = if has_cluster && created {
+            format!(
+                "the run made {} asking for a partitioned database, and the server did not make it partitioned (GET on it has no \"props\": {{\"partitioned\": true}}): partitions need CouchDB 3 or later with them enabled; leave --db-partitioned out",
+                self.target_text
+            )
+        } else if has_cluster {
             format!(
                 "{} is not partitioned (GET on it has no \"props\": {{\"partitioned\": true}}), so --db-partitioned cannot be honoured: an existing database keeps how it was made (add --recreate to make it anew, partitioned)",
                 self.target_text
@@ -399,5 +419,27 @@ fn credentials_problem(mode: Mode, status: u16, what: &str) -> Result<(), SetupE
             bad_input: true,
         }),
         _ => Ok(()),
+    }
+}
+
+/// What is known when `node` took `method path` and ended without an answer: it stopped
+/// answering. An anonymous `PUT` of a database ends PouchDB Server's process when it has
+/// an admin (a bug in express-pouchdb), so that request says so.
+fn stopped_answering(
+    node: &str,
+    method: Method,
+    path: &str,
+    anonymous: bool,
+    error: &impl std::fmt::Display,
+) -> String {
+    let known = format!("{node} stopped answering at {method} {path} ({error})");
+    if anonymous && method == Method::Put {
+        format!(
+            "{known}; it may no longer be running: on PouchDB Server with an admin, an anonymous PUT of a database ends the server's process. Check that it still runs (restart it if not), and give the admin's credentials (user:password@ in --database_address, or --user and --password)"
+        )
+    } else {
+        format!(
+            "{known}; check that it still runs, that it is a CouchDB server and that it is healthy"
+        )
     }
 }

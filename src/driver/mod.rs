@@ -7,6 +7,7 @@ pub mod auth;
 pub mod connection;
 pub mod generated;
 pub mod http1;
+pub mod pinned;
 pub mod responses;
 pub mod rows;
 pub mod stream;

@@ -10,8 +10,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
@@ -22,6 +23,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use super::TransportError;
+use super::pinned::PinnedOrVerified;
 use crate::files::{self, Kind};
 
 /// What the user chose for TLS: `--cacert`, `--insecure`, `--cert` and `--key`.
@@ -48,7 +50,9 @@ pub fn client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, String
                 algorithms: provider.signature_verification_algorithms,
             }))
     } else {
-        builder.with_root_certificates(trusted_roots(settings.cacert.as_deref())?)
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(verifier(settings.cacert.as_deref(), provider)?)
     };
     let mut config = match &settings.client_identity {
         None => builder.with_no_client_auth(),
@@ -68,12 +72,39 @@ pub fn client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, String
     Ok(Arc::new(config))
 }
 
-/// The authorities in `--cacert`, or the system's trust store without it.
-fn trusted_roots(cacert: Option<&Path>) -> Result<RootCertStore, String> {
+/// The full check (rustls's WebPki verifier) against the authorities in `--cacert`, or the
+/// system's trust store without it; a certificate in `--cacert` is also pinned.
+fn verifier(
+    cacert: Option<&Path>,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<dyn ServerCertVerifier>, String> {
+    let given = match cacert {
+        Some(path) => certificates(path, "--cacert")?,
+        None => Vec::new(),
+    };
+    let roots = trusted_roots(cacert, &given)?;
+    let verified = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| format!("TLS cannot be set up: {e}"))?;
+    if given.is_empty() {
+        return Ok(verified);
+    }
+    Ok(Arc::new(PinnedOrVerified {
+        pinned: given,
+        verified,
+    }))
+}
+
+/// The authorities in `--cacert` (`given`, read from `cacert`), or the system's trust
+/// store without it.
+fn trusted_roots(
+    cacert: Option<&Path>,
+    given: &[CertificateDer<'static>],
+) -> Result<RootCertStore, String> {
     let mut roots = RootCertStore::empty();
     if let Some(path) = cacert {
-        for certificate in certificates(path, "--cacert")? {
-            roots.add(certificate).map_err(|e| {
+        for certificate in given {
+            roots.add(certificate.clone()).map_err(|e| {
                 format!(
                     "--cacert {}: a certificate in it cannot be a trust anchor ({e}); give the PEM certificate of the authority that signed the server's",
                     path.display()
@@ -214,6 +245,9 @@ pub fn remedy(error: &io::Error) -> Option<&'static str> {
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())?;
     Some(match reason {
         rustls::Error::InvalidCertificate(why) => match why {
+            CertificateError::NotValidForNameContext { presented, .. } if presented.is_empty() => {
+                "the server's certificate names no host in subjectAltName, and host names are checked there only (not in the subject's CN); make it with one (openssl req ... -addext subjectAltName=DNS:HOST), give that very certificate in --cacert to pin it as the server's, or --insecure to skip verification"
+            }
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
                 "the certificate is not for this host name; connect by the name the certificate carries, or give --insecure to skip verification"
             }
@@ -224,7 +258,7 @@ pub fn remedy(error: &io::Error) -> Option<&'static str> {
                 "the server's certificate is not valid yet; check the clocks, or give --insecure to skip verification"
             }
             _ => {
-                "the server's certificate is not trusted; give --cacert FILE with the authority that signed it, or --insecure to skip verification"
+                "the server's certificate is not trusted; give --cacert FILE with the authority that signed it (or with the server's own certificate, to pin it), or --insecure to skip verification"
             }
         },
         rustls::Error::AlertReceived(_) => {

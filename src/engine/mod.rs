@@ -450,7 +450,12 @@ impl Engine {
         let aim = aim(phase, &share);
         let started = Instant::now();
         let started_at = SystemTime::now();
-        let disk_sampler = DiskSampler::start(looker, started, self.settings.interval);
+        let disk_sampler = DiskSampler::start(
+            looker,
+            started,
+            self.settings.interval,
+            self.stop.stop.clone(),
+        );
         let monitor = Arc::new(Mutex::new(
             Monitor::new(
                 self.shared.recorder.clone(),
@@ -462,10 +467,10 @@ impl Engine {
             .with_disk(disk_sampler.slot()),
         ));
         let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
-        let server_looks = self
-            .settings
-            .server_stats
-            .then(|| server_watch::spawn(&self.endpoints, self.settings.interval, started));
+        let server_looks = self.settings.server_stats.then(|| {
+            let (every, stop) = (self.settings.interval, &self.stop.stop);
+            server_watch::spawn(&self.endpoints, every, started, stop)
+        });
         if let Some(watch) = &mut watch {
             watch.sample_from(started, self.settings.interval);
         }
@@ -545,9 +550,15 @@ impl Engine {
             report.client_nodes = self.settings.client_nodes;
             report
         });
+        // After Ctrl-C nothing more is sent but --cleanup: the end's sizes are unknown.
+        let end = if self.stop.stop.is_raised() {
+            None
+        } else {
+            self.looker().look(started).await
+        };
         let disk = PhaseDisk {
             start: disk_start,
-            end: self.looker().look(started).await,
+            end,
         };
         let action = match action {
             Some(task) => Some(

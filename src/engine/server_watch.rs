@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
+use super::stop::Signal;
 use crate::driver::{Call, Client, Endpoint, Method};
 use crate::server_stats::{NodeLooks, ServerLook, node_stats, system, tasks};
 
@@ -70,8 +71,14 @@ impl Watch {
     }
 }
 
-/// Starts looking at every node each `every`, from `started`, until stopped.
-pub fn spawn(endpoints: &[Arc<Endpoint>], every: Duration, started: Instant) -> Watch {
+/// Starts looking at every node each `every`, from `started`, until stopped, or until
+/// `stop` (Ctrl-C: nothing more is sent).
+pub fn spawn(
+    endpoints: &[Arc<Endpoint>],
+    every: Duration,
+    started: Instant,
+    stop: &Signal,
+) -> Watch {
     let watched = Arc::new(Mutex::new(Watched {
         nodes: endpoints
             .iter()
@@ -94,7 +101,7 @@ pub fn spawn(endpoints: &[Arc<Endpoint>], every: Duration, started: Instant) -> 
                 }),
                 asking: [true; ENDPOINTS.len()],
             };
-            tokio::spawn(node.run(every, started, watched.clone()))
+            tokio::spawn(node.run(every, started, watched.clone(), stop.clone()))
         })
         .collect();
     Watch { watched, tasks }
@@ -108,12 +115,21 @@ struct NodeWatch {
 }
 
 impl NodeWatch {
-    async fn run(mut self, every: Duration, started: Instant, into: Arc<Mutex<Watched>>) {
+    async fn run(
+        mut self,
+        every: Duration,
+        started: Instant,
+        into: Arc<Mutex<Watched>>,
+        stop: Signal,
+    ) {
         let first = crate::time::duration::after(started, every);
         let mut ticks = tokio::time::interval_at(first.into(), every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             ticks.tick().await;
+            if stop.is_raised() {
+                return;
+            }
             let at = started.elapsed();
             let (look, notes) = self.look().await;
             let mut watched = into.lock().unwrap_or_else(|p| p.into_inner());

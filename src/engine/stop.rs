@@ -1,7 +1,8 @@
 //! Stopping a run from outside: Ctrl-C, SIGTERM, or a test.
 //!
-//! Two signals: *stop* ends sending (each connection finishes the request it has in
-//! flight), *abandon* gives up on requests still in flight after a grace period.
+//! Three signals: *stop* ends sending (each connection finishes the request it has in
+//! flight), *abandon* gives up on requests still in flight after a grace period, and
+//! *given_up* (a second Ctrl-C) skips what the user asked for at the end, `--cleanup`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,9 +45,10 @@ impl Signal {
     }
 }
 
-/// The two signals of a run.
+/// The three signals of a run.
 #[derive(Clone, Debug, Default)]
 pub struct Stop {
     pub stop: Signal,
     pub abandon: Signal,
+    pub given_up: Signal,
 }

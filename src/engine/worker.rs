@@ -459,9 +459,12 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         };
         let asked = self.clock.now();
         let sent_or_abandoned = tokio::select! {
+            // Given up first: a server that always has another byte ready (endless
+            // interim answers) keeps the exchange busy until the task's budget runs out,
+            // and polled second the signal would wait for that budget's next turn.
             biased;
-            result = self.client.send(&call, self.streaming) => Some(result),
             () = self.abandoned.as_mut() => None,
+            result = self.client.send(&call, self.streaming) => Some(result),
         };
         let recorder = &self.shared.recorder;
         self.client.take_openings(|opened| {
@@ -491,15 +494,18 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         self.clock.now().saturating_duration_since(at).as_nanos() as u64
     }
 
-    /// Counts an exchange for the node it went to, when the target has several.
-    fn note_node(&self, result: &Result<Exchange, Unanswered>) {
+    /// The place in the target of the node this connection goes to.
+    fn node(&self) -> Option<usize> {
         let endpoint = self.client.endpoint();
-        let Some(node) = self
-            .shared
+        self.shared
             .endpoints
             .iter()
             .position(|e| Arc::ptr_eq(e, endpoint))
-        else {
+    }
+
+    /// Counts an exchange for the node it went to, when the target has several.
+    fn note_node(&self, result: &Result<Exchange, Unanswered>) {
+        let Some(node) = self.node() else {
             return;
         };
         match result {
@@ -939,6 +945,13 @@ impl<T: Transport, C: Clock> Worker<T, C> {
         self.shared
             .recorder
             .failed(metrics, operation, Failure::Unreachable, waited);
+        // Never sent, but meant for this connection's node: a dead node's table row
+        // must show what its death cost.
+        if self.shared.endpoints.len() > 1
+            && let Some(node) = self.node()
+        {
+            self.shared.recorder.at_node(node, None, 0);
+        }
     }
 
     /// Sends the request prepared in `self.path` (and `self.body` if `with_body`), then lets

@@ -347,7 +347,8 @@ pub struct TargetNodeResult {
     pub address: String,
     /// Requests it answered with a status below 400.
     pub answered: u64,
-    /// Requests that failed there: error statuses, timeouts, broken or refused connections.
+    /// Operations that failed there: error statuses, timeouts, broken or refused
+    /// connections, and those meant for it that fell due while it could not be reached.
     pub failed: u64,
     /// Service time of the answered requests.
     pub latency: Latency,

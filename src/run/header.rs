@@ -120,6 +120,13 @@ fn connection_line(setup: &Setup) -> String {
     if setup.config.tls.as_ref().is_some_and(|tls| !tls.verified) {
         text.push_str("  WARNING: --insecure: the servers' TLS certificates are not checked\n");
     }
+    let pinned = crate::driver::pinned::pinned_hosts();
+    if !pinned.is_empty() {
+        text.push_str(&format!(
+            "  TLS: {} presented a certificate given in --cacert: trusted as that server's own (pinned; the names in it are not checked)\n",
+            pinned.join(", ")
+        ));
+    }
     text
 }
 

@@ -434,6 +434,10 @@ async fn clean_up_after(
     run: &Run,
     outcomes: &[PhaseOutcome],
 ) -> Result<bool, Failed> {
+    if run.stop.given_up.is_raised() {
+        print("kept what the run made: a second Ctrl-C skipped --cleanup\n");
+        return Ok(false);
+    }
     match prepared.each.as_slice() {
         [(_, one)] => clean_up(admin, (target, one), &run.endpoints[0], outcomes).await,
         _ => databases::clean_up(prepared, &run.setup_node).await,
@@ -592,11 +596,17 @@ async fn live_nodes(
     }
 }
 
-/// How long requests in flight may finish after Ctrl-C before they are given up.
-const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long requests in flight may finish after Ctrl-C before they are given up: short
+/// enough that the run has ended within 2 s of Ctrl-C, whatever the server does.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// On Ctrl-C or SIGTERM: stop sending and let requests in flight finish; on a second
-/// signal, or after [`GRACE`], give them up. The report still prints.
+/// How long the report may take to print after a second Ctrl-C before the process ends
+/// without it.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// On Ctrl-C or SIGTERM: stop sending and let requests in flight finish; after [`GRACE`],
+/// give them up. The report still prints. A second signal gives them up at once, skips
+/// `--cleanup`, and ends the process within [`LAST_WORDS`].
 fn listen_for_interrupts(stop: Stop) {
     use tokio::signal::unix::{SignalKind, signal};
     let Ok(mut terminate) = signal(SignalKind::terminate()) else {
@@ -611,12 +621,25 @@ fn listen_for_interrupts(stop: Stop) {
         eprintln!(
             "\nsofabench: stopping: letting requests in flight finish (again to give up now)"
         );
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = terminate.recv() => {}
-            () = tokio::time::sleep(GRACE) => {}
-        }
+        let again = tokio::select! {
+            _ = tokio::signal::ctrl_c() => true,
+            _ = terminate.recv() => true,
+            () = tokio::time::sleep(GRACE) => false,
+        };
         stop.abandon.raise();
+        if !again {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        stop.given_up.raise();
+        eprintln!("sofabench: given up: exiting now, without --cleanup");
+        // On a thread of its own: nothing the runtime is busy with can hold it up.
+        std::thread::spawn(|| {
+            std::thread::sleep(LAST_WORDS);
+            std::process::exit(i32::from(crate::exit::INTERRUPTED));
+        });
     });
 }
 

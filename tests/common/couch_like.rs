@@ -60,6 +60,8 @@ struct State {
     requests: AtomicU64,
     /// `_node/_local/_system` never answers.
     stall_system: AtomicBool,
+    /// Whether the database exists, when a `PUT` makes it (`None`: it always does).
+    exists: Option<AtomicBool>,
 }
 
 fn fixture(name: &str) -> Value {
@@ -72,6 +74,10 @@ fn fixture(name: &str) -> Value {
 
 impl CouchLike {
     pub fn start(database: &str, timeline: Timeline) -> CouchLike {
+        CouchLike::launch(database, timeline, false)
+    }
+
+    fn launch(database: &str, timeline: Timeline, fresh: bool) -> CouchLike {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(State {
@@ -81,6 +87,7 @@ impl CouchLike {
             replications: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
             stall_system: AtomicBool::new(false),
+            exists: fresh.then(|| AtomicBool::new(false)),
         });
         let shared = state.clone();
         std::thread::spawn(move || {
@@ -90,6 +97,17 @@ impl CouchLike {
             }
         });
         CouchLike { url, state }
+    }
+
+    /// Like [`CouchLike::start`], but the database does not exist until a `PUT` makes it
+    /// and is gone again after a `DELETE`, as on a real server.
+    pub fn fresh(database: &str) -> CouchLike {
+        CouchLike::launch(database, Timeline::INSTANT, true)
+    }
+
+    /// Whether the database exists (always, unless made [`CouchLike::fresh`]).
+    pub fn exists(&self) -> bool {
+        self.state.database_exists()
     }
 
     /// From now on `GET /_node/_local/_system` is read and never answered.
@@ -109,6 +127,18 @@ impl CouchLike {
 }
 
 impl State {
+    fn database_exists(&self) -> bool {
+        self.exists
+            .as_ref()
+            .is_none_or(|exists| exists.load(Ordering::SeqCst))
+    }
+
+    fn made(&self, exists: bool) {
+        if let Some(flag) = &self.exists {
+            flag.store(exists, Ordering::SeqCst);
+        }
+    }
+
     /// Time since `_compact` answered, if it was asked.
     fn since_compact(&self) -> Option<Duration> {
         self.compact_answered.lock().unwrap().map(|t| t.elapsed())
@@ -174,9 +204,17 @@ impl State {
                 self.replications.lock().unwrap().push(request);
                 ("200 OK", fixture("replicate_ok.json"))
             }
-            ("GET", [db]) if *db == self.database => ("200 OK", self.database_info()),
-            ("PUT", [_db]) => ("201 Created", json!({"ok": true})),
-            ("DELETE", [_db]) => ("200 OK", json!({"ok": true})),
+            ("GET", [db]) if *db == self.database && self.database_exists() => {
+                ("200 OK", self.database_info())
+            }
+            ("PUT", [_db]) => {
+                self.made(true);
+                ("201 Created", json!({"ok": true}))
+            }
+            ("DELETE", [_db]) => {
+                self.made(false);
+                ("200 OK", json!({"ok": true}))
+            }
             ("POST", [db, "_compact"]) if *db == self.database => {
                 *self.compact_answered.lock().unwrap() = Some(Instant::now());
                 ("202 Accepted", fixture("compact_accepted.json"))
