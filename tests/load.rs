@@ -210,7 +210,7 @@ fn ctrl_c_ends_as_soon_as_the_requests_in_flight_are_answered() {
     let ended = signalled.elapsed();
     assert_eq!(run.code, 130, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("INTERRUPTED"), "{}", run.stdout);
-    // Answers take 1 ms: the work stops at once, and the report follows. The grace is 2 s.
+    // Answers take 1 ms: the work stops at once, and the report follows. The grace is 1 s.
     assert!(
         ended < Duration::from_millis(1000),
         "ended {ended:?} after Ctrl-C"
