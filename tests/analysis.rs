@@ -299,3 +299,54 @@ fn bad_input_exits_2_before_anything_is_sent() {
         run.stderr
     );
 }
+
+/// A run killed after its first phase of two left a result that `check` passed. An
+/// interrupted result fails the check and says why, unless `--allow-interrupted` asks
+/// for it to be judged anyway.
+#[test]
+fn an_interrupted_result_fails_a_check_unless_allowed() {
+    let server = PouchServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let json_flag = format!("--json={}", json.display());
+    let address = format!("--database_address={}", server.url);
+    let mut child = spawn_sofabench(&[
+        "run",
+        &address,
+        "--database_name=killed",
+        "--quiet",
+        "--num_connections=2",
+        "--num_bulk_insert_operations=2",
+        "--num_documents_per_bulk_insert=10",
+        "--duration=60s",
+        &json_flag,
+    ]);
+    // The bulk insert phase ends within seconds and is written; the CRUD phase would
+    // take a minute.
+    assert!(
+        wait_for(std::time::Duration::from_secs(30), || json.exists()),
+        "no result file after the first phase"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let result = read(&json);
+    assert!(result.interrupted);
+    assert_eq!(result.phases.len(), 1, "one phase of two");
+    let json = json.display().to_string();
+    let threshold = "--threshold=errors == 0";
+    let check = sofabench(&["check", &json, threshold]);
+    assert_eq!(check.code, 1, "{}\n{}", check.stdout, check.stderr);
+    assert_eq!(check.stderr.lines().count(), 1, "{}", check.stderr);
+    for words in [json.as_str(), "was interrupted", "--allow-interrupted"] {
+        assert!(check.stderr.contains(words), "{words:?}: {}", check.stderr);
+    }
+    assert!(!check.stdout.contains("PASS"), "{}", check.stdout);
+    let check = sofabench(&["check", &json, threshold, "--allow-interrupted"]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(check.stdout.contains("was interrupted"), "{}", check.stdout);
+    assert!(
+        check.stdout.contains("PASS  errors == 0"),
+        "{}",
+        check.stdout
+    );
+}

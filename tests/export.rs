@@ -563,3 +563,85 @@ fn a_sweep_page_draws_the_swept_setting_and_the_reference_lines() {
     assert!(drawable >= 7, "every phase has an interval to draw");
     assert_eq!(drawn(&dom, "run-throughput"), [drawable]);
 }
+
+/// A phase named like a formula (`=HYPERLINK(...)`) ran as one when the CSV was opened in
+/// a spreadsheet. Text cells that start with `=`, `+`, `-`, `@`, a tab or a carriage
+/// return get a leading `'`; numbers stay numbers, and the JSON keeps the names as given.
+#[test]
+fn names_a_spreadsheet_would_run_are_written_as_text_in_the_csv() {
+    let server = PouchServer::start();
+    let dir = scratch("export", "formula");
+    let scenario = dir.join("formula.toml");
+    std::fs::write(
+        &scenario,
+        r#"
+[[phase]]
+name = '=HYPERLINK("http://x","y")'
+mix = { bulk_insert = 1 }
+batch_size = 10
+total = 4
+[[phase]]
+name = "-crud"
+mix = { create = 1, read = 1 }
+total = 20
+"#,
+    )
+    .unwrap();
+    let csv = dir.join("result.csv");
+    let json = dir.join("result.json");
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.url),
+        "--database_name=formula",
+        "--quiet",
+        "--num_connections=2",
+        "--interval=100ms",
+        &format!("--scenario={}", scenario.display()),
+        &format!("--csv={}", csv.display()),
+        &format!("--json={}", json.display()),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let phases: std::collections::BTreeSet<&str> = rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(
+        phases.into_iter().collect::<Vec<_>>(),
+        [r#"'-crud"#, r#"'=HYPERLINK("http://x","y")"#]
+    );
+    for row in &rows {
+        assert!(
+            ["bulk_insert", "create", "read"].contains(&&row[3]),
+            "{row:?}"
+        );
+        for (column, cell) in row.iter().enumerate().filter(|(c, _)| ![0, 3].contains(c)) {
+            assert!(
+                cell.is_empty() || cell.parse::<f64>().is_ok(),
+                "{}: {cell:?} is not a number",
+                CSV_COLUMNS[column]
+            );
+        }
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.lines()
+            .all(|l| !l.starts_with(['=', '-']) && !l.starts_with("\"=")),
+        "{text}"
+    );
+    // The result keeps the names as they were given.
+    let names: Vec<String> = RunResult::read(&json)
+        .unwrap()
+        .phases
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(names, [r#"=HYPERLINK("http://x","y")"#, "-crud"]);
+    // `report` makes the same file from the JSON.
+    let again = dir.join("again.csv");
+    let report = sofabench(&[
+        "report",
+        &json.display().to_string(),
+        &format!("--csv={}", again.display()),
+    ]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+}

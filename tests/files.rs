@@ -354,3 +354,161 @@ fn a_run_killed_during_a_phase_keeps_the_phases_it_finished() {
     assert_eq!(result.phases[0].name, "bulk_insert");
     assert_eq!(result.phases[0].operations[0].documents, 40);
 }
+
+/// A server that takes connections and never answers them: a run against it stays at
+/// its start for as long as its `--timeout`, and `connected` says whether anything came.
+struct Silent {
+    listener: std::net::TcpListener,
+    address: String,
+    /// The connections taken, held open: a closed one would end the run at once.
+    taken: std::cell::RefCell<Vec<std::net::TcpStream>>,
+}
+
+impl Silent {
+    fn start() -> Silent {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let address = format!(
+            "--database_address=http://{}",
+            listener.local_addr().unwrap()
+        );
+        Silent {
+            listener,
+            address,
+            taken: Default::default(),
+        }
+    }
+
+    /// Whether a client has connected since the last call (the kernel takes a connection
+    /// before any accept).
+    fn connected(&self) -> bool {
+        let Ok((stream, _)) = self.listener.accept() else {
+            return false;
+        };
+        self.taken.borrow_mut().push(stream);
+        true
+    }
+}
+
+/// sofabench with at most 60 s of wall-clock time.
+fn bounded(args: &[&str]) -> Run {
+    bad_server::sofabench_within(4 * 1024 * 1024, args)
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+/// `--overwrite` once replaced a character device with a regular file (as root, `--json
+/// /dev/null --overwrite` replaced /dev/null). Devices, FIFOs and sockets are refused as
+/// any result file, with or without the flag, before anything is sent.
+#[test]
+fn a_device_fifo_or_socket_is_never_replaced_by_a_result() {
+    let dir = scratch("files", "special");
+    let fifo = dir.join("fifo");
+    mkfifo(&fifo);
+    let socket = dir.join("socket");
+    let _socket = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    mkfifo(&out.join("result.read.hlog"));
+    let server = Silent::start();
+    let name = |p: &Path| p.display().to_string();
+    let cases: [(Vec<String>, &str, &str); 5] = [
+        (
+            vec!["--json=/dev/null".into(), "--overwrite".into()],
+            "/dev/null",
+            "a character device",
+        ),
+        (
+            vec!["--json=/dev/null".into()],
+            "/dev/null",
+            "a character device",
+        ),
+        (
+            vec![format!("--csv={}", name(&fifo)), "--overwrite".into()],
+            "fifo",
+            "a FIFO",
+        ),
+        (
+            vec![format!("--html={}", name(&socket)), "--overwrite".into()],
+            "socket",
+            "a socket",
+        ),
+        (
+            vec![format!("--out={}", name(&out)), "--overwrite".into()],
+            "result.read.hlog",
+            "a FIFO",
+        ),
+    ];
+    for (flags, path, what) in &cases {
+        let mut args = vec!["run", &server.address, "--timeout=2s", "--quiet"];
+        args.extend(flags.iter().map(String::as_str));
+        let run = bounded(&args);
+        assert_refused(
+            &run,
+            &[path, what, "never replaces a device, FIFO or socket"],
+        );
+        assert!(!server.connected(), "{flags:?}: the run sent something");
+    }
+    let fixture = repository().join("tests/fixtures/result-v2.json");
+    let csv = format!("--csv={}", name(&fifo));
+    let run = bounded(&["report", &name(&fixture), &csv, "--overwrite"]);
+    assert_refused(&run, &["fifo", "a FIFO"]);
+    use std::os::unix::fs::FileTypeExt;
+    let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    assert!(kind(&fifo).is_fifo() && kind(&out.join("result.read.hlog")).is_fifo());
+    assert!(kind(&socket).is_socket());
+    assert!(kind(Path::new("/dev/null")).is_char_device());
+    assert_eq!(entries(&dir), ["fifo", "out", "socket"]);
+    assert_eq!(entries(&out), ["result.read.hlog"]);
+}
+
+/// Two runs started apart with one `--json` both said they wrote it, and one result was
+/// lost. The first holds its files for its whole run (it rewrites them after each
+/// phase), so the second is refused at its start, before it sends anything.
+#[test]
+fn a_second_run_given_a_file_another_run_writes_is_refused_at_its_start() {
+    let dir = scratch("files", "two-runs");
+    let json = dir.join("result.json");
+    let json_flag = format!("--json={}", json.display());
+    // The first run waits for the server's first answer with its files held.
+    let first_server = Silent::start();
+    let first = spawn_sofabench(&[
+        "run",
+        &first_server.address,
+        "--timeout=50s",
+        "--quiet",
+        &json_flag,
+    ]);
+    assert!(
+        wait_for(Duration::from_secs(30), || first_server.connected()),
+        "the first run never reached its server"
+    );
+    let second_server = Silent::start();
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let mut args = vec!["run", &second_server.address, "--timeout=2s", "--quiet"];
+        args.push(&json_flag);
+        args.extend(extra);
+        let run = bounded(&args);
+        assert_refused(
+            &run,
+            &[&json.display().to_string(), "another sofabench run"],
+        );
+        assert!(!second_server.connected(), "the second run sent something");
+    }
+    // Killed, the first run lets go of the file (the kernel ends its lock); the next run
+    // takes it over, and leaves nothing behind.
+    let mut first = first;
+    first.kill().unwrap();
+    let _ = first.wait();
+    let run = bounded(&["run", NOWHERE, "--quiet", &json_flag]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("another sofabench run"),
+        "{}",
+        run.stderr
+    );
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+}

@@ -1,5 +1,6 @@
 //! `sofabench check RESULT --threshold EXPR…`: thresholds on a saved result; exit 1 when
-//! one fails, 2 on bad input (see `analysis::thresholds`).
+//! one fails or the run was interrupted (unless `--allow-interrupted`), 2 on bad input
+//! (see `analysis::thresholds`).
 
 use super::CheckArgs;
 use crate::analysis::thresholds::Threshold;
@@ -12,6 +13,7 @@ pub fn execute(args: CheckArgs) -> Result<(), Failed> {
     let result = RunResult::read(&args.result).map_err(Failed::bad_input)?;
     crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
         .map_err(Failed::bad_input)?;
+    refuse_interrupted(&result, &args)?;
     let judged = judged_phases(&result)?;
     let outcomes = print_outcomes(&checks, &judged)?;
     let failed = failed(&outcomes);
@@ -23,6 +25,25 @@ pub fn execute(args: CheckArgs) -> Result<(), Failed> {
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
     Ok(())
+}
+
+/// A run stopped before its end (Ctrl-C, or killed: a result written after each phase
+/// says `interrupted` until the run ends) holds a phase cut short and misses the phases
+/// after it, so thresholds met by what it did say nothing of the run asked for: it fails
+/// the check unless the user asks for it to be judged anyway.
+fn refuse_interrupted(result: &RunResult, args: &CheckArgs) -> Result<(), Failed> {
+    if !result.interrupted {
+        return Ok(());
+    }
+    let file = args.result.display();
+    if args.allow_interrupted {
+        println!("{file}: the run was interrupted; judged on what it did (--allow-interrupted)");
+        return Ok(());
+    }
+    eprintln!(
+        "sofabench: {file}: the run was interrupted (interrupted: true in the result): its last phase was cut short and the phases after it never ran, so it is not judged; add --allow-interrupted to judge what it did anyway"
+    );
+    Err(Failed::Quiet { code: RUN_FAILED })
 }
 
 /// The result whose phases the thresholds judge. A rate search's steps above its answer

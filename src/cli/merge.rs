@@ -29,7 +29,7 @@ fn within_total(count: usize, total: u64) -> Result<(), Failed> {
 }
 
 pub fn execute(args: MergeArgs) -> Result<(), Failed> {
-    let outputs = OutputFiles::new(None, args.json.as_deref(), None, None);
+    let mut outputs = OutputFiles::new(None, args.json.as_deref(), None, None);
     outputs.check(args.overwrite)?;
     // The sizes of regular files are known before any is read; a pipe's is counted as
     // it is read (each no more than one result file's limit).

@@ -909,6 +909,12 @@ pub struct CheckArgs {
     /// `sofabench run --help`).
     #[arg(long = "threshold", value_name = "EXPR", required = true, action = clap::ArgAction::Append)]
     threshold: Vec<String>,
+
+    /// Judge a result whose run was interrupted (Ctrl-C, or killed: `interrupted: true`)
+    /// anyway; without it such a result fails the check, since its last phase was cut
+    /// short and later phases never ran.
+    #[arg(long)]
+    allow_interrupted: bool,
 }
 
 /// Flags of `sofabench completions`.

@@ -14,12 +14,8 @@ pub fn execute(args: ReportArgs) -> Result<(), Failed> {
         crate::results::tally::check_readable(&repetition.phases, &file)
             .map_err(Failed::bad_input)?;
     }
-    let outputs = OutputFiles {
-        json: None,
-        csv: args.csv,
-        html: args.html,
-        hlog_dir: args.hlog_dir,
-    };
+    let mut outputs = OutputFiles::new(None, None, args.csv.as_deref(), args.html.as_deref());
+    outputs.hlog_dir = args.hlog_dir;
     outputs.check(args.overwrite)?;
     let mut text = String::new();
     if args.text || outputs.is_empty() {

@@ -107,7 +107,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     if let Some(prefix) = &args.id_prefix {
         ids::validate_prefix(prefix).map_err(Failed::bad_input)?;
     }
-    let outputs = OutputFiles::new(
+    let mut outputs = OutputFiles::new(
         args.out.as_deref(),
         args.json.as_deref(),
         args.csv.as_deref(),

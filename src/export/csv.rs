@@ -44,6 +44,19 @@ pub const COLUMNS: [&str; 31] = [
     "replication_jobs_docs_written",
 ];
 
+/// A cell of text (a phase's or an operation's name) as spreadsheets show it without
+/// running it: one that starts with `=`, `+`, `-`, `@`, a tab or a carriage return would
+/// be taken for a formula (`=HYPERLINK(...)`), so it gets a leading `'`, the common
+/// convention (OWASP's "CSV injection"), which spreadsheets show as text. Numbers never
+/// pass through here, so a negative number stays a number.
+fn text(cell: &str) -> String {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{cell}")
+    } else {
+        cell.to_string()
+    }
+}
+
 /// A size the server gave, or an empty cell when it did not (never 0).
 fn known(value: Option<u64>) -> String {
     value.map_or(String::new(), |v| v.to_string())
@@ -199,10 +212,10 @@ pub fn write(result: &RunResult, out: &mut impl Write) -> io::Result<()> {
                     }
                 };
                 let cells = [
-                    phase.name.clone(),
+                    text(&phase.name),
                     interval.end_ms.to_string(),
                     decimal(interval.elapsed_seconds, 3),
-                    name.to_string(),
+                    text(name),
                     op.succeeded.to_string(),
                     op.failed.to_string(),
                     op.timeouts.to_string(),
@@ -245,6 +258,16 @@ mod tests {
                 "crud,1700000002000,2.000,read,2,1,0,2.000,0.800,1.200,0.2500,1,1,3,,,,,,,,,48000,,,3,,,,,",
             ]
         );
+    }
+
+    #[test]
+    fn text_that_a_spreadsheet_would_run_is_written_as_text() {
+        for risky in ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(text(risky), format!("'{risky}"));
+        }
+        for plain in ["crud", "read", "a=b", "", "'quoted"] {
+            assert_eq!(text(plain), plain);
+        }
     }
 
     #[test]

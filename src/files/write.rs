@@ -14,11 +14,13 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Puts `bytes` at `path`, replacing what is there (a file, or a symlink itself: the
-/// file it points to is never written).
+/// file it points to is never written). A device, FIFO or socket is never replaced.
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    refuse_special(path)?;
     remove_stale(path);
     let (temporary, file) = create_beside(path)?;
     let written = write_all_synced(file, bytes).and_then(|()| std::fs::rename(&temporary, path));
@@ -26,6 +28,33 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = std::fs::remove_file(&temporary);
     }
     written
+}
+
+/// Fails when `path` is a device node, a FIFO or a socket (a symlink is not followed):
+/// a rename would replace it with a regular file, and `/dev/null` replaced (as root)
+/// breaks the machine. Checked before a run starts and again at each write.
+pub fn refuse_special(path: &Path) -> io::Result<()> {
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let kind = metadata.file_type();
+    let what = if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        return Ok(());
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "it is {what}, not a file: sofabench writes results only to files and never replaces a device, FIFO or socket, with or without --overwrite; give the name of a file"
+        ),
+    ))
 }
 
 /// Makes a write past the file size limit (`ulimit -f`) fail with an error, as a full
@@ -172,6 +201,36 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
         assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    }
+
+    #[test]
+    fn a_fifo_or_a_socket_is_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path; mkfifo only makes the file.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for (path, what) in [(&fifo, "a FIFO"), (&socket, "a socket")] {
+            let e = replace(path, b"new").unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        }
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
+        assert!(
+            std::fs::symlink_metadata(&socket)
+                .unwrap()
+                .file_type()
+                .is_socket()
+        );
+        assert_eq!(count(dir.path()), 2);
+        let e = refuse_special(Path::new("/dev/null")).unwrap_err();
+        assert!(e.to_string().contains("a character device"), "{e}");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Result files a run or `sofabench report` writes: `--json`, `--csv`, `--html` FILE, the
 //! interval logs into a folder, or `--out DIR` for every format at once. Existing files
 //! (and symlinks) are never overwritten without `--overwrite`, nor two formats given one
-//! file, and that is checked before the run starts, not after an hour of measuring. Each
-//! file is written whole or not at all (`files::replace`).
+//! file, nor a device, FIFO or socket ever, and that is checked before the run starts, not
+//! after an hour of measuring. Each file is written whole or not at all (`files::replace`),
+//! and held by the run from its setup to its end (`files::Lock`), so a second run given
+//! the same file is refused before it sends anything.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::exit::{Failed, RUN_FAILED};
 use crate::export::{Format, hlog};
@@ -19,6 +22,8 @@ pub struct OutputFiles {
     pub html: Option<PathBuf>,
     /// A folder for `result.<operation>.hlog`, one per operation of the result.
     pub hlog_dir: Option<PathBuf>,
+    /// The locks [`OutputFiles::check`] took, held as long as the outputs are.
+    held: Vec<Arc<files::Lock>>,
 }
 
 impl OutputFiles {
@@ -39,6 +44,7 @@ impl OutputFiles {
             csv: pick(csv, "result.csv"),
             html: pick(html, "result.html"),
             hlog_dir: out.map(Path::to_path_buf),
+            held: Vec::new(),
         }
     }
 
@@ -59,24 +65,44 @@ impl OutputFiles {
         .collect()
     }
 
-    /// Fails when two formats would go to one file, a file exists (without `overwrite`;
-    /// a symlink counts, even one that points nowhere) or a folder cannot be made. Which
-    /// operations the interval logs will have is only known after the run, so any
-    /// `result.*.hlog` in their folder counts as existing.
-    pub fn check(&self, overwrite: bool) -> Result<(), Failed> {
+    /// Fails when two formats would go to one file, a file is a device, FIFO or socket,
+    /// another sofabench run holds it, it exists (without `overwrite`; a symlink counts,
+    /// even one that points nowhere) or a folder cannot be made; holds every file from
+    /// then on. Which operations the interval logs will have is only known after the run,
+    /// so any `result.*.hlog` in their folder counts as existing, and one lock holds them.
+    pub fn check(&mut self, overwrite: bool) -> Result<(), Failed> {
         refuse_shared_files(&self.files())?;
-        for (path, _) in self.files() {
-            refuse_existing(path, overwrite)?;
+        let files: Vec<PathBuf> = self.files().into_iter().map(|(p, _)| p.clone()).collect();
+        for path in &files {
+            refuse_kind(path)?;
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 create_dir(dir)?;
             }
+            self.hold(path)?;
+            refuse_existing(path, overwrite)?;
         }
-        if let Some(dir) = &self.hlog_dir {
-            if !overwrite && let Some(existing) = existing_hlogs(dir).into_iter().next() {
-                return Err(refuse(&existing));
+        if let Some(dir) = self.hlog_dir.clone() {
+            let existing = existing_hlogs(&dir);
+            for path in &existing {
+                refuse_kind(path)?;
             }
-            create_dir(dir)?;
+            create_dir(&dir)?;
+            self.hold(&dir.join(HLOGS))?;
+            if !overwrite && let Some(existing) = existing.first() {
+                return Err(refuse(existing));
+            }
         }
+        Ok(())
+    }
+
+    /// Takes the lock of `path` for as long as the outputs last, once.
+    fn hold(&mut self, path: &Path) -> Result<(), Failed> {
+        let lock_path = files::lock::lock_path(path);
+        if self.held.iter().any(|lock| lock.path() == lock_path) {
+            return Ok(());
+        }
+        let lock = files::Lock::take(path).map_err(|e| not_held(path, &lock_path, e))?;
+        self.held.push(Arc::new(lock));
         Ok(())
     }
 
@@ -137,6 +163,38 @@ impl Written {
     }
 }
 
+/// What the lock of the interval logs in a folder is named after: they are written
+/// together, and their names are known only after the run.
+const HLOGS: &str = "result.hlog";
+
+/// The message for a result file whose lock this run could not take.
+fn not_held(path: &Path, lock_path: &Path, why: files::NotLocked) -> Failed {
+    match why {
+        files::NotLocked::Held => Failed::bad_input(format!(
+            "{} is being written by another sofabench run (it holds {} until it ends); wait for that run to end, or choose another name",
+            path.display(),
+            lock_path.display()
+        )),
+        files::NotLocked::Failed(e) => Failed::bad_input(format!(
+            "cannot hold {} for this run: its lock file {}: {e}; sofabench writes its results and their lock files in that folder, so choose a folder it can write in",
+            path.display(),
+            lock_path.display()
+        )),
+    }
+}
+
+/// Refuses what a file can never replace, with or without `--overwrite`: a folder, a
+/// device, a FIFO or a socket.
+fn refuse_kind(path: &Path) -> Result<(), Failed> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(Failed::bad_input(format!(
+            "{} is a folder; give a file name, or --out for a folder",
+            path.display()
+        )));
+    }
+    files::refuse_special(path).map_err(|e| Failed::bad_input(format!("{}: {e}", path.display())))
+}
+
 fn refuse(path: &Path) -> Failed {
     Failed::bad_input(format!(
         "{} already exists; sofabench does not overwrite files unless told: add --overwrite, or choose another name",
@@ -144,20 +202,15 @@ fn refuse(path: &Path) -> Failed {
     ))
 }
 
-/// Refuses a name that something has already: a file or a symlink unless `overwrite`,
-/// a folder always (a file cannot replace it).
+/// Refuses a name that something has already (a file or a symlink) unless `overwrite`.
 fn refuse_existing(path: &Path, overwrite: bool) -> Result<(), Failed> {
     // symlink_metadata: a symlink is there even when what it points to is not.
-    let Ok(metadata) = std::fs::symlink_metadata(path) else {
-        return Ok(());
-    };
-    if metadata.is_dir() {
-        return Err(Failed::bad_input(format!(
-            "{} is a folder; give a file name, or --out for a folder",
-            path.display()
-        )));
+    let exists = std::fs::symlink_metadata(path).is_ok();
+    if overwrite || !exists {
+        Ok(())
+    } else {
+        Err(refuse(path))
     }
-    if overwrite { Ok(()) } else { Err(refuse(path)) }
 }
 
 /// Two formats given one file would leave only the last one written.
@@ -238,13 +291,13 @@ mod tests {
     #[test]
     fn one_file_for_two_formats_is_refused_however_it_is_spelt() {
         let dir = tempfile::tempdir().unwrap();
-        let outputs = single(&dir.path().join("r"), &dir.path().join("./r"));
+        let mut outputs = single(&dir.path().join("r"), &dir.path().join("./r"));
         let e = message(outputs.check(true).unwrap_err());
         assert!(
             e.contains("the JSON and CSV results would both be written to"),
             "{e}"
         );
-        let out = OutputFiles::new(
+        let mut out = OutputFiles::new(
             Some(dir.path()),
             None,
             None,
@@ -259,7 +312,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("r.json");
         std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
-        let outputs = single(&link, &dir.path().join("r.csv"));
+        let mut outputs = single(&link, &dir.path().join("r.csv"));
         let e = message(outputs.check(false).unwrap_err());
         assert!(e.contains("r.json already exists"), "{e}");
         assert!(outputs.check(true).is_ok());
@@ -268,7 +321,7 @@ mod tests {
     #[test]
     fn a_folder_is_refused_even_with_overwrite() {
         let dir = tempfile::tempdir().unwrap();
-        let outputs = single(dir.path(), &dir.path().join("r.csv"));
+        let mut outputs = single(dir.path(), &dir.path().join("r.csv"));
         let e = message(outputs.check(true).unwrap_err());
         assert!(e.contains("is a folder"), "{e}");
     }
