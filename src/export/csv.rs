@@ -48,12 +48,14 @@ pub const COLUMNS: [&str; 31] = [
 /// running it: one that starts with `=`, `+`, `-`, `@`, a tab or a carriage return would
 /// be taken for a formula (`=HYPERLINK(...)`), so it gets a leading `'`, the common
 /// convention (OWASP's "CSV injection"), which spreadsheets show as text. Numbers never
-/// pass through here, so a negative number stays a number.
+/// pass through here, so a negative number stays a number. Control characters (in a name
+/// of a result file edited by hand) are shown as escapes, as everywhere text is written.
 fn text(cell: &str) -> String {
+    let shown = crate::text::visible(cell);
     if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{cell}")
+        format!("'{shown}")
     } else {
-        cell.to_string()
+        shown.into_owned()
     }
 }
 
@@ -262,9 +264,11 @@ mod tests {
 
     #[test]
     fn text_that_a_spreadsheet_would_run_is_written_as_text() {
-        for risky in ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"] {
+        for risky in ["=1+1", "+1", "-1", "@SUM(A1)"] {
             assert_eq!(text(risky), format!("'{risky}"));
         }
+        assert_eq!(text("\tx"), "'\\tx");
+        assert_eq!(text("\rx\u{1b}[2J"), "'\\rx\\x1b[2J");
         for plain in ["crud", "read", "a=b", "", "'quoted"] {
             assert_eq!(text(plain), plain);
         }
