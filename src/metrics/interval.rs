@@ -359,3 +359,64 @@ impl Coarsen for IntervalRow {
         crate::server_stats::join::absorb(&mut self.server, later.server);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::coarse::Series;
+
+    /// A one-second row of `reads` reads taking 1 ms, 2 ms, … and `late` late starts.
+    fn row(end: f64, reads: u64, late: u64, stalled: bool) -> IntervalRow {
+        let mut metrics = IntervalMetrics::default();
+        for k in 1..=reads {
+            metrics.succeeded(Operation::Read, k * 1_000_000);
+        }
+        metrics.late = late;
+        let mut row = metrics.row(end, 1.0, 0.5);
+        row.late_causes.stall = late;
+        row.stalled_seconds = if stalled { 1.0 } else { 0.0 };
+        row.in_flight = end as u64;
+        row
+    }
+
+    #[test]
+    fn merged_rows_hold_the_exact_sum_of_their_histograms_and_counts() {
+        let mut series = Series::new(4);
+        let mut whole = crate::metrics::recorder::new_histogram();
+        for i in 1..=9u64 {
+            series.push(row(i as f64, i * 10, i % 2, i == 3));
+            for k in 1..=i * 10 {
+                let _ = whole.record(k * 1_000);
+            }
+        }
+        let (rows, width) = series.into_parts();
+        // 9 rows in at most 4: two merges, each row 4 wide, the last with one.
+        assert_eq!((rows.len(), width), (3, 4));
+        let lengths: Vec<f64> = rows.iter().map(|r| r.length).collect();
+        assert_eq!(lengths, [4.0, 4.0, 1.0]);
+        let ends: Vec<u64> = rows.iter().map(|r| r.in_flight).collect();
+        assert_eq!(ends, [4, 8, 9], "in flight as each merged row ended");
+        let reads: u64 = rows.iter().map(|r| r.of(Operation::Read).succeeded).sum();
+        assert_eq!(reads, 450);
+        let mut sum = crate::metrics::recorder::new_histogram();
+        for r in &rows {
+            let _ = sum.add(histogram::decode(&r.of(Operation::Read).histogram).unwrap());
+        }
+        assert_eq!(sum, whole, "the histograms add up exactly");
+        let first = rows[0].of(Operation::Read);
+        let mut four = crate::metrics::recorder::new_histogram();
+        for i in 1..=4u64 {
+            for k in 1..=i * 10 {
+                let _ = four.record(k * 1_000);
+            }
+        }
+        assert_eq!(first.p99_us, four.value_at_quantile(0.99));
+        assert_eq!(rows.iter().map(|r| r.late).sum::<u64>(), 5);
+        assert_eq!(rows.iter().map(|r| r.late_causes.stall).sum::<u64>(), 5);
+        assert_eq!(rows[0].stalled_seconds, 1.0);
+        assert!(
+            (rows[0].cpu - 0.5).abs() < 1e-9,
+            "a mean share stays a share"
+        );
+    }
+}
