@@ -321,6 +321,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         target_rate: (!target_rates.is_empty()).then(|| target_rates.iter().sum()),
         ramp: merge_ramps(&phases),
         intervals: merge_intervals(&phases, started_at_ms)?,
+        interval_width: phases.iter().map(|p| p.interval_width).max().unwrap_or(1),
         aborted: aborted(parts),
         // Every node starts the phase's action; the first node's report stands for it.
         action: phases.iter().find_map(|p| p.action.clone()),
@@ -426,14 +427,12 @@ fn aborted(parts: &[(&PhaseResult, &RunResult)]) -> Vec<String> {
 
 /// The interval length of a phase in milliseconds: the most common one (the last
 /// interval of a node is often shorter).
-fn interval_ms(phases: &[&PhaseResult]) -> u64 {
+fn interval_ms(phase: &PhaseResult) -> u64 {
     let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
-    for phase in phases {
-        for row in &phase.intervals {
-            *counts
-                .entry((row.length_seconds * 1_000.0).round() as u64)
-                .or_default() += 1;
-        }
+    for row in &phase.intervals {
+        *counts
+            .entry((row.length_seconds * 1_000.0).round() as u64)
+            .or_default() += 1;
     }
     counts
         .into_iter()
@@ -442,18 +441,33 @@ fn interval_ms(phases: &[&PhaseResult]) -> u64 {
         .max(1)
 }
 
-/// The nodes' interval rows that end at one moment, added up.
-#[derive(Default)]
-struct Bucket {
+/// What one node's rows in a bucket add up to: one row's worth of the node.
+#[derive(Clone, Copy, Default)]
+struct NodeShare {
     length_seconds: f64,
-    cpu: f64,
-    machine_cpu: Option<f64>,
+    /// At the end of the node's last row in the bucket.
     in_flight: u64,
     waiting_after_429: u64,
+}
+
+/// The nodes' interval rows that end in one stretch of time, added up: one row of each
+/// node, or several consecutive ones of a node whose intervals were merged less far.
+#[derive(Default)]
+struct Bucket {
+    /// Per node (its place among the merged files).
+    shares: BTreeMap<usize, NodeShare>,
+    cpu: f64,
+    machine_cpu: Option<f64>,
     polling: bool,
-    /// Each node's share of the rate aimed at, added up.
+    /// Each node's share of the rate aimed at, added up (length-weighted per node).
     target_rate: Option<f64>,
     metrics: IntervalMetrics,
+    late_causes: crate::metrics::late::LateCauses,
+    /// A row with late starts came without their causes (a result written before
+    /// sofabench kept them): the merged row leaves them out, to be read from its figures.
+    causes_unknown: bool,
+    /// The longest any node stalled in the stretch.
+    stalled_seconds: Option<f64>,
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
     documents_unknown: bool,
@@ -468,23 +482,29 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn add(&mut self, row: &IntervalResult) -> Result<(), String> {
-        self.length_seconds = self.length_seconds.max(row.length_seconds);
+    fn add(&mut self, node: usize, row: &IntervalResult) -> Result<(), String> {
+        let share = self.shares.entry(node).or_default();
+        share.length_seconds += row.length_seconds;
+        share.in_flight = row.in_flight;
+        share.waiting_after_429 = row.waiting_after_429;
         self.cpu = self.cpu.max(row.cpu);
         // Nodes on different machines: the busiest machine, as with the client's CPU.
         self.machine_cpu = match (self.machine_cpu, row.machine_cpu) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        self.in_flight += row.in_flight;
-        self.waiting_after_429 += row.waiting_after_429;
         // The busiest node's CPU is kept: if any node polled, it may be that one's.
         self.polling |= row.polling;
-        self.target_rate = match (self.target_rate, row.target_rate) {
-            (Some(a), Some(b)) => Some(a + b),
+        self.add_target(row);
+        self.metrics.late += row.late;
+        match row.late_causes {
+            Some(causes) => self.late_causes.add(&causes),
+            None => self.causes_unknown |= row.late > 0,
+        }
+        self.stalled_seconds = match (self.stalled_seconds, row.stalled_seconds) {
+            (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        self.metrics.late += row.late;
         if self.disk.is_none() {
             self.disk.clone_from(&row.disk);
         }
@@ -492,44 +512,70 @@ impl Bucket {
             self.server.clone_from(&row.server);
         }
         for op in &row.operations {
-            let operation = Operation::named(&op.operation)
-                .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
-            self.bytes_unknown |= op.bytes_sent.is_none() || op.bytes_received.is_none();
-            let documents = match (operation, op.documents) {
-                (_, Some(documents)) => documents,
-                (Operation::BulkInsert, None) => {
-                    self.documents_unknown = true;
-                    0
-                }
-                (_, None) => op.succeeded,
-            };
-            self.metrics.operations[operation].merge(&interval::IntervalOperation {
-                succeeded: op.succeeded,
-                failed: op.failed,
-                timeouts: op.timeouts,
-                rate_limited: op.rate_limited,
-                retried_429: op.retried_429,
-                documents,
-                bytes_sent: op.bytes_sent.unwrap_or(0),
-                bytes_received: op.bytes_received.unwrap_or(0),
-                response: histogram::decode(&op.histogram)?,
-                ..interval::IntervalOperation::default()
-            });
+            self.add_operation(op)?;
         }
+        Ok(())
+    }
+
+    /// The rate aimed at: the nodes' shares add up; a node's consecutive rows in the
+    /// stretch count by their lengths (the row's length is known once all are in, so
+    /// operations aimed at are summed here and divided in `result`).
+    fn add_target(&mut self, row: &IntervalResult) {
+        if let Some(rate) = row.target_rate {
+            *self.target_rate.get_or_insert(0.0) += rate * row.length_seconds;
+        }
+    }
+
+    fn add_operation(&mut self, op: &crate::results::IntervalOperation) -> Result<(), String> {
+        let operation = Operation::named(&op.operation)
+            .ok_or_else(|| format!("unknown operation {:?}", op.operation))?;
+        self.bytes_unknown |= op.bytes_sent.is_none() || op.bytes_received.is_none();
+        let documents = match (operation, op.documents) {
+            (_, Some(documents)) => documents,
+            (Operation::BulkInsert, None) => {
+                self.documents_unknown = true;
+                0
+            }
+            (_, None) => op.succeeded,
+        };
+        self.metrics.operations[operation].merge(&interval::IntervalOperation {
+            succeeded: op.succeeded,
+            failed: op.failed,
+            timeouts: op.timeouts,
+            rate_limited: op.rate_limited,
+            retried_429: op.retried_429,
+            documents,
+            bytes_sent: op.bytes_sent.unwrap_or(0),
+            bytes_received: op.bytes_received.unwrap_or(0),
+            response: histogram::decode(&op.histogram)?,
+            ..interval::IntervalOperation::default()
+        });
         Ok(())
     }
 
     /// The bucket as an interval ending at `end_ms`, `elapsed` after the phase's start.
     fn result(&self, end_ms: u64, elapsed: f64) -> IntervalResult {
-        let mut row = self.metrics.row(elapsed, self.length_seconds, self.cpu);
+        let length = self
+            .shares
+            .values()
+            .map(|s| s.length_seconds)
+            .fold(0.0, f64::max);
+        let mut row = self.metrics.row(elapsed, length, self.cpu);
         row.server.clone_from(&self.server);
         row.machine_cpu = self.machine_cpu;
-        row.in_flight = self.in_flight;
-        row.waiting_after_429 = self.waiting_after_429;
+        row.in_flight = self.shares.values().map(|s| s.in_flight).sum();
+        row.waiting_after_429 = self.shares.values().map(|s| s.waiting_after_429).sum();
         row.polling = self.polling;
-        row.target_rate = self.target_rate;
+        row.target_rate = self
+            .target_rate
+            .map(|aimed| if length > 0.0 { aimed / length } else { 0.0 });
         row.disk.clone_from(&self.disk);
+        row.late_causes = self.late_causes;
+        row.stalled_seconds = self.stalled_seconds.unwrap_or(0.0);
         let mut result = build::interval_ending(&row, end_ms);
+        if self.causes_unknown {
+            result.late_causes = None;
+        }
         for op in &mut result.operations {
             if self.documents_unknown {
                 op.documents = None;
@@ -542,26 +588,35 @@ impl Bucket {
     }
 }
 
+/// The nodes' rows, put together by the stretch of time they end in. Nodes whose
+/// intervals were merged differently (one reached `--max-intervals` and another not)
+/// are aligned on the coarsest: each stretch is as long as the widest node's intervals,
+/// and a finer node's rows fall into the stretch their end lies in.
 fn merge_intervals(
     phases: &[&PhaseResult],
     started_at_ms: u64,
 ) -> Result<Vec<IntervalResult>, String> {
-    let length = interval_ms(phases);
+    let lengths: Vec<u64> = phases.iter().map(|p| interval_ms(p)).collect();
+    let length = lengths.iter().copied().max().unwrap_or(1_000);
+    // A row ending up to half the finest interval past a stretch's end (clocks and
+    // ticks are not exact) still counts for that stretch.
+    let slack = lengths.iter().copied().min().unwrap_or(length) / 2;
     let mut buckets: BTreeMap<u64, Bucket> = BTreeMap::new();
-    for phase in phases {
+    for (node, phase) in phases.iter().enumerate() {
         for row in &phase.intervals {
+            let since = row.end_ms.saturating_sub(started_at_ms);
             buckets
-                .entry((row.end_ms + length / 2) / length)
+                .entry((since + length - slack) / length)
                 .or_default()
-                .add(row)
+                .add(node, row)
                 .map_err(|e| format!("an interval of phase {}: {e}", phase.name))?;
         }
     }
     Ok(buckets
         .into_iter()
         .map(|(key, bucket)| {
-            let end_ms = key * length;
-            let elapsed = end_ms.saturating_sub(started_at_ms) as f64 / 1_000.0;
+            let end_ms = started_at_ms + key * length;
+            let elapsed = (key * length) as f64 / 1_000.0;
             bucket.result(end_ms, elapsed)
         })
         .collect())
@@ -669,6 +724,7 @@ mod tests {
     fn node_result(connections: &[u64], node: NodeInfo, seed: u64) -> RunResult {
         let mut latencies = StepLatencies::default();
         let outcome = PhaseOutcome {
+            interval_width: 1,
             name: "crud".to_string(),
             operations: Operation::CRUD.to_vec(),
             started_at: UNIX_EPOCH + Duration::from_secs(1_000),

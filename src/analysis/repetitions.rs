@@ -23,6 +23,8 @@ struct Merged {
     target_rate: Option<f64>,
     tally: PhaseTally,
     intervals: Vec<IntervalResult>,
+    /// The widest any repetition's intervals were merged to.
+    interval_width: u64,
     aborted: Vec<String>,
     action: Option<ActionResult>,
     logins: LoginTally,
@@ -45,6 +47,7 @@ impl Merged {
             target_rate: phase.target_rate,
             tally: PhaseTally::default(),
             intervals: Vec::new(),
+            interval_width: 1,
             aborted: Vec::new(),
             action: None,
             logins: LoginTally::default(),
@@ -73,6 +76,7 @@ impl Merged {
                 ..row.clone()
             }));
         self.wall_seconds += phase.wall_seconds;
+        self.interval_width = self.interval_width.max(phase.interval_width);
         for note in &phase.server_notes {
             if !self.server_notes.contains(note) {
                 self.server_notes.push(note.clone());
@@ -100,6 +104,7 @@ impl Merged {
             wall_seconds: self.wall_seconds,
             target_rate: self.target_rate,
             intervals: self.intervals.clone(),
+            interval_width: self.interval_width.max(1),
             aborted: self.aborted.clone(),
             action: self.action.clone(),
             logins: (!self.logins.is_empty()).then(|| build::logins(&self.logins)),
@@ -240,6 +245,7 @@ mod tests {
             Vec::new(),
         );
         let outcome = PhaseOutcome {
+            interval_width: 1,
             name: "crud".to_string(),
             operations: vec![Operation::Read],
             started_at: UNIX_EPOCH + Duration::from_secs(1_000),
@@ -264,6 +270,8 @@ mod tests {
 
     fn interval(elapsed: f64) -> IntervalResult {
         IntervalResult {
+            late_causes: None,
+            stalled_seconds: None,
             end_ms: 0,
             elapsed_seconds: elapsed,
             length_seconds: elapsed,

@@ -404,6 +404,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
     interval: std::time::Duration,
 
+    /// The most intervals a phase keeps in the result: past it, adjacent intervals are
+    /// merged pairwise (counts and histograms exactly) into ones twice as long, so memory
+    /// and the result stay the same size over any length of run.
+    #[arg(
+        long = "max-intervals",
+        value_name = "N",
+        value_parser = crate::metrics::coarse::parse_bound,
+        default_value = "1000"
+    )]
+    max_intervals: usize,
+
+    /// For tests: accept an --interval down to 1ms, so that thousands of intervals pass
+    /// in seconds.
+    #[arg(long = "short-intervals", hide = true)]
+    short_intervals: bool,
+
     /// Weight of creates among the CRUD operations.
     #[arg(
         long = "create_weight",

@@ -32,6 +32,8 @@ use crate::workload::{limits, nodes};
 
 /// Intervals shorter than this would make the live lines noise.
 const SHORTEST_INTERVAL: Duration = Duration::from_millis(100);
+/// With the hidden `--short-intervals`, for tests of many intervals.
+const SHORTEST_TEST_INTERVAL: Duration = Duration::from_millis(1);
 
 /// Which flags the user gave (on the command line, in a config file, in the
 /// environment), as opposed to those left at their defaults.
@@ -127,6 +129,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         most_kept: MostKept(usize::try_from(args.max_kept_value).unwrap_or(usize::MAX)),
         late_threshold: args.late_threshold,
         interval: args.interval,
+        max_intervals: args.max_intervals,
         reconnect_for: args.reconnect_for,
         failover: args.failover,
         retry_429: args.retry_429.map(|most| Retry429 { most }),
@@ -207,9 +210,14 @@ fn check_too_little(args: &RunArgs) -> Result<(), String> {
     if args.total_operations == Some(0) {
         return Err(zero("--total-operations", "no operations in total"));
     }
-    if args.interval < SHORTEST_INTERVAL {
+    let shortest = if args.short_intervals {
+        SHORTEST_TEST_INTERVAL
+    } else {
+        SHORTEST_INTERVAL
+    };
+    if args.interval < shortest {
         return Err(format!(
-            "--interval {:?}: at least 100ms (shorter intervals make the live lines noise and cost the run time); give e.g. --interval 100ms",
+            "--interval {:?}: at least {shortest:?} (shorter intervals make the live lines noise and cost the run time); give e.g. --interval 100ms",
             args.interval
         ));
     }
@@ -837,6 +845,8 @@ fn config_record(
         replication_address: engine.actions.replication.describe().to_string(),
         action_timeout_seconds: seconds(engine.actions.wait),
         max_response_size: args.max_response_size,
+        interval_seconds: args.interval.as_secs_f64(),
+        max_intervals: args.max_intervals as u64,
         retry_429: engine.retry_429.map(|r| r.most),
         threads: args.threads.unwrap_or_else(crate::cpu::machine_cores) as u64,
         db_q: args.db_q,

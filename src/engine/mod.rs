@@ -33,7 +33,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::disk::{DiskSampler, Looker, PhaseDisk};
 use crate::driver::auth::{self, Auth};
 use crate::driver::{Client, Endpoint};
-use crate::metrics::{IntervalRow, NodeLatencies, PhaseTally, Recorder};
+use crate::metrics::{NodeLatencies, PhaseTally, Recorder};
 use crate::seed;
 use crate::target::Target;
 use crate::template::DocumentWriter;
@@ -69,6 +69,9 @@ pub struct RunSettings {
     pub late_threshold: Duration,
     /// How often an interval row is taken.
     pub interval: Duration,
+    /// `--max-intervals`: the most intervals a phase keeps for the result; past it,
+    /// they are merged pairwise into intervals twice as long.
+    pub max_intervals: usize,
     /// How long a connection that lost its server keeps trying to reconnect.
     pub reconnect_for: Duration,
     /// With several nodes, move a connection that cannot reach its node to the next one.
@@ -456,26 +459,29 @@ impl Engine {
             self.settings.interval,
             self.stop.stop.clone(),
         );
-        let monitor = Arc::new(Mutex::new(
-            Monitor::new(
-                self.shared.recorder.clone(),
-                observer.clone(),
-                aim,
-                started,
-                self.settings.busy_poll,
-            )
-            .with_disk(disk_sampler.slot()),
-        ));
-        let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         let server_looks = self.settings.server_stats.then(|| {
             let (every, stop) = (self.settings.interval, &self.stop.stop);
             server_watch::spawn(&self.endpoints, every, started, stop)
         });
+        let mut monitor = Monitor::new(
+            self.shared.recorder.clone(),
+            observer.clone(),
+            aim,
+            started,
+            self.settings.busy_poll,
+        )
+        .with_disk(disk_sampler.slot())
+        .bounded(self.settings.max_intervals);
+        if let Some(looks) = &server_looks {
+            monitor = monitor.with_server(looks.landed());
+        }
+        let monitor = Arc::new(Mutex::new(monitor));
+        let sampler = monitor::spawn(monitor.clone(), self.settings.interval);
         if let Some(watch) = &mut watch {
-            watch.sample_from(started, self.settings.interval);
+            watch.sample_from(started, self.settings.interval, self.settings.max_intervals);
         }
         if let Some(replication) = &mut replication {
-            replication.sample_from(started, self.settings.interval);
+            replication.sample_from(started, self.settings.interval, self.settings.max_intervals);
         }
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
@@ -519,16 +525,14 @@ impl Engine {
         operations_ended.raise();
         self.phases_run += 1;
         sampler.abort();
-        let mut intervals = {
-            let mut monitor = monitor.lock().unwrap_or_else(|p| p.into_inner());
-            monitor.sample();
-            std::mem::take(&mut monitor.rows)
-        };
+        let lock = || monitor.lock().unwrap_or_else(|p| p.into_inner());
+        lock().sample();
         drop(disk_sampler);
-        let server_notes = match server_looks {
-            Some(watch) => self.join_server_figures(watch, &mut intervals),
-            None => Vec::new(),
-        };
+        let watched = server_looks
+            .map(server_watch::Watch::stop)
+            .unwrap_or_default();
+        let (intervals, interval_width) = lock().finish(watched.nodes);
+        let server_notes = watched.notes;
         observer.phase_ended();
         // Interrupted: what was seen so far is what there is; no grace.
         let changes = match (watch, &phase.changes) {
@@ -583,6 +587,7 @@ impl Engine {
             },
             aborted,
             intervals,
+            interval_width,
             target_rate: target_rate(aim, wall),
             rate: share.rate,
             interrupted: self.stop.stop.is_raised(),
@@ -622,22 +627,6 @@ impl Engine {
             Some(plan) if !self.stop.stop.is_raised() => plan.grace,
             _ => Duration::ZERO,
         }
-    }
-
-    /// Stops looking at the servers and puts what each said beside the interval it
-    /// ended; gives what could not be asked.
-    fn join_server_figures(
-        &self,
-        watch: server_watch::Watch,
-        rows: &mut [IntervalRow],
-    ) -> Vec<String> {
-        let watched = watch.stop();
-        let ends: Vec<(f64, f64)> = rows.iter().map(|r| (r.elapsed, r.length)).collect();
-        let figures = crate::server_stats::beside_intervals(&ends, &watched.nodes);
-        for (row, figures) in rows.iter_mut().zip(figures) {
-            row.server = figures;
-        }
-        watched.notes
     }
 
     /// A looker at the databases' sizes on the first node, on a connection apart from

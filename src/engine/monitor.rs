@@ -1,15 +1,20 @@
 //! The live view of a step: once per interval, the recorder's interval is taken over,
 //! summed up into one compact row, handed to the observer, and kept for the report.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::machine::CpuTimes;
 use super::observer::Observer;
+use super::server_watch::Watched;
 use crate::cpu::{cores, process_cpu};
 use crate::disk::{self, DiskSlot};
+use crate::metrics::coarse::Series;
 use crate::metrics::interval::stalled;
+use crate::metrics::late::{LateCauses, Signals};
 use crate::metrics::{IntervalMetrics, IntervalRow, IntervalSummary, Recorder};
+use crate::server_stats::join::{Joiner, NodeLooks};
 use crate::workload::Schedule;
 
 /// What a phase aims at on this node (open model): its schedule from the phase's start,
@@ -53,7 +58,15 @@ pub struct Monitor {
     last_machine: Option<CpuTimes>,
     /// Operations in flight when the current interval began.
     last_in_flight: u64,
-    pub rows: Vec<IntervalRow>,
+    /// Whether the interval before was stalled, and was catching up after a stall.
+    last_stall: (bool, bool),
+    /// The rows kept for the result: at most `--max-intervals`, merged as they fill.
+    rows: Series<IntervalRow>,
+    /// The last rows, waiting for the servers' looks at their ends (which may come up
+    /// to half an interval late) before they join `rows`.
+    waiting: VecDeque<IntervalRow>,
+    /// The servers' looks as they come, and what places them beside the rows.
+    server: Option<(Arc<Mutex<Watched>>, Joiner)>,
     observer: Arc<dyn Observer>,
     /// What the phase aims at (open model), for each interval's target rate.
     aim: Option<Aim>,
@@ -80,7 +93,10 @@ impl Monitor {
             last_cpu: process_cpu(),
             last_machine: CpuTimes::now(),
             last_in_flight: 0,
-            rows: Vec::new(),
+            last_stall: (false, false),
+            rows: Series::new(crate::metrics::coarse::DEFAULT_BOUND),
+            waiting: VecDeque::new(),
+            server: None,
             observer,
             aim,
             polling,
@@ -91,6 +107,18 @@ impl Monitor {
     /// Each row takes the database's sizes that landed in `slot` during its interval.
     pub fn with_disk(mut self, slot: DiskSlot) -> Monitor {
         self.disk = Some(slot);
+        self
+    }
+
+    /// Keeps at most `bound` rows for the result, merging them as they fill.
+    pub fn bounded(mut self, bound: usize) -> Monitor {
+        self.rows = Series::new(bound);
+        self
+    }
+
+    /// Puts what the servers said beside each row, from the looks that land in `looks`.
+    pub fn with_server(mut self, looks: Arc<Mutex<Watched>>) -> Monitor {
+        self.server = Some((looks, Joiner::default()));
         self
     }
 
@@ -127,17 +155,74 @@ impl Monitor {
         row.stalled = stalled(self.last_in_flight, answered);
         // Operations due during a stall start late once it ends, which may take two
         // intervals when it ended near an interval's end (as `late_cause` counts them).
-        row.after_stall = self
-            .rows
-            .last()
-            .is_some_and(|r| r.stalled || (r.after_stall && row.late > 0));
+        let (was_stalled, was_after) = self.last_stall;
+        row.after_stall = was_stalled || (was_after && row.late > 0);
+        self.last_stall = (row.stalled, row.after_stall);
+        put_down_late(&mut row);
         self.observer
             .interval_closed(&self.interval, &row, row.target_rate);
-        self.rows.push(row);
+        self.waiting.push_back(row);
+        while self.waiting.len() > JOIN_DELAY {
+            let row = self
+                .waiting
+                .pop_front()
+                .expect("more than JOIN_DELAY rows wait");
+            self.keep(row, None);
+        }
         self.last = now;
         self.last_cpu = cpu_now;
         self.last_machine = machine_now;
         self.last_in_flight = in_flight;
+    }
+
+    /// A row joins the kept ones, with what the servers said as it ended: from the looks
+    /// landed so far, or from `looks` once the servers are no longer watched.
+    fn keep(&mut self, mut row: IntervalRow, looks: Option<&mut [NodeLooks]>) {
+        if let Some((landed, joiner)) = &mut self.server {
+            row.server = match looks {
+                Some(looks) => joiner.beside(row.elapsed, row.length, looks),
+                None => {
+                    let mut landed = landed.lock().unwrap_or_else(|p| p.into_inner());
+                    joiner.beside(row.elapsed, row.length, &mut landed.nodes)
+                }
+            };
+        }
+        self.rows.push(row);
+    }
+
+    /// The phase's rows once its last interval was taken, with the servers' looks that
+    /// were left when they stopped being watched; and how many live intervals each row
+    /// covers.
+    pub fn finish(&mut self, mut looks: Vec<NodeLooks>) -> (Vec<IntervalRow>, u64) {
+        while let Some(row) = self.waiting.pop_front() {
+            self.keep(row, Some(&mut looks));
+        }
+        let bound = self.rows.bound();
+        std::mem::replace(&mut self.rows, Series::new(bound)).into_parts()
+    }
+}
+
+/// Rows wait this many intervals for the servers' looks at their ends: a look ends
+/// within half an interval of its moment.
+const JOIN_DELAY: usize = 2;
+
+/// Puts each of the interval's late starts down to the first cause it shows.
+fn put_down_late(row: &mut IntervalRow) {
+    let met_429s = row.waiting_after_429 > 0
+        || row
+            .operations
+            .values()
+            .any(|o| o.rate_limited + o.retried_429 > 0);
+    let signals = Signals {
+        catching_up: row.stalled || row.after_stall,
+        met_429s,
+        cpu: row.cpu,
+        machine_cpu: row.machine_cpu,
+        polling: row.polling,
+    };
+    row.late_causes = LateCauses::of(row.late, &signals);
+    if row.stalled {
+        row.stalled_seconds = row.length;
     }
 }
 
@@ -250,10 +335,15 @@ mod tests {
                 && rate.is_some_and(|r| (r - 50.0).abs() < 1e-6)),
             "every row carries the interval's target to the observer"
         );
+        let (rows, width) = monitor.finish(Vec::new());
         assert_eq!(
-            monitor.rows.len(),
-            kept.len(),
+            (rows.len(), width),
+            (kept.len(), 1),
             "every row is kept for the result"
         );
+        // The late starts after the stall are put down to it.
+        let causes: Vec<u64> = rows.iter().map(|r| r.late_causes.stall).collect();
+        assert_eq!(causes, [0, 0, 1, 1, 0]);
+        assert!(rows[1].stalled_seconds > 0.0 && rows[2].stalled_seconds == 0.0);
     }
 }

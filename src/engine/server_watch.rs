@@ -61,6 +61,11 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// Where the looks land as they are taken.
+    pub fn landed(&self) -> Arc<Mutex<Watched>> {
+        self.watched.clone()
+    }
+
     /// Stops looking (looks under way are given up) and gives the looks taken.
     pub fn stop(self) -> Watched {
         for task in &self.tasks {

@@ -326,6 +326,7 @@ mod tests {
             changes_per_second,
             lag_seconds,
             open_feeds: 2,
+            length_seconds: 1.0,
         }
     }
 

@@ -82,6 +82,8 @@ pub(crate) mod sample {
 
     fn interval(end_ms: u64, elapsed: f64, ops: &[(&str, &[u64], u64)]) -> IntervalResult {
         IntervalResult {
+            late_causes: None,
+            stalled_seconds: None,
             end_ms,
             elapsed_seconds: elapsed,
             length_seconds: 1.0,
@@ -166,6 +168,7 @@ pub(crate) mod sample {
         let mut all_reads = reads1.to_vec();
         all_reads.extend_from_slice(reads2);
         let mut phase = PhaseResult {
+            interval_width: 1,
             name: "crud".to_string(),
             started_at_ms: 1_700_000_000_000,
             wall_seconds: 2.0,

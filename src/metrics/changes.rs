@@ -49,6 +49,26 @@ pub struct ChangesInterval {
     pub lag_seconds: f64,
     /// Feed connections open at the interval's end.
     pub open_feeds: u64,
+    /// The interval's length; 0 in results written before sofabench kept it.
+    #[serde(default)]
+    pub length_seconds: f64,
+}
+
+impl super::coarse::Coarsen for ChangesInterval {
+    /// Changes per second over the merged length; the largest lag either interval saw
+    /// (a lag that grew and shrank within stays visible); feeds open at the later end.
+    fn absorb(&mut self, later: ChangesInterval) {
+        let length = self.length_seconds + later.length_seconds;
+        if length > 0.0 {
+            self.changes_per_second = (self.changes_per_second * self.length_seconds
+                + later.changes_per_second * later.length_seconds)
+                / length;
+        }
+        self.lag_seconds = self.lag_seconds.max(later.lag_seconds);
+        self.open_feeds = later.open_feeds;
+        self.elapsed_seconds = later.elapsed_seconds;
+        self.length_seconds = length;
+    }
 }
 
 /// Everything a phase's consumers measured.

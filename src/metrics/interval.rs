@@ -3,8 +3,10 @@
 
 use hdrhistogram::Histogram;
 
+use super::coarse::Coarsen;
 use super::errors::{Failure, FailureCounts};
 use super::histogram;
+use super::late::LateCauses;
 use super::recorder::{new_histogram, record_micros};
 use super::setup::SetupTally;
 use crate::workload::{Operation, PerOperation};
@@ -163,6 +165,8 @@ impl IntervalMetrics {
             target_rate: None,
             disk: None,
             server: Vec::new(),
+            late_causes: LateCauses::default(),
+            stalled_seconds: 0.0,
         }
     }
 
@@ -245,6 +249,12 @@ pub struct IntervalRow {
     /// What each node said about itself as the interval ended (`server_stats`), joined
     /// in after the phase; empty when no node was asked or none answered in time.
     pub server: Vec<crate::server_stats::NodeInterval>,
+    /// The late starts by cause, put down live interval by live interval (exact once
+    /// intervals are merged, where a one-second stall would vanish).
+    pub late_causes: LateCauses,
+    /// How long the server stalled in the interval: its length when stalled; in a merged
+    /// interval, the stalled live intervals' lengths added up.
+    pub stalled_seconds: f64,
 }
 
 impl IntervalRow {
@@ -270,4 +280,143 @@ impl IntervalSummary {
 /// failure) held them up the whole interval: the server, not the client, stopped.
 pub fn stalled(in_flight_at_start: u64, answered: u64) -> bool {
     in_flight_at_start > 0 && answered == 0
+}
+
+impl Coarsen for IntervalSummary {
+    /// Counts add up, and the histograms exactly; the percentiles are the sum's.
+    fn absorb(&mut self, later: IntervalSummary) {
+        self.succeeded += later.succeeded;
+        self.failed += later.failed;
+        self.timeouts += later.timeouts;
+        self.rate_limited += later.rate_limited;
+        self.retried_429 += later.retried_429;
+        self.documents += later.documents;
+        self.bytes_sent += later.bytes_sent;
+        self.bytes_received += later.bytes_received;
+        if later.histogram.is_empty() {
+            return;
+        }
+        if self.histogram.is_empty() {
+            (self.histogram, self.p50_us, self.p99_us) =
+                (later.histogram, later.p50_us, later.p99_us);
+            return;
+        }
+        // Both were encoded here: a decoding error cannot happen, and would keep the
+        // earlier histogram rather than lose both.
+        let (Ok(mut sum), Ok(next)) = (
+            histogram::decode(&self.histogram),
+            histogram::decode(&later.histogram),
+        ) else {
+            return;
+        };
+        let _ = sum.add(&next);
+        if !sum.is_empty() {
+            self.p50_us = sum.value_at_quantile(0.5);
+            self.p99_us = sum.value_at_quantile(0.99);
+        }
+        self.histogram = histogram::encode(&sum);
+    }
+}
+
+impl Coarsen for IntervalRow {
+    /// Counts add up; shares and rates are the mean over the merged length; what held
+    /// at an interval's end (in flight, the disk look, the servers' levels) is the
+    /// later one's.
+    fn absorb(&mut self, mut later: IntervalRow) {
+        let length = self.length + later.length;
+        let mean = |a: f64, b: f64| {
+            if length > 0.0 {
+                (a * self.length + b * later.length) / length
+            } else {
+                b
+            }
+        };
+        self.cpu = mean(self.cpu, later.cpu);
+        self.machine_cpu = match (self.machine_cpu, later.machine_cpu) {
+            (Some(a), Some(b)) => Some(mean(a, b)),
+            (a, b) => b.or(a),
+        };
+        self.target_rate = match (self.target_rate, later.target_rate) {
+            (Some(a), Some(b)) => Some(mean(a, b)),
+            (a, b) => b.or(a),
+        };
+        for (operation, next) in later.operations.iter_mut() {
+            self.operations[operation].absorb(std::mem::take(next));
+        }
+        self.late += later.late;
+        self.late_causes.add(&later.late_causes);
+        self.stalled_seconds += later.stalled_seconds;
+        self.elapsed = later.elapsed;
+        self.length = length;
+        self.in_flight = later.in_flight;
+        self.waiting_after_429 = later.waiting_after_429;
+        self.stalled = later.stalled;
+        self.after_stall = later.after_stall;
+        self.polling |= later.polling;
+        if later.disk.is_some() {
+            self.disk = later.disk;
+        }
+        crate::server_stats::join::absorb(&mut self.server, later.server);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::coarse::Series;
+
+    /// A one-second row of `reads` reads taking 1 ms, 2 ms, … and `late` late starts.
+    fn row(end: f64, reads: u64, late: u64, stalled: bool) -> IntervalRow {
+        let mut metrics = IntervalMetrics::default();
+        for k in 1..=reads {
+            metrics.succeeded(Operation::Read, k * 1_000_000);
+        }
+        metrics.late = late;
+        let mut row = metrics.row(end, 1.0, 0.5);
+        row.late_causes.stall = late;
+        row.stalled_seconds = if stalled { 1.0 } else { 0.0 };
+        row.in_flight = end as u64;
+        row
+    }
+
+    #[test]
+    fn merged_rows_hold_the_exact_sum_of_their_histograms_and_counts() {
+        let mut series = Series::new(4);
+        let mut whole = crate::metrics::recorder::new_histogram();
+        for i in 1..=9u64 {
+            series.push(row(i as f64, i * 10, i % 2, i == 3));
+            for k in 1..=i * 10 {
+                let _ = whole.record(k * 1_000);
+            }
+        }
+        let (rows, width) = series.into_parts();
+        // 9 rows in at most 4: two merges, each row 4 wide, the last with one.
+        assert_eq!((rows.len(), width), (3, 4));
+        let lengths: Vec<f64> = rows.iter().map(|r| r.length).collect();
+        assert_eq!(lengths, [4.0, 4.0, 1.0]);
+        let ends: Vec<u64> = rows.iter().map(|r| r.in_flight).collect();
+        assert_eq!(ends, [4, 8, 9], "in flight as each merged row ended");
+        let reads: u64 = rows.iter().map(|r| r.of(Operation::Read).succeeded).sum();
+        assert_eq!(reads, 450);
+        let mut sum = crate::metrics::recorder::new_histogram();
+        for r in &rows {
+            let _ = sum.add(histogram::decode(&r.of(Operation::Read).histogram).unwrap());
+        }
+        assert_eq!(sum, whole, "the histograms add up exactly");
+        let first = rows[0].of(Operation::Read);
+        let mut four = crate::metrics::recorder::new_histogram();
+        for i in 1..=4u64 {
+            for k in 1..=i * 10 {
+                let _ = four.record(k * 1_000);
+            }
+        }
+        assert_eq!(first.p99_us, four.value_at_quantile(0.99));
+        assert_eq!(rows.iter().map(|r| r.late).sum::<u64>(), 5);
+        assert_eq!(rows.iter().map(|r| r.late_causes.stall).sum::<u64>(), 5);
+        assert_eq!(rows[0].stalled_seconds, 1.0);
+        assert!(
+            (rows[0].cpu - 0.5).abs() < 1e-9,
+            "a mean share stays a share"
+        );
+    }
 }

@@ -2,12 +2,14 @@
 //! the shared recorder's per-thread shards), added up into one [`PhaseTally`] per phase.
 
 pub mod changes;
+pub mod coarse;
 pub mod connection;
 pub mod errors;
 pub mod existing;
 pub mod histogram;
 pub mod hot;
 pub mod interval;
+pub mod late;
 pub mod logins;
 pub mod outcome;
 pub mod process;

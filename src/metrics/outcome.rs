@@ -23,6 +23,9 @@ pub struct PhaseOutcome {
     pub aborted: Vec<String>,
     /// The phase's intervals, as the live lines showed them.
     pub intervals: Vec<IntervalRow>,
+    /// How many live intervals each of `intervals` covers (the last may cover fewer): 1
+    /// unless the phase reached `--max-intervals` and they were merged.
+    pub interval_width: u64,
     /// The operations per second the phase aimed at (open model); under a ramp, its
     /// mean over the time the phase ran.
     pub target_rate: Option<f64>,

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::numbers::grouped;
-use crate::cpu::SATURATED;
+use crate::metrics::late::{LateCauses, Signals};
 use crate::results::{IntervalResult, PhaseResult, histogram};
 
 /// A stretch of intervals in which operations were in flight and none was answered.
@@ -18,6 +18,9 @@ pub struct Stall {
     /// Seconds from the phase's start.
     pub from: f64,
     pub to: f64,
+    /// How long the server stalled within it (less than `to - from` when the stall
+    /// lies within merged intervals).
+    pub seconds: f64,
     /// Operations in flight at its end.
     pub in_flight: u64,
 }
@@ -25,11 +28,7 @@ pub struct Stall {
 /// Late starts put down to each cause.
 #[derive(Debug, Default, PartialEq)]
 struct Blame {
-    stall: u64,
-    rate_limited: u64,
-    client_cpu: u64,
-    other_processes: u64,
-    connections: u64,
+    causes: LateCauses,
     /// The machine's and the client's CPU share in the busiest interval put down to other
     /// processes.
     machine_busiest: (f64, f64),
@@ -54,9 +53,10 @@ fn met_429s(row: &IntervalResult) -> bool {
             .any(|o| o.rate_limited + o.retried_429 > 0)
 }
 
-/// Whether each interval was stalled: it began with operations in flight and ended
-/// with none answered.
-fn stalled_rows(phase: &PhaseResult) -> Vec<bool> {
+/// How long each interval was stalled: as the run measured it, or in results written
+/// before, all of it when it began with operations in flight and ended with none
+/// answered.
+fn stalled_rows(phase: &PhaseResult) -> Vec<f64> {
     let mut before = 0;
     phase
         .intervals
@@ -64,7 +64,8 @@ fn stalled_rows(phase: &PhaseResult) -> Vec<bool> {
         .map(|row| {
             let stalled = crate::metrics::interval::stalled(before, answered(row));
             before = row.in_flight;
-            stalled
+            row.stalled_seconds
+                .unwrap_or(if stalled { row.length_seconds } else { 0.0 })
         })
         .collect()
 }
@@ -73,8 +74,8 @@ fn stalled_rows(phase: &PhaseResult) -> Vec<bool> {
 pub fn stalls(phase: &PhaseResult) -> Vec<Stall> {
     let mut found: Vec<Stall> = Vec::new();
     let mut open = false;
-    for (row, stalled) in phase.intervals.iter().zip(stalled_rows(phase)) {
-        if !stalled {
+    for (row, seconds) in phase.intervals.iter().zip(stalled_rows(phase)) {
+        if seconds <= 0.0 {
             open = false;
             continue;
         }
@@ -82,11 +83,13 @@ pub fn stalls(phase: &PhaseResult) -> Vec<Stall> {
         match found.last_mut() {
             Some(last) if open => {
                 last.to = row.elapsed_seconds;
+                last.seconds += seconds;
                 last.in_flight = row.in_flight;
             }
             _ => found.push(Stall {
                 from,
                 to: row.elapsed_seconds,
+                seconds,
                 in_flight: row.in_flight,
             }),
         }
@@ -101,22 +104,26 @@ fn blame(phase: &PhaseResult) -> Blame {
     for (row, stalled) in phase.intervals.iter().zip(stalled_rows(phase)) {
         // Operations due during a stall start late once it ends: in the next interval, or
         // the one after when the stall ended near an interval's end.
-        catching_up = stalled || (catching_up && row.late > 0);
-        let share = if catching_up {
-            &mut blame.stall
-        } else if met_429s(row) {
-            &mut blame.rate_limited
-        } else if row.cpu >= SATURATED && !row.polling {
-            &mut blame.client_cpu
-        } else if let Some(machine) = row.machine_cpu.filter(|&m| m >= SATURATED && !row.polling) {
-            if machine > blame.machine_busiest.0 {
-                blame.machine_busiest = (machine, row.cpu);
-            }
-            &mut blame.other_processes
-        } else {
-            &mut blame.connections
+        catching_up = stalled > 0.0 || (catching_up && row.late > 0);
+        let signals = Signals {
+            catching_up,
+            met_429s: met_429s(row),
+            cpu: row.cpu,
+            machine_cpu: row.machine_cpu,
+            polling: row.polling,
         };
-        *share += row.late;
+        // What the run put down live interval by live interval, else (results written
+        // before) what this interval shows.
+        let causes = row
+            .late_causes
+            .unwrap_or_else(|| LateCauses::of(row.late, &signals));
+        if causes.other_processes > 0
+            && let Some(machine) = row.machine_cpu
+            && machine > blame.machine_busiest.0
+        {
+            blame.machine_busiest = (machine, row.cpu);
+        }
+        blame.causes.add(&causes);
     }
     blame
 }
@@ -143,7 +150,8 @@ fn service_time(phase: &PhaseResult) -> Option<ServiceTime> {
 /// The warning lines for a phase whose operations started late, one per cause seen.
 pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
     let blame = blame(phase);
-    if blame.stall > 0 {
+    let causes = &blame.causes;
+    if causes.stall > 0 {
         let when: Vec<String> = stalls(phase)
             .iter()
             .map(|s| {
@@ -151,7 +159,7 @@ pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
                     "from {:.1} s to {:.1} s ({:.1} s or more, {} in flight)",
                     s.from,
                     s.to,
-                    s.to - s.from,
+                    s.seconds,
                     grouped(s.in_flight)
                 )
             })
@@ -159,38 +167,38 @@ pub fn lines(phase: &PhaseResult, target: f64, out: &mut String) {
         let _ = writeln!(
             out,
             "  WARNING: {} operations started late because the server stopped answering {}: the server stalled, not the client",
-            grouped(blame.stall),
+            grouped(causes.stall),
             when.join(", ")
         );
     }
-    if blame.rate_limited > 0 {
+    if causes.rate_limited > 0 {
         let _ = writeln!(
             out,
             "  WARNING: {} operations started late while the server turned requests away with 429 (rate limited; with --retry-429 their connections waited as it asked): the server limits the rate, not the client; lower --rate below its limit",
-            grouped(blame.rate_limited)
+            grouped(causes.rate_limited)
         );
     }
-    if blame.client_cpu > 0 {
+    if causes.client_cpu > 0 {
         let _ = writeln!(
             out,
             "  WARNING: {} operations started late while the client's CPU was saturated: lower --rate or spread the load over more machines (--node-count)",
-            grouped(blame.client_cpu)
+            grouped(causes.client_cpu)
         );
     }
-    if blame.other_processes > 0 {
+    if causes.other_processes > 0 {
         let _ = writeln!(
             out,
             "  WARNING: {} operations started late while other processes kept the machine's CPU busy (up to {:.0}% of all its cores, the client {:.0}% of its own; a server on the same machine?): run the client on a machine of its own",
-            grouped(blame.other_processes),
+            grouped(causes.other_processes),
             blame.machine_busiest.0 * 100.0,
             blame.machine_busiest.1 * 100.0,
         );
     }
-    if blame.connections > 0 {
+    if causes.connections > 0 {
         let _ = writeln!(
             out,
             "  WARNING: {} operations started late because every connection was still waiting for an answer when they were due: {}",
-            grouped(blame.connections),
+            grouped(causes.connections),
             connections_advice(phase, target)
         );
     }
@@ -229,6 +237,8 @@ mod tests {
 
     fn row(elapsed: f64, answered: u64, in_flight: u64, late: u64, cpu: f64) -> IntervalResult {
         IntervalResult {
+            late_causes: None,
+            stalled_seconds: None,
             end_ms: 0,
             elapsed_seconds: elapsed,
             length_seconds: 1.0,
@@ -290,15 +300,16 @@ mod tests {
             [Stall {
                 from: 1.0,
                 to: 3.0,
+                seconds: 2.0,
                 in_flight: 4
             }]
         );
         let blame = blame(&p);
-        assert_eq!((blame.stall, blame.connections), (403, 0));
+        assert_eq!((blame.causes.stall, blame.causes.connections), (403, 0));
         let mut later = p.clone();
         later.intervals.push(row(6.0, 200, 1, 0, 0.02));
         later.intervals.push(row(7.0, 200, 1, 2, 0.02));
-        assert_eq!(super::blame(&later).connections, 2);
+        assert_eq!(super::blame(&later).causes.connections, 2);
         let mut out = String::new();
         lines(&p, 200.0, &mut out);
         assert!(out.contains("from 1.0 s to 3.0 s"), "{out}");
@@ -316,7 +327,10 @@ mod tests {
         let p = phase(vec![row(1.0, 100, 4, 0, 0.02), limited, waiting]);
         assert_eq!(stalls(&p), []);
         let blame = blame(&p);
-        assert_eq!((blame.rate_limited, blame.connections), (14, 0));
+        assert_eq!(
+            (blame.causes.rate_limited, blame.causes.connections),
+            (14, 0)
+        );
         let mut out = String::new();
         lines(&p, 200.0, &mut out);
         assert!(
@@ -334,7 +348,11 @@ mod tests {
         let p = phase(vec![row(1.0, 100, 1, 5, 0.95), busy_machine]);
         let blame = blame(&p);
         assert_eq!(
-            (blame.client_cpu, blame.other_processes, blame.stall),
+            (
+                blame.causes.client_cpu,
+                blame.causes.other_processes,
+                blame.causes.stall
+            ),
             (5, 7, 0)
         );
     }

@@ -117,6 +117,8 @@ mod tests {
             h.record(v * 100).unwrap();
         }
         IntervalResult {
+            late_causes: None,
+            stalled_seconds: None,
             end_ms: 0,
             elapsed_seconds: elapsed,
             length_seconds: 1.0,

@@ -256,6 +256,8 @@ pub fn interval_ending(row: &IntervalRow, end_ms: u64) -> IntervalResult {
         target_rate: row.target_rate,
         disk: row.disk.clone(),
         server: row.server.clone(),
+        late_causes: (row.late > 0).then_some(row.late_causes),
+        stalled_seconds: Some(row.stalled_seconds).filter(|&s| s > 0.0),
     }
 }
 
@@ -269,6 +271,8 @@ pub struct PhaseFacts {
     pub target_rate: Option<f64>,
     pub ramp: Option<super::RampResult>,
     pub intervals: Vec<IntervalResult>,
+    /// How many live intervals each of `intervals` covers.
+    pub interval_width: u64,
     pub aborted: Vec<String>,
     pub action: Option<ActionResult>,
     pub logins: Option<LoginsResult>,
@@ -298,6 +302,7 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
             .iter()
             .map(|r| interval(r, outcome.started_at))
             .collect(),
+        interval_width: outcome.interval_width,
         aborted: outcome.aborted.clone(),
         action: outcome.action.as_ref().map(action),
         logins: (!outcome.logins.is_empty()).then(|| logins(&outcome.logins)),
@@ -337,6 +342,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
             .map(|disk| super::disk_result(&disk, &operations)),
         operations,
         intervals: facts.intervals,
+        interval_width: facts.interval_width,
         aborted: facts.aborted,
         target_nodes: tally
             .nodes

@@ -124,8 +124,14 @@ pub struct PhaseResult {
     pub late: u64,
     pub operations: Vec<OperationResult>,
     pub iron_cushion: IronCushion,
-    /// One entry per live interval.
+    /// One entry per live interval, or per `interval_width` of them once the phase
+    /// reached `--max-intervals`.
     pub intervals: Vec<IntervalResult>,
+    /// How many live intervals each of `intervals` covers (the last may cover fewer): a
+    /// power of two, doubled each time the phase reached `--max-intervals`; absent when
+    /// 1 (and in results written before intervals were merged).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub interval_width: u64,
     /// Why connections stopped early, if any did.
     pub aborted: Vec<String>,
     /// The phase's background action (compaction, replication), if it had one.
@@ -304,6 +310,7 @@ impl PhaseResult {
         operations: Vec<OperationResult>,
     ) -> PhaseResult {
         PhaseResult {
+            interval_width: 1,
             name: name.to_string(),
             started_at_ms: 0,
             wall_seconds,
@@ -552,10 +559,27 @@ pub struct IntervalResult {
     /// memory and queues, and its background tasks; absent when not asked or not known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server: Vec<crate::server_stats::NodeInterval>,
+    /// The interval's late starts by cause, put down live interval by live interval, so
+    /// that they stay exact in a merged interval; absent when none started late (and in
+    /// results written before: then the causes are read from the interval's figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_causes: Option<crate::metrics::late::LateCauses>,
+    /// Seconds of the interval the server stalled (operations in flight, none
+    /// answered); absent when it did not (and in results written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled_seconds: Option<f64>,
 }
 
 fn is_false(value: &bool) -> bool {
     !value
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(value: &u64) -> bool {
+    *value == 1
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -214,6 +214,7 @@ mod tests {
 
     fn facts(mix: Vec<Operation>) -> PhaseFacts {
         PhaseFacts {
+            interval_width: 1,
             name: "crud".into(),
             mix,
             started_at_ms: 0,

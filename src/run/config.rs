@@ -65,6 +65,11 @@ pub struct ConfigRecord {
     pub action_timeout_seconds: Option<f64>,
     /// The largest answer held (`--max-response-size`), bytes.
     pub max_response_size: u64,
+    /// `--interval`: the live intervals' length, seconds.
+    pub interval_seconds: f64,
+    /// `--max-intervals`: the most intervals a phase keeps in the result; past it they
+    /// are merged pairwise (each phase's `interval_width` says how far).
+    pub max_intervals: u64,
     /// The most times an operation turned away with a 429 is sent again (`--retry-429`);
     /// `null` when a 429 is not retried.
     pub retry_429: Option<u32>,
@@ -167,6 +172,8 @@ mod tests {
             replication_address: "r".to_string(),
             action_timeout_seconds: None,
             max_response_size: 64 << 20,
+            interval_seconds: 1.0,
+            max_intervals: 1_000,
             retry_429: None,
             threads: 2,
             db_q: None,
@@ -181,7 +188,7 @@ mod tests {
             runs: None,
         };
         let mut map = record.to_map();
-        assert_eq!(map.len(), 40, "runs is left out of a plain run's record");
+        assert_eq!(map.len(), 42, "runs is left out of a plain run's record");
         assert_eq!(map["retry_429"], serde_json::Value::Null);
         assert_eq!(map["user"], serde_json::Value::Null);
         assert_eq!(map["rate"], serde_json::json!(2.5));

@@ -40,6 +40,24 @@ pub struct ServerInterval {
     pub counters_reset: bool,
 }
 
+impl ServerInterval {
+    /// Takes in the interval right after this one: counters' growth adds up; what held at
+    /// the end (levels, request times, memory, queues, tasks) is the later one's.
+    pub fn absorb(&mut self, later: ServerInterval) {
+        for (name, grew) in later.counts {
+            *self.counts.entry(name).or_default() += grew;
+        }
+        self.levels = later.levels;
+        self.request_time_ms = later.request_time_ms;
+        self.memory_bytes = later.memory_bytes;
+        self.run_queue = later.run_queue;
+        self.process_count = later.process_count;
+        self.longest_queue = later.longest_queue;
+        self.tasks = later.tasks;
+        self.counters_reset |= later.counters_reset;
+    }
+}
+
 /// [`RequestTime`] as the result file writes it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestTimeFigures {

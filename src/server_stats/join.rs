@@ -29,38 +29,67 @@ pub struct NodeInterval {
 /// the interval whose end it is nearest, within half the interval; an interval without
 /// one (the phase's last, partial one; a look that missed its moment) has none.
 pub fn beside_intervals(ends: &[(f64, f64)], nodes: &[NodeLooks]) -> Vec<Vec<NodeInterval>> {
-    let mut rows = vec![Vec::new(); ends.len()];
-    for node in nodes {
-        for (row, figures) in node_beside_intervals(ends, node) {
-            rows[row].push(figures);
-        }
-    }
-    rows
+    let mut nodes = nodes.to_vec();
+    let mut joiner = Joiner::default();
+    ends.iter()
+        .map(|&(end, length)| joiner.beside(end, length, &mut nodes))
+        .collect()
 }
 
-/// One node's figures, with the index of the interval each belongs to.
-fn node_beside_intervals(ends: &[(f64, f64)], node: &NodeLooks) -> Vec<(usize, NodeInterval)> {
-    let mut matched = Vec::new();
-    let mut previous: Option<&ServerLook> = None;
-    let mut looks = node.looks.iter().peekable();
-    for (row, &(end, length)) in ends.iter().enumerate() {
-        let tolerance = (length / 2.0).max(0.05);
-        // Looks before this interval's end: growth's starting points only.
-        while let Some((_, look)) = looks.next_if(|(at, _)| at.as_secs_f64() < end - tolerance) {
-            previous = Some(look);
+/// Puts looks beside intervals as the intervals close, in time order, using up each
+/// node's looks as it goes: what a long phase keeps of its looks is only those not yet
+/// placed. Each node's last look placed stays as the starting point of its growth.
+#[derive(Debug, Default)]
+pub struct Joiner {
+    previous: Vec<Option<ServerLook>>,
+}
+
+impl Joiner {
+    /// The figures of each node whose look was taken as the interval ending `end`
+    /// seconds after the phase's start (`length` long) ended; looks up to then are used
+    /// up from `nodes`.
+    pub fn beside(&mut self, end: f64, length: f64, nodes: &mut [NodeLooks]) -> Vec<NodeInterval> {
+        if self.previous.len() < nodes.len() {
+            self.previous.resize(nodes.len(), None);
         }
-        if let Some((_, look)) = looks.next_if(|(at, _)| at.as_secs_f64() <= end + tolerance) {
-            matched.push((
-                row,
-                NodeInterval {
+        let tolerance = (length / 2.0).max(0.05);
+        let mut figures = Vec::new();
+        for (node, previous) in nodes.iter_mut().zip(&mut self.previous) {
+            // Looks before this interval's end: growth's starting points only.
+            let before = node
+                .looks
+                .iter()
+                .take_while(|(at, _)| at.as_secs_f64() < end - tolerance)
+                .count();
+            if let Some((_, look)) = node.looks.drain(..before).next_back() {
+                *previous = Some(look);
+            }
+            if node
+                .looks
+                .first()
+                .is_some_and(|(at, _)| at.as_secs_f64() <= end + tolerance)
+            {
+                let (_, look) = node.looks.remove(0);
+                figures.push(NodeInterval {
                     node: node.node.clone(),
-                    figures: between(previous, look),
-                },
-            ));
-            previous = Some(look);
+                    figures: between(previous.as_ref(), &look),
+                });
+                *previous = Some(look);
+            }
+        }
+        figures
+    }
+}
+
+/// Two adjacent intervals' figures as one, node by node: growth adds up, levels are the
+/// later interval's end's. A node only the earlier interval has keeps its figures.
+pub fn absorb(earlier: &mut Vec<NodeInterval>, later: Vec<NodeInterval>) {
+    for next in later {
+        match earlier.iter_mut().find(|n| n.node == next.node) {
+            Some(node) => node.figures.absorb(next.figures),
+            None => earlier.push(next),
         }
     }
-    matched
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub use table::Table;
 
 use crate::driver::{Call, Client, Endpoint, Method};
 use crate::metrics::changes::{ChangesInterval, ChangesReport, Troubles};
+use crate::metrics::coarse::Series;
 use crate::metrics::recorder::new_histogram;
 use crate::workload::changes::ChangesFeed;
 use consumer::{Consumer, ConsumerTally, Feed, Live};
@@ -42,7 +43,7 @@ pub struct Watch {
     stop: Signal,
     consumers: Vec<JoinHandle<ConsumerTally>>,
     sampler: Option<JoinHandle<()>>,
-    intervals: Arc<Mutex<Vec<ChangesInterval>>>,
+    intervals: Arc<Mutex<Series<ChangesInterval>>>,
 }
 
 /// The largest `GET /db` answer taken where the consumers start: CouchDB's is under
@@ -207,12 +208,14 @@ impl Watch {
             stop,
             consumers,
             sampler: None,
-            intervals: Arc::new(Mutex::new(Vec::new())),
+            intervals: Arc::new(Mutex::new(Series::default())),
         })
     }
 
-    /// Takes the consumers' figures every `interval` from the phase's start.
-    pub fn sample_from(&mut self, phase_start: Instant, interval: Duration) {
+    /// Takes the consumers' figures every `interval` from the phase's start, keeping at
+    /// most `bound` intervals (merged as they fill).
+    pub fn sample_from(&mut self, phase_start: Instant, interval: Duration, bound: usize) {
+        self.intervals = Arc::new(Mutex::new(Series::new(bound)));
         let task = sample(
             (self.live.clone(), self.tables()),
             self.intervals.clone(),
@@ -274,7 +277,9 @@ impl Watch {
         let _ = latency.record_n(0, left.early);
         let settings = &self.settings;
         let intervals =
-            std::mem::take(&mut *self.intervals.lock().unwrap_or_else(|p| p.into_inner()));
+            std::mem::take(&mut *self.intervals.lock().unwrap_or_else(|p| p.into_inner()))
+                .into_parts()
+                .0;
         ChangesReport {
             feed: settings.feed.name().to_string(),
             consumers: settings.consumers,
@@ -305,7 +310,7 @@ impl Watch {
 /// Takes the consumers' figures once per interval.
 async fn sample(
     (live, tables): (Arc<Live>, Vec<Arc<Table>>),
-    out: Arc<Mutex<Vec<ChangesInterval>>>,
+    out: Arc<Mutex<Series<ChangesInterval>>>,
     (started, interval): (Instant, Duration),
 ) {
     let mut last = (started, live.changes.load(Ordering::Relaxed));
@@ -330,6 +335,7 @@ async fn sample(
                 .min()
                 .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64()),
             open_feeds: live.open.load(Ordering::Relaxed),
+            length_seconds: length,
         };
         out.lock().unwrap_or_else(|p| p.into_inner()).push(row);
         last = (now, changes);

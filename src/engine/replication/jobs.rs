@@ -9,14 +9,27 @@ use serde_json::Value;
 
 use crate::driver::{Client, Method};
 use crate::engine::actions::request;
+use crate::metrics::coarse::{Coarsen, Series};
 use crate::metrics::replication::JobLook;
 
 const JOBS: &str = "/_scheduler/jobs";
 
+/// One look: each job's state at an interval's end.
+#[derive(Debug, Default)]
+pub struct JobsAt(pub Vec<JobLook>);
+
+impl Coarsen for JobsAt {
+    /// A merged interval keeps the jobs' state at its end.
+    fn absorb(&mut self, later: JobsAt) {
+        *self = later;
+    }
+}
+
 /// What the looks found, shared with the phase.
 #[derive(Debug, Default)]
 pub struct JobLog {
-    pub looks: Vec<JobLook>,
+    /// At most `--max-intervals` looks, merged as they fill.
+    pub looks: Series<JobsAt>,
     /// Why the server was not asked any more, once.
     pub missing: Option<String>,
     pub failures: u64,
@@ -78,7 +91,7 @@ async fn look(
     match answer {
         Ok(answer) if answer.status == 200 => {
             let found = looks(&answer.json, documents, elapsed);
-            log.looks.extend(found);
+            log.looks.push(JobsAt(found));
         }
         Ok(answer) if matches!(answer.status, 400 | 404 | 405) => {
             log.missing = Some(format!(

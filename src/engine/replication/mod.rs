@@ -19,6 +19,7 @@ use super::changes::{Table, Watch};
 use crate::driver::auth::{Auth, ReplicationAuth};
 use crate::driver::connection::DEFAULT_MAX_RESPONSE;
 use crate::driver::{Client, Endpoint};
+use crate::metrics::coarse::Series;
 use crate::metrics::replication::{ReplicaReport, ReplicationReport};
 use crate::target::{Target, encode_path_segment};
 use crate::workload::changes::ChangesFeed;
@@ -238,10 +239,11 @@ impl Running {
 
     /// Takes the replicas' figures and the jobs' state every `interval` from the phase's
     /// start.
-    pub fn sample_from(&mut self, phase_start: Instant, interval: Duration) {
+    pub fn sample_from(&mut self, phase_start: Instant, interval: Duration, bound: usize) {
         for replica in &mut self.replicas {
-            replica.watch.sample_from(phase_start, interval);
+            replica.watch.sample_from(phase_start, interval, bound);
         }
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner()).looks = Series::new(bound);
         let documents = self.documents();
         let client = Client::new(self.client.endpoint_arc().clone(), Some(REQUEST_WAIT));
         let task = jobs::sample(
@@ -342,7 +344,8 @@ impl Running {
         } else {
             notes.push(ONE_SHOTS_NOTE.to_string());
         }
-        let jobs = std::mem::take(&mut self.jobs.lock().unwrap_or_else(|p| p.into_inner()).looks);
+        let looks = std::mem::take(&mut self.jobs.lock().unwrap_or_else(|p| p.into_inner()).looks);
+        let jobs = looks.into_parts().0.into_iter().flat_map(|l| l.0).collect();
         ReplicationReport {
             two_way: self.plan.two_way,
             replicas,

@@ -257,6 +257,7 @@ mod tests {
             changes_per_second: per_second,
             lag_seconds: per_second / 100.0,
             open_feeds: 1,
+            length_seconds: 1.0,
         };
         let replica = |name: &str, looks: Vec<ChangesInterval>| ReplicaResult {
             database: name.to_string(),

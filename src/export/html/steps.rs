@@ -98,6 +98,8 @@ mod tests {
         for &length in lengths {
             elapsed += length;
             phase.intervals.push(IntervalResult {
+                late_causes: None,
+                stalled_seconds: None,
                 end_ms: 0,
                 elapsed_seconds: elapsed,
                 length_seconds: length,
