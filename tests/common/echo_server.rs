@@ -5,7 +5,7 @@
 //! hostile server would send to take over the terminal that shows them (a window title, a
 //! cleared screen, a forged verdict line). No database does both on demand.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,38 +50,13 @@ fn serve(stream: TcpStream, status: &str, picked: fn(&str) -> bool, echoed: &Ato
     let mut writer = stream.try_clone().unwrap();
     let mut reader = BufReader::new(stream);
     let mut revision = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let (mut length, mut authorization) = (0usize, String::new());
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap_or(0);
-                } else if name.eq_ignore_ascii_case("authorization") {
-                    authorization = value.trim().to_string();
-                }
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+    while let Some(request) = super::http_request::read(&mut reader) {
         revision += 1;
-        let (status, answer) = if picked(&line) {
+        let (status, answer) = if picked(&request.line) {
             let n = echoed.fetch_add(1, Ordering::SeqCst);
-            (status, echo(&authorization, &body, n))
+            (status, echo(&authorization(&request.headers), &request.body, n))
         } else {
-            super::delay_server::answer_for(&line, &body, revision)
+            super::delay_server::answer_for(&request.line, &request.body, revision)
         };
         let response = format!(
             "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
@@ -91,6 +66,16 @@ fn serve(stream: TcpStream, status: &str, picked: fn(&str) -> bool, echoed: &Ato
             return;
         }
     }
+}
+
+/// The value of the `Authorization` header among `headers`, or nothing.
+fn authorization(headers: &str) -> String {
+    headers
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .map(|(_, value)| value.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// The request quoted back: every other answer is JSON whose strings carry the control
