@@ -54,7 +54,10 @@ fn serve(stream: TcpStream, status: &str, picked: fn(&str) -> bool, echoed: &Ato
         revision += 1;
         let (status, answer) = if picked(&request.line) {
             let n = echoed.fetch_add(1, Ordering::SeqCst);
-            (status, echo(&authorization(&request.headers), &request.body, n))
+            (
+                status,
+                echo(&authorization(&request.headers), &request.body, n),
+            )
         } else {
             super::delay_server::answer_for(&request.line, &request.body, revision)
         };
