@@ -72,6 +72,8 @@ impl OperationFigures {
             let name = failure.to_string();
             match name.strip_prefix("doc:") {
                 Some(word) if failure.is_document() => self.document_failures.add(word, n),
+                // Rows for documents never sent count among the documents, by their name.
+                _ if failure.counts_documents() => self.document_failures.add(&name, n),
                 _ => self.failures.add(&name, n),
             }
         }

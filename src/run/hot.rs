@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use crate::driver::Method;
 use crate::driver::admin::Admin;
 use crate::driver::responses::{self, BulkItem};
+use crate::engine::kept::MostKept;
 use crate::exit::Failed;
 use crate::template::DocumentWriter;
 use crate::workload::{DocumentIds, HotDocuments};
@@ -20,7 +21,7 @@ pub async fn make(
     admin: &mut Admin,
     writer: &DocumentWriter,
     ids: &DocumentIds,
-    count: u64,
+    (count, most): (u64, MostKept),
 ) -> Result<HotDocuments, Failed> {
     let mut hot = HotDocuments::named(ids, count);
     let path = format!("{}/_bulk_docs", admin.database_path());
@@ -45,7 +46,7 @@ pub async fn make(
                 admin.quote(&answer.body)
             )));
         }
-        learn(&mut hot, from..to, &answer.body).map_err(|problem| {
+        learn(&mut hot, from..to, &answer.body, most).map_err(|problem| {
             Failed::run(format!(
                 "making the hot documents (--hot-docs): {problem}: {}",
                 admin.quote(&answer.body)
@@ -56,8 +57,14 @@ pub async fn make(
 }
 
 /// Takes the revisions of documents `range` from a `_bulk_docs` answer, matched by id;
-/// a conflict leaves the document's revision unknown.
-fn learn(hot: &mut HotDocuments, range: std::ops::Range<usize>, body: &[u8]) -> Result<(), String> {
+/// a conflict leaves the document's revision unknown. A revision longer than `most` is
+/// not kept.
+fn learn(
+    hot: &mut HotDocuments,
+    range: std::ops::Range<usize>,
+    body: &[u8],
+    most: MostKept,
+) -> Result<(), String> {
     let rows = responses::bulk_rows(body).ok_or("the answer is not a list of rows")?;
     let places: HashMap<&str, usize> = range.clone().map(|k| (hot.ids[k].as_str(), k)).collect();
     let mut revs = Vec::new();
@@ -68,6 +75,13 @@ fn learn(hot: &mut HotDocuments, range: std::ops::Range<usize>, body: &[u8]) -> 
             .and_then(|id| places.get(id).copied())
             .ok_or("a row names no document the request held")?;
         match row.item {
+            BulkItem::Stored(rev) if !most.allows(rev.text_len()) => {
+                return Err(format!(
+                    "a revision of {} bytes, longer than --max-kept-value ({} bytes)",
+                    rev.text_len(),
+                    most.0
+                ));
+            }
             BulkItem::Stored(rev) => revs.push((k, Some(rev))),
             BulkItem::Failed(word) if word == "conflict" => revs.push((k, None)),
             BulkItem::Failed(word) => {
@@ -97,7 +111,7 @@ mod tests {
         let body = format!(
             r#"[{{"id":"h-hot-000002","rev":"{REV}"}},{{"id":"h-hot-000000","error":"conflict"}},{{"id":"h-hot-000001","rev":"{REV}"}}]"#
         );
-        learn(&mut hot, 0..3, body.as_bytes()).unwrap();
+        learn(&mut hot, 0..3, body.as_bytes(), MostKept::DEFAULT).unwrap();
         assert_eq!(hot.revs, vec![None, Rev::parse(REV), Rev::parse(REV)]);
     }
 
@@ -106,19 +120,25 @@ mod tests {
         let mut hot = HotDocuments::named(&DocumentIds::new("h"), 2);
         let refused = r#"[{"id":"h-hot-000000","error":"forbidden"},{"id":"h-hot-000001","error":"conflict"}]"#;
         assert!(
-            learn(&mut hot, 0..2, refused.as_bytes())
+            learn(&mut hot, 0..2, refused.as_bytes(), MostKept::DEFAULT)
                 .unwrap_err()
                 .contains("forbidden")
         );
         let stranger = format!(r#"[{{"id":"x","rev":"{REV}"}}]"#);
-        assert!(learn(&mut hot, 0..2, stranger.as_bytes()).is_err());
+        assert!(learn(&mut hot, 0..2, stranger.as_bytes(), MostKept::DEFAULT).is_err());
         let short = format!(r#"[{{"id":"h-hot-000000","rev":"{REV}"}}]"#);
         assert!(
-            learn(&mut hot, 0..2, short.as_bytes())
+            learn(&mut hot, 0..2, short.as_bytes(), MostKept::DEFAULT)
                 .unwrap_err()
                 .contains("1 rows")
         );
-        assert!(learn(&mut hot, 0..2, b"{}").is_err());
+        assert!(learn(&mut hot, 0..2, b"{}", MostKept::DEFAULT).is_err());
+        let long = format!(r#"[{{"id":"h-hot-000000","rev":"1-{}"}}]"#, "a".repeat(40));
+        assert!(
+            learn(&mut hot, 0..1, long.as_bytes(), MostKept(40))
+                .unwrap_err()
+                .contains("longer than --max-kept-value (40 bytes)")
+        );
         assert_eq!(hot.revs, vec![None, None]);
     }
 }

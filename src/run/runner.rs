@@ -218,7 +218,8 @@ async fn run_pass(
     let observer = run.observer.clone();
     let hot = match settings.hot_docs {
         Some(count) => {
-            Some(super::hot::make(&mut admin, &settings.writer, &settings.ids, count).await?)
+            let hot = (count, settings.most_kept);
+            Some(super::hot::make(&mut admin, &settings.writer, &settings.ids, hot).await?)
         }
         None => None,
     };
