@@ -547,24 +547,33 @@ fn merge_intervals(
     started_at_ms: u64,
 ) -> Result<Vec<IntervalResult>, String> {
     let length = interval_ms(phases);
-    let mut buckets: BTreeMap<u64, Bucket> = BTreeMap::new();
+    // The rows of each moment are gathered first and added up one moment at a time: a
+    // bucket holds its operations' histograms decoded, which a file can make hundreds of
+    // KiB each from a hundred bytes of text, so all buckets at once could take many
+    // times the files.
+    let mut moments: BTreeMap<u64, Vec<(&str, &IntervalResult)>> = BTreeMap::new();
     for phase in phases {
         for row in &phase.intervals {
-            buckets
+            moments
                 .entry((row.end_ms + length / 2) / length)
                 .or_default()
-                .add(row)
-                .map_err(|e| format!("an interval of phase {}: {e}", phase.name))?;
+                .push((&phase.name, row));
         }
     }
-    Ok(buckets
+    moments
         .into_iter()
-        .map(|(key, bucket)| {
+        .map(|(key, rows)| {
+            let mut bucket = Bucket::default();
+            for (phase, row) in rows {
+                bucket
+                    .add(row)
+                    .map_err(|e| format!("an interval of phase {phase}: {e}"))?;
+            }
             let end_ms = key * length;
             let elapsed = end_ms.saturating_sub(started_at_ms) as f64 / 1_000.0;
-            bucket.result(end_ms, elapsed)
+            Ok(bucket.result(end_ms, elapsed))
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
