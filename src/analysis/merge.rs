@@ -601,25 +601,34 @@ fn merge_intervals(
     // A row ending up to half the finest interval past a stretch's end (clocks and
     // ticks are not exact) still counts for that stretch.
     let slack = lengths.iter().copied().min().unwrap_or(length) / 2;
-    let mut buckets: BTreeMap<u64, Bucket> = BTreeMap::new();
+    // The rows of each moment are gathered first and added up one moment at a time: a
+    // bucket holds its operations' histograms decoded, which a file can make hundreds of
+    // KiB each from a hundred bytes of text, so all buckets at once could take many
+    // times the files.
+    let mut moments: BTreeMap<u64, Vec<(usize, &str, &IntervalResult)>> = BTreeMap::new();
     for (node, phase) in phases.iter().enumerate() {
         for row in &phase.intervals {
             let since = row.end_ms.saturating_sub(started_at_ms);
-            buckets
+            moments
                 .entry((since + length - slack) / length)
                 .or_default()
-                .add(node, row)
-                .map_err(|e| format!("an interval of phase {}: {e}", phase.name))?;
+                .push((node, &phase.name, row));
         }
     }
-    Ok(buckets
+    moments
         .into_iter()
-        .map(|(key, bucket)| {
+        .map(|(key, rows)| {
+            let mut bucket = Bucket::default();
+            for (node, phase, row) in rows {
+                bucket
+                    .add(node, row)
+                    .map_err(|e| format!("an interval of phase {phase}: {e}"))?;
+            }
             let end_ms = started_at_ms + key * length;
             let elapsed = (key * length) as f64 / 1_000.0;
-            bucket.result(end_ms, elapsed)
+            Ok(bucket.result(end_ms, elapsed))
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]

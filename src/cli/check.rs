@@ -14,7 +14,7 @@ pub fn execute(args: CheckArgs) -> Result<(), Failed> {
     crate::results::tally::check_readable(&result.phases, &args.result.display().to_string())
         .map_err(Failed::bad_input)?;
     refuse_interrupted(&result, &args)?;
-    let judged = judged_phases(&result)?;
+    let judged = judged_phases(result)?;
     let outcomes = print_outcomes(&checks, &judged)?;
     let failed = failed(&outcomes);
     if failed > 0 {
@@ -49,17 +49,17 @@ fn refuse_interrupted(result: &RunResult, args: &CheckArgs) -> Result<(), Failed
 /// The result whose phases the thresholds judge. A rate search's steps above its answer
 /// failed by design (that is how the answer was found), so a search is judged on its
 /// answer step and the phases before the steps, and says so; a search without an answer
-/// fails the check.
-fn judged_phases(result: &RunResult) -> Result<RunResult, Failed> {
+/// fails the check. The result is taken, not copied: a result file may be large.
+fn judged_phases(mut result: RunResult) -> Result<RunResult, Failed> {
     let Some(search) = &result.search else {
-        return Ok(result.clone());
+        return Ok(result);
     };
-    let steps: Vec<&str> = search.steps.iter().map(|s| s.phase.as_str()).collect();
+    let steps: Vec<String> = search.steps.iter().map(|s| s.phase.clone()).collect();
     let answer = search
         .steps
         .iter()
         .filter(|s| s.meets && Some(s.rate) == search.answer)
-        .map(|s| s.phase.as_str())
+        .map(|s| s.phase.clone())
         .next_back();
     let Some(answer) = answer else {
         eprintln!(
@@ -72,9 +72,8 @@ fn judged_phases(result: &RunResult) -> Result<RunResult, Failed> {
         "a rate search: judged on its answer step {answer} and the phases before the steps; the other {} steps are left out",
         steps.len().saturating_sub(1)
     );
-    let mut judged = result.clone();
-    judged
+    result
         .phases
-        .retain(|p| p.name == answer || !steps.contains(&p.name.as_str()));
-    Ok(judged)
+        .retain(|p| p.name == answer || !steps.contains(&p.name));
+    Ok(result)
 }

@@ -18,9 +18,10 @@ const MIB: u64 = 1024 * 1024;
 pub enum Kind {
     /// A JSON or XML document template: a few kilobytes in practice.
     Template,
-    /// `--config FILE`: flags and their values.
+    /// `--config FILE`: flags and their values, a few KB (a thousand thresholds, 30 KB).
     Config,
-    /// `--scenario FILE`: phases; even long sweeps stay far below the limit.
+    /// `--scenario FILE`: phases and their queries, a few KB; even long sweeps stay far
+    /// below the limit.
     Scenario,
     /// A result file (`check`, `compare`, `merge`, `report`): it holds one histogram per
     /// interval and operation, so a day-long run at `--interval 100ms` is hundreds of MiB.
@@ -36,7 +37,10 @@ impl Kind {
     /// The most bytes sofabench reads for this kind of file.
     pub const fn limit(self) -> u64 {
         match self {
-            Kind::Template | Kind::Config | Kind::Scenario => 64 * MIB,
+            Kind::Template => 64 * MIB,
+            // Parsed into a tree of TOML (or JSON) values, which takes up to 40 times the
+            // text for arrays of empty tables: 64 MiB took gigabytes.
+            Kind::Config | Kind::Scenario => MIB,
             Kind::Result => 1024 * MIB,
             Kind::Pem => 16 * MIB,
             Kind::Secret => 64 * 1024,

@@ -24,14 +24,22 @@ const MOST_INFLATED: u64 = 64 << 20;
 const V2_COOKIE: u32 = 0x1c84_9313;
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 const V2_HEADER: usize = 40;
+/// Where the significant digits sit in the inner header.
+const V2_DIGITS_AT: usize = 12;
 
-/// Decodes what [`encode`] wrote, or what HdrHistogram's own tools write. The text comes
-/// from files anyone can write: lengths inside it are checked against the data before
-/// the decoder may trust them (it sizes a buffer from one).
+/// The most significant digits read: what sofabench writes
+/// ([`crate::metrics::recorder::LATENCY_SIGNIFICANT_DIGITS`]). A histogram holds a
+/// count per distinguishable value, allocated and walked whole by every decode, merge
+/// and percentile: over the whole u64 range 3 digits are 55,296 counts (432 KiB), 5
+/// digits 6.3 million (50 MiB), and a few hundred of those took minutes to report.
+pub const MOST_DIGITS: u8 = crate::metrics::recorder::LATENCY_SIGNIFICANT_DIGITS;
+
+/// Decodes what [`encode`] wrote, or what HdrHistogram's own tools write with at most
+/// [`MOST_DIGITS`] significant digits. The text comes from files anyone can write:
+/// lengths inside it are checked against the data before the decoder may trust them (it
+/// sizes a buffer from one), and its digits before it allocates the counts.
 pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("a histogram is not valid base64: {e}"))?;
+    let bytes = base64(text)?;
     check_lengths(&bytes)?;
     let mut histogram: Histogram<u64> = Deserializer::new()
         .deserialize(&mut bytes.as_slice())
@@ -40,12 +48,54 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
     Ok(histogram)
 }
 
-/// Refuses an encoding whose inner payload length claims more bytes than it holds.
-fn check_lengths(bytes: &[u8]) -> Result<(), String> {
-    let word = |b: &[u8], at: usize| {
-        b.get(at..at + 4)
-            .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+/// Refuses, as cheaply as it can be known, a histogram that would cost more to decode
+/// than any sofabench writes: one with more than [`MOST_DIGITS`] significant digits.
+/// Only the header is inflated; its counts are not looked at.
+pub fn check_settings(text: &str) -> Result<(), String> {
+    let bytes = base64(text)?;
+    let mut inflated = Vec::with_capacity(V2_HEADER);
+    let header = match word(&bytes, 0) {
+        Some(V2_COMPRESSED_COOKIE) => {
+            flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+                .take(V2_HEADER as u64)
+                .read_to_end(&mut inflated)
+                .map_err(|e| format!("a histogram cannot be inflated: {e}"))?;
+            &inflated[..]
+        }
+        Some(V2_COOKIE) => &bytes[..],
+        _ => return Err("a histogram has an unknown encoding (cookie)".to_string()),
     };
+    check_digits(header)
+}
+
+fn base64(text: &str) -> Result<Vec<u8>, String> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("a histogram is not valid base64: {e}"))
+}
+
+/// The big-endian word at `at`, if the bytes reach that far.
+fn word(bytes: &[u8], at: usize) -> Option<u32> {
+    bytes
+        .get(at..at + 4)
+        .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+/// Refuses an inner header with more significant digits than [`MOST_DIGITS`].
+fn check_digits(inner: &[u8]) -> Result<(), String> {
+    let digits = word(inner, V2_DIGITS_AT).ok_or("a histogram is cut short")?;
+    if digits > u32::from(MOST_DIGITS) {
+        return Err(format!(
+            "a histogram has {digits} significant digits: sofabench writes {MOST_DIGITS} and reads \
+             no more (each digit multiplies the work of every histogram by about 10)"
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses an encoding whose inner payload length claims more bytes than it holds, or
+/// whose digits [`check_digits`] refuses.
+fn check_lengths(bytes: &[u8]) -> Result<(), String> {
     let inflated;
     let inner = match word(bytes, 0) {
         Some(V2_COMPRESSED_COOKIE) => {
@@ -66,6 +116,7 @@ fn check_lengths(bytes: &[u8]) -> Result<(), String> {
         Some(V2_COOKIE) => bytes,
         _ => return Err("a histogram has an unknown encoding (cookie)".to_string()),
     };
+    check_digits(inner)?;
     let claimed = word(inner, 4).ok_or("a histogram is cut short")? as usize;
     if inner.len() < V2_HEADER || claimed > inner.len() - V2_HEADER {
         return Err(format!(
@@ -109,6 +160,24 @@ mod tests {
         bytes.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
         bytes.extend_from_slice(&deflated);
         base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    #[test]
+    fn more_digits_than_sofabench_writes_are_refused_from_the_header() {
+        let widest = |digits| {
+            let mut h = Histogram::<u64>::new_with_bounds(1, u64::MAX, digits).unwrap();
+            h.record(1_000).unwrap();
+            encode(&h)
+        };
+        assert!(check_settings(&widest(3)).is_ok());
+        assert!(decode(&widest(3)).is_ok());
+        for refused in [check_settings(&widest(4)), decode(&widest(5)).map(drop)] {
+            let err = refused.unwrap_err();
+            assert!(
+                err.contains("significant digits: sofabench writes 3"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod changes;
+mod checked;
 mod disk;
 mod hot;
 pub mod replication;
@@ -44,7 +45,9 @@ pub struct RunResult {
     pub ended_at: String,
     /// True when the run was stopped (Ctrl-C) before it finished.
     pub interrupted: bool,
-    /// The run's settings, by flag name, without any password.
+    /// The run's settings, by flag name, without any password; at most
+    /// [`checked::MOST_CONFIG`] bytes of text when read.
+    #[serde(deserialize_with = "checked::config")]
     pub config: BTreeMap<String, serde_json::Value>,
     /// The nodes (machines) whose measurements this result holds: one entry for a plain
     /// run, several after `merge`.
@@ -517,6 +520,7 @@ pub struct Latency {
     pub p999_ms: f64,
     pub max_ms: f64,
     /// HdrHistogram V2 deflate, base64; values in microseconds.
+    #[serde(deserialize_with = "checked::histogram")]
     pub histogram: String,
 }
 
@@ -610,6 +614,7 @@ pub struct IntervalOperation {
     pub p50_ms: f64,
     pub p99_ms: f64,
     /// Response times, HdrHistogram V2 deflate, base64, microseconds.
+    #[serde(deserialize_with = "checked::histogram")]
     pub histogram: String,
 }
 
@@ -622,6 +627,8 @@ impl RunResult {
 
     /// A result from the text of a result file; `file` names it in messages.
     pub fn parse(text: &str, file: &str) -> Result<RunResult, String> {
+        checked::cost(text)
+            .map_err(|e| format!("{file}: {e}; give a file written by --json or --out"))?;
         let result: RunResult = serde_json::from_str(text).map_err(|e| {
             format!(
                 "{file}:{}:{}: not a sofabench result ({e}); give a file written by --json or --out",
