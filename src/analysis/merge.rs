@@ -425,31 +425,19 @@ fn aborted(parts: &[(&PhaseResult, &RunResult)]) -> Vec<String> {
     aborted
 }
 
-/// The interval length of a node's phase in milliseconds: `--interval` times the phase's
-/// `interval_width` when the node's config says its interval, else (results written
-/// before it did) the most common measured one (the last interval is often shorter).
-/// Measured lengths jitter by a millisecond or two, and a stretch a millisecond off
-/// drifts away from the nodes' rows over a thousand stretches.
-fn interval_ms(phase: &PhaseResult, config: &BTreeMap<String, Value>) -> u64 {
-    let nominal = config
-        .get("interval_seconds")
-        .and_then(Value::as_f64)
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map(|s| (s * 1_000.0).round() as u64);
-    if let Some(ms) = nominal.filter(|ms| *ms > 0) {
-        return ms.saturating_mul(phase.interval_width.max(1));
-    }
-    let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
-    for row in &phase.intervals {
-        *counts
-            .entry((row.length_seconds * 1_000.0).round() as u64)
-            .or_default() += 1;
-    }
-    counts
-        .into_iter()
-        .max_by_key(|(length, n)| (*n, *length))
-        .map_or(1_000, |(length, _)| length)
-        .max(1)
+/// The interval length of a node's phase in milliseconds, as its rows kept it: the
+/// mean over all rows but the last (often cut short by the phase's end), from their ends.
+/// Not `--interval` × `interval_width`: a tick that fires late pushes the next ones
+/// later, so rows run a little longer than asked, and a grid of the asked length drifts
+/// off the rows; nor the most common length, which jitters by a millisecond or two.
+fn interval_ms(phase: &PhaseResult) -> u64 {
+    let rows = &phase.intervals;
+    let full = match rows.len() {
+        0 => return 1_000,
+        1 => (rows[0].length_seconds * 1_000.0).round() as u64,
+        n => rows[n - 2].end_ms.saturating_sub(phase.started_at_ms) / (n as u64 - 1),
+    };
+    full.max(1)
 }
 
 /// What one node's rows in a bucket add up to: one row's worth of the node.
@@ -567,13 +555,9 @@ impl Bucket {
         Ok(())
     }
 
-    /// The bucket as an interval ending at `end_ms`, `elapsed` after the phase's start.
-    fn result(&self, end_ms: u64, elapsed: f64) -> IntervalResult {
-        let length = self
-            .shares
-            .values()
-            .map(|s| s.length_seconds)
-            .fold(0.0, f64::max);
+    /// The bucket as an interval of `length` seconds ending at `end_ms`, `elapsed` after
+    /// the phase's start.
+    fn result(&self, end_ms: u64, elapsed: f64, length: f64) -> IntervalResult {
         let mut row = self.metrics.row(elapsed, length, self.cpu);
         row.server.clone_from(&self.server);
         row.machine_cpu = self.machine_cpu;
@@ -605,49 +589,47 @@ impl Bucket {
 /// The nodes' rows, put together by the stretch of time they end in. Nodes whose
 /// intervals were merged differently (one reached `--max-intervals` and another not)
 /// are aligned on the coarsest: each stretch is as long as the widest node's intervals,
-/// and a finer node's rows fall into the stretch their end lies in.
+/// and a finer node's rows fall into the stretch their middle lies in.
 fn merge_intervals(
     parts: &[(&PhaseResult, &RunResult)],
     started_at_ms: u64,
 ) -> Result<Vec<IntervalResult>, String> {
-    let lengths: Vec<u64> = parts
-        .iter()
-        .map(|(phase, result)| interval_ms(phase, &result.config))
-        .collect();
+    let lengths: Vec<u64> = parts.iter().map(|(phase, _)| interval_ms(phase)).collect();
     let length = lengths.iter().copied().max().unwrap_or(1_000);
-    // A row ending up to half the finest interval past a stretch's end (clocks and
-    // ticks are not exact) still counts for that stretch.
-    let slack = lengths.iter().copied().min().unwrap_or(length) / 2;
     let mut buckets: BTreeMap<u64, Bucket> = BTreeMap::new();
     for (node, (phase, _)) in parts.iter().enumerate() {
         for row in &phase.intervals {
-            let since = row.end_ms.saturating_sub(started_at_ms);
+            // A row belongs to the stretch its middle lies in: its end may be a tick late
+            // or early, and a short last row ends just past a stretch it is not part of.
+            let half = (row.length_seconds.max(0.0) * 500.0) as u64;
+            let middle = row
+                .end_ms
+                .saturating_sub(started_at_ms)
+                .saturating_sub(half);
             buckets
-                .entry((since + length - slack) / length)
+                .entry(middle / length + 1)
                 .or_default()
                 .add(node, row)
                 .map_err(|e| format!("an interval of phase {}: {e}", phase.name))?;
         }
     }
+    // Each stretch runs from the one before's end to its rows' latest end, so that the
+    // stretches tile the phase (nodes' rows seldom end together) and the last ends with
+    // the phase, not a whole stretch later.
+    let mut before = started_at_ms;
     Ok(buckets
         .into_iter()
         .map(|(key, bucket)| {
-            let end_ms = stretch_end(started_at_ms + key * length, bucket.last_end_ms, slack);
+            let end_ms = bucket
+                .last_end_ms
+                .max(started_at_ms + (key - 1) * length)
+                .max(before);
+            let length = end_ms.saturating_sub(before) as f64 / 1_000.0;
+            before = end_ms;
             let elapsed = end_ms.saturating_sub(started_at_ms) as f64 / 1_000.0;
-            bucket.result(end_ms, elapsed)
+            bucket.result(end_ms, elapsed, length)
         })
         .collect())
-}
-
-/// Where a stretch ends: on its grid, unless its rows all ended well before (the phase
-/// ended inside it: the last stretch covers only part of its width), then with them,
-/// so that its end and its length agree with what its rows cover.
-fn stretch_end(grid_end_ms: u64, last_end_ms: u64, slack: u64) -> u64 {
-    if last_end_ms + slack < grid_end_ms {
-        last_end_ms
-    } else {
-        grid_end_ms
-    }
 }
 
 #[cfg(test)]
@@ -1146,7 +1128,8 @@ mod tests {
         let start = a.phases[0].started_at_ms;
         assert_eq!(phase.started_at_ms, start);
         // Three stretches of 4 s from the phase's start: A's rows 1-4, 5-8 and 9, each
-        // with B's row that ends in it; the last ends where its rows did, not at 12 s.
+        // with B's row that ends in it, each ending with its latest row (the last at
+        // 9.3 s, not at 12 s).
         let got: Vec<(u64, u64)> = phase
             .intervals
             .iter()
@@ -1155,23 +1138,23 @@ mod tests {
         assert_eq!(
             got,
             [
-                (4_000, (1 + 2 + 3 + 4) + 100),
-                (8_000, (5 + 6 + 7 + 8) + 200),
+                (4_302, (1 + 2 + 3 + 4) + 100),
+                (8_301, (5 + 6 + 7 + 8) + 200),
                 (9_300, 9 + 7)
             ]
         );
         let elapsed: Vec<f64> = phase.intervals.iter().map(|i| i.elapsed_seconds).collect();
-        assert_eq!(elapsed, [4.0, 8.0, 9.3]);
-        // Each row's rate is of its own length: the longest node's share of the stretch.
+        assert_eq!(elapsed, [4.302, 8.301, 9.3]);
+        // Each row's rate is over its own length: from the stretch before's end to its.
         let first = &phase.intervals[0];
-        assert_eq!(first.length_seconds, 4.002);
+        assert_eq!(first.length_seconds, 4.302);
         let read = first
             .operations
             .iter()
             .find(|o| o.operation == "read")
             .unwrap();
-        assert_eq!(read.throughput, 110.0 / 4.002);
-        assert_eq!(phase.intervals[2].length_seconds, 1.0);
+        assert_eq!(read.throughput, 110.0 / 4.302);
+        assert_eq!(phase.intervals[2].length_seconds, 0.999);
         // Nothing lost: the rows add up to both nodes' rows.
         let all: u64 = phase.intervals.iter().map(reads).sum();
         let each = |r: &RunResult| r.phases[0].intervals.iter().map(reads).sum::<u64>();
