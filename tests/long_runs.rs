@@ -183,3 +183,144 @@ fn memory_does_not_grow_with_the_number_of_intervals() {
         "{long} KiB over 8,000 intervals, {short} KiB over 2,000"
     );
 }
+
+/// The JSON rows of `phase`, by their end (Unix ms).
+fn rows_by_end(phase: &Value) -> std::collections::BTreeMap<u64, &Value> {
+    phase["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["end_ms"].as_u64().unwrap(), r))
+        .collect()
+}
+
+/// A phase whose intervals were merged is read by its intervals' own lengths: the CSV's
+/// rates are each interval's count over its own length, the hlog's intervals start and
+/// last as the JSON's do, and `report` (HTML and CSV again), `check` and `compare` take it.
+#[test]
+fn merged_intervals_are_read_by_their_own_lengths_in_every_output() {
+    let server = DelayServer::start(Duration::ZERO);
+    let dir = tempfile::tempdir().unwrap();
+    let run = many_intervals(&server.url, dir.path(), (2, 16), &["--out=out"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let out = dir.path().join("out");
+    let result = result_json(&out.join("result.json"));
+    let crud = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "crud")
+        .unwrap();
+    assert!(crud["interval_width"].as_u64().unwrap() >= 2, "{crud}");
+    let rows = rows_by_end(crud);
+    // CSV: each row's throughput is its succeeded over its own interval's length.
+    let csv = std::fs::read_to_string(out.join("result.csv")).unwrap();
+    let mut checked = 0;
+    for line in csv.lines().skip(1).filter(|l| l.starts_with("crud,")) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let row = rows[&cells[1].parse::<u64>().unwrap()];
+        let length = row["length_seconds"].as_f64().unwrap();
+        let succeeded: f64 = cells[4].parse().unwrap();
+        let throughput: f64 = cells[7].parse().unwrap();
+        assert!(
+            (throughput - succeeded / length).abs() < 0.001,
+            "{line}: {succeeded} in {length} s"
+        );
+        assert_eq!(cells[2].parse::<f64>().unwrap(), {
+            let e = row["elapsed_seconds"].as_f64().unwrap();
+            (e * 1e3).round() / 1e3
+        });
+        checked += 1;
+    }
+    assert!(checked >= 2, "{csv}");
+    // hlog: one line per interval of the phase, each as long as the JSON's interval.
+    let hlog = std::fs::read_to_string(out.join("result.read.hlog")).unwrap();
+    let lengths: Vec<f64> = hlog
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('"'))
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    let json_lengths: Vec<f64> = rows
+        .values()
+        .map(|r| (r["length_seconds"].as_f64().unwrap() * 1e3).round() / 1e3)
+        .collect();
+    assert_eq!(lengths, json_lengths);
+    let json = out.join("result.json");
+    let json = json.to_str().unwrap();
+    let html = dir.path().join("again.html");
+    let report = sofabench(&["report", json, "--html", html.to_str().unwrap()]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    let check = sofabench(&["check", json, "--threshold=errors == 0"]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check.stdout.contains("PASS  errors == 0"),
+        "{}",
+        check.stdout
+    );
+    let compare = sofabench(&["compare", json, json]);
+    assert_eq!(compare.code, 0, "{}\n{}", compare.stdout, compare.stderr);
+}
+
+/// A result written before intervals were merged (no `interval_width`, no
+/// `config.interval_seconds`) is read by `report`, `merge`, `check` and `compare`, and a
+/// merge of it keeps its intervals as they were.
+#[test]
+fn a_result_written_before_intervals_were_merged_is_still_read() {
+    let fixture = repository().join("tests/fixtures/result-v2.json");
+    let old = result_json(&fixture);
+    assert!(old["config"].get("interval_seconds").is_none());
+    assert!(
+        old["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p.get("interval_width").is_none())
+    );
+    let fixture = fixture.to_str().unwrap();
+    let report = sofabench(&["report", fixture]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert!(
+        report.stdout.contains("CRUD BENCHMARK RESULTS"),
+        "{}",
+        report.stdout
+    );
+    let check = sofabench(&["check", fixture, "--threshold=errors == 0"]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    let compare = sofabench(&["compare", fixture, fixture]);
+    assert_eq!(compare.code, 0, "{}\n{}", compare.stdout, compare.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let merged = dir.path().join("merged.json");
+    let merge = sofabench(&["merge", fixture, "--json", merged.to_str().unwrap()]);
+    assert_eq!(merge.code, 0, "{}\n{}", merge.stdout, merge.stderr);
+    let merged = result_json(&merged);
+    for (old, new) in old["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(merged["phases"].as_array().unwrap())
+    {
+        // Each row stays a row of its own, its end and length to the millisecond.
+        let rows = |p: &Value| -> Vec<(u64, f64)> {
+            rows_by_end(p)
+                .values()
+                .map(|r| {
+                    (
+                        r["end_ms"].as_u64().unwrap(),
+                        r["length_seconds"].as_f64().unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let (new, old) = (rows(new), rows(old));
+        assert_eq!(new.len(), old.len(), "{new:?} {old:?}");
+        for ((new_end, new_length), (old_end, old_length)) in new.iter().zip(&old) {
+            assert!(new_end.abs_diff(*old_end) <= 1, "{new:?} {old:?}");
+            assert!((new_length - old_length).abs() < 0.002, "{new:?} {old:?}");
+        }
+    }
+}

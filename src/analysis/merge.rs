@@ -320,7 +320,7 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
         wall_seconds: phases.iter().map(|p| p.wall_seconds).fold(0.0, f64::max),
         target_rate: (!target_rates.is_empty()).then(|| target_rates.iter().sum()),
         ramp: merge_ramps(&phases),
-        intervals: merge_intervals(&phases, started_at_ms)?,
+        intervals: merge_intervals(parts, started_at_ms)?,
         interval_width: phases.iter().map(|p| p.interval_width).max().unwrap_or(1),
         aborted: aborted(parts),
         // Every node starts the phase's action; the first node's report stands for it.
@@ -425,20 +425,19 @@ fn aborted(parts: &[(&PhaseResult, &RunResult)]) -> Vec<String> {
     aborted
 }
 
-/// The interval length of a phase in milliseconds: the most common one (the last
-/// interval of a node is often shorter).
+/// The interval length of a node's phase in milliseconds, as its rows kept it: the
+/// mean over all rows but the last (often cut short by the phase's end), from their ends.
+/// Not `--interval` × `interval_width`: a tick that fires late pushes the next ones
+/// later, so rows run a little longer than asked, and a grid of the asked length drifts
+/// off the rows; nor the most common length, which jitters by a millisecond or two.
 fn interval_ms(phase: &PhaseResult) -> u64 {
-    let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
-    for row in &phase.intervals {
-        *counts
-            .entry((row.length_seconds * 1_000.0).round() as u64)
-            .or_default() += 1;
-    }
-    counts
-        .into_iter()
-        .max_by_key(|(length, n)| (*n, *length))
-        .map_or(1_000, |(length, _)| length)
-        .max(1)
+    let rows = &phase.intervals;
+    let full = match rows.len() {
+        0 => return 1_000,
+        1 => (rows[0].length_seconds * 1_000.0).round() as u64,
+        n => rows[n - 2].end_ms.saturating_sub(phase.started_at_ms) / (n as u64 - 1),
+    };
+    full.max(1)
 }
 
 /// What one node's rows in a bucket add up to: one row's worth of the node.
@@ -468,6 +467,8 @@ struct Bucket {
     causes_unknown: bool,
     /// The longest any node stalled in the stretch.
     stalled_seconds: Option<f64>,
+    /// The latest end of a row in the stretch (Unix ms).
+    last_end_ms: u64,
     /// A node's bulk inserts came without their documents (a result written before
     /// sofabench kept them): the sum would say too few, so the merged row says none.
     documents_unknown: bool,
@@ -483,6 +484,7 @@ struct Bucket {
 
 impl Bucket {
     fn add(&mut self, node: usize, row: &IntervalResult) -> Result<(), String> {
+        self.last_end_ms = self.last_end_ms.max(row.end_ms);
         let share = self.shares.entry(node).or_default();
         share.length_seconds += row.length_seconds;
         share.in_flight = row.in_flight;
@@ -553,13 +555,9 @@ impl Bucket {
         Ok(())
     }
 
-    /// The bucket as an interval ending at `end_ms`, `elapsed` after the phase's start.
-    fn result(&self, end_ms: u64, elapsed: f64) -> IntervalResult {
-        let length = self
-            .shares
-            .values()
-            .map(|s| s.length_seconds)
-            .fold(0.0, f64::max);
+    /// The bucket as an interval of `length` seconds ending at `end_ms`, `elapsed` after
+    /// the phase's start.
+    fn result(&self, end_ms: u64, elapsed: f64, length: f64) -> IntervalResult {
         let mut row = self.metrics.row(elapsed, length, self.cpu);
         row.server.clone_from(&self.server);
         row.machine_cpu = self.machine_cpu;
@@ -591,31 +589,38 @@ impl Bucket {
 /// The nodes' rows, put together by the stretch of time they end in. Nodes whose
 /// intervals were merged differently (one reached `--max-intervals` and another not)
 /// are aligned on the coarsest: each stretch is as long as the widest node's intervals,
-/// and a finer node's rows fall into the stretch their end lies in.
+/// and a finer node's rows fall into the stretch their middle lies in.
 fn merge_intervals(
-    phases: &[&PhaseResult],
+    parts: &[(&PhaseResult, &RunResult)],
     started_at_ms: u64,
 ) -> Result<Vec<IntervalResult>, String> {
-    let lengths: Vec<u64> = phases.iter().map(|p| interval_ms(p)).collect();
+    let lengths: Vec<u64> = parts.iter().map(|(phase, _)| interval_ms(phase)).collect();
     let length = lengths.iter().copied().max().unwrap_or(1_000);
-    // A row ending up to half the finest interval past a stretch's end (clocks and
-    // ticks are not exact) still counts for that stretch.
-    let slack = lengths.iter().copied().min().unwrap_or(length) / 2;
-    // The rows of each moment are gathered first and added up one moment at a time: a
+    // The rows of each stretch are gathered first and added up one stretch at a time: a
     // bucket holds its operations' histograms decoded, which a file can make hundreds of
     // KiB each from a hundred bytes of text, so all buckets at once could take many
     // times the files.
-    let mut moments: BTreeMap<u64, Vec<(usize, &str, &IntervalResult)>> = BTreeMap::new();
-    for (node, phase) in phases.iter().enumerate() {
+    let mut stretches: BTreeMap<u64, Vec<(usize, &str, &IntervalResult)>> = BTreeMap::new();
+    for (node, (phase, _)) in parts.iter().enumerate() {
         for row in &phase.intervals {
-            let since = row.end_ms.saturating_sub(started_at_ms);
-            moments
-                .entry((since + length - slack) / length)
+            // A row belongs to the stretch its middle lies in: its end may be a tick late
+            // or early, and a short last row ends just past a stretch it is not part of.
+            let half = (row.length_seconds.max(0.0) * 500.0) as u64;
+            let middle = row
+                .end_ms
+                .saturating_sub(started_at_ms)
+                .saturating_sub(half);
+            stretches
+                .entry(middle / length + 1)
                 .or_default()
                 .push((node, &phase.name, row));
         }
     }
-    moments
+    // Each stretch runs from the one before's end to its rows' latest end, so that the
+    // stretches tile the phase (nodes' rows seldom end together) and the last ends with
+    // the phase, not a whole stretch later.
+    let mut before = started_at_ms;
+    stretches
         .into_iter()
         .map(|(key, rows)| {
             let mut bucket = Bucket::default();
@@ -624,9 +629,14 @@ fn merge_intervals(
                     .add(node, row)
                     .map_err(|e| format!("an interval of phase {phase}: {e}"))?;
             }
-            let end_ms = started_at_ms + key * length;
-            let elapsed = (key * length) as f64 / 1_000.0;
-            Ok(bucket.result(end_ms, elapsed))
+            let end_ms = bucket
+                .last_end_ms
+                .max(started_at_ms + (key - 1) * length)
+                .max(before);
+            let length = end_ms.saturating_sub(before) as f64 / 1_000.0;
+            before = end_ms;
+            let elapsed = end_ms.saturating_sub(started_at_ms) as f64 / 1_000.0;
+            Ok(bucket.result(end_ms, elapsed, length))
         })
         .collect()
 }
@@ -1068,6 +1078,124 @@ mod tests {
         );
         let targets: Vec<Option<f64>> = phase.intervals.iter().map(|i| i.target_rate).collect();
         assert_eq!(targets, [Some(60.0), Some(100.0)]);
+    }
+
+    /// A node whose phase kept `rows` (each `(ms from the phase's start to its end, its
+    /// length in ms, its reads)`), its intervals merged to `width` of `--interval 1s`; its
+    /// phase started `late_ms` after the other node's.
+    fn node_with_rows(index: u64, width: u64, late_ms: u64, rows: &[(u64, u64, u64)]) -> RunResult {
+        let mut result = node_result(&[index], node(index, 2), 1);
+        result
+            .config
+            .insert("interval_seconds".to_string(), json!(1.0));
+        let phase = &mut result.phases[0];
+        phase.started_at_ms += late_ms;
+        phase.interval_width = width;
+        phase.intervals = rows
+            .iter()
+            .map(|&(end, length, reads)| {
+                let mut metrics = IntervalMetrics::default();
+                for k in 0..reads {
+                    metrics.succeeded(Operation::Read, 1_000 + k);
+                }
+                let row = metrics.row(end as f64 / 1e3, length as f64 / 1e3, 0.1);
+                build::interval_ending(&row, phase.started_at_ms + end)
+            })
+            .collect();
+        result
+    }
+
+    fn reads(row: &IntervalResult) -> u64 {
+        row.operations
+            .iter()
+            .filter(|o| o.operation == "read")
+            .map(|o| o.succeeded)
+            .sum()
+    }
+
+    #[test]
+    fn nodes_merged_to_other_widths_align_on_the_coarser_by_time_from_the_start() {
+        // Node A kept all nine 1 s intervals (its clock ticks a little late or early);
+        // node B reached the bound, its intervals merged to 4 s (9 live intervals: two
+        // of 4 s and the last of 1 s), and it started 300 ms after A.
+        let a_rows: Vec<(u64, u64, u64)> = (1..=9)
+            .map(|s| {
+                let jitter = [0, 3, 0, 2, 1, 0, 4, 0, 1][s as usize - 1];
+                (s * 1_000 + jitter, 1_000, s)
+            })
+            .collect();
+        let a = node_with_rows(0, 1, 0, &a_rows);
+        let b = node_with_rows(
+            1,
+            4,
+            300,
+            &[(4_002, 4_002, 100), (8_001, 3_999, 200), (9_000, 999, 7)],
+        );
+        let merged = merge(&named(vec![a.clone(), b.clone()])).unwrap().result;
+        let phase = &merged.phases[0];
+        assert_eq!(phase.interval_width, 4);
+        let start = a.phases[0].started_at_ms;
+        assert_eq!(phase.started_at_ms, start);
+        // Three stretches of 4 s from the phase's start: A's rows 1-4, 5-8 and 9, each
+        // with B's row that ends in it, each ending with its latest row (the last at
+        // 9.3 s, not at 12 s).
+        let got: Vec<(u64, u64)> = phase
+            .intervals
+            .iter()
+            .map(|i| (i.end_ms - start, reads(i)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4_302, (1 + 2 + 3 + 4) + 100),
+                (8_301, (5 + 6 + 7 + 8) + 200),
+                (9_300, 9 + 7)
+            ]
+        );
+        let elapsed: Vec<f64> = phase.intervals.iter().map(|i| i.elapsed_seconds).collect();
+        assert_eq!(elapsed, [4.302, 8.301, 9.3]);
+        // Each row's rate is over its own length: from the stretch before's end to its.
+        let first = &phase.intervals[0];
+        assert_eq!(first.length_seconds, 4.302);
+        let read = first
+            .operations
+            .iter()
+            .find(|o| o.operation == "read")
+            .unwrap();
+        assert_eq!(read.throughput, 110.0 / 4.302);
+        assert_eq!(phase.intervals[2].length_seconds, 0.999);
+        // Nothing lost: the rows add up to both nodes' rows.
+        let all: u64 = phase.intervals.iter().map(reads).sum();
+        let each = |r: &RunResult| r.phases[0].intervals.iter().map(reads).sum::<u64>();
+        assert_eq!(all, each(&a) + each(&b));
+        // The other way round (the coarser node first) gives the same rows.
+        let swapped = merge(&named(vec![b, a])).unwrap().result;
+        let ends = |p: &PhaseResult| -> Vec<(u64, u64)> {
+            p.intervals.iter().map(|i| (i.end_ms, reads(i))).collect()
+        };
+        assert_eq!(ends(&swapped.phases[0]), ends(phase));
+    }
+
+    #[test]
+    fn a_thousand_stretches_stay_on_their_grid_with_measured_lengths_that_jitter() {
+        // Node B's merged rows measure 2,001 ms or 1,999 ms (the most common, 2,001,
+        // would drift a second off over a thousand rows); node A's 1 s rows tick on time.
+        let a_rows: Vec<(u64, u64, u64)> = (1..=2_000).map(|s| (s * 1_000, 1_000, 1)).collect();
+        let b_rows: Vec<(u64, u64, u64)> = (1..=1_000)
+            .map(|k| {
+                let end = k * 2_000 + if k % 3 == 0 { 1 } else { 0 };
+                (end, if k % 3 == 0 { 2_001 } else { 1_999 }, 10)
+            })
+            .collect();
+        let a = node_with_rows(0, 1, 0, &a_rows);
+        let b = node_with_rows(1, 2, 0, &b_rows);
+        let phase = merge(&named(vec![a, b])).unwrap().result.phases.remove(0);
+        assert_eq!(phase.intervals.len(), 1_000);
+        assert!(
+            phase.intervals.iter().all(|i| reads(i) == 2 + 10),
+            "{:?}",
+            phase.intervals.iter().map(reads).collect::<Vec<_>>()
+        );
     }
 
     #[test]
