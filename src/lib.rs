@@ -9,6 +9,11 @@
 //! live to Prometheus (`--metrics-listen`). Below them all: `time`
 //! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `disk` (the database's sizes on the server), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
 
+// Every text printed goes through `text::sink`, which escapes control characters: a path,
+// a name or a server's words in a message cannot act on the terminal however the message
+// was made.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod analysis;
 pub mod cli;
 pub mod cpu;

@@ -59,9 +59,13 @@ pub struct Credentials {
 }
 
 impl crate::text::Redact for Credentials {
-    /// The password, as given and with spaces as `+` (a form's encoding), and inside a
-    /// Basic header; its percent-, JSON- and HTML-escaped forms are decoded where found.
+    /// The password, as given and with spaces as `+` (a form's encoding), and in base64
+    /// alone and inside a Basic header, in both alphabets and without the padding (a
+    /// prefix of the padded form, so both are found); its percent-, JSON- and
+    /// HTML-escaped forms are decoded where found.
     fn secret_forms(&self, forms: &mut Vec<String>) {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
         if self.password.is_empty() {
             return;
         }
@@ -69,7 +73,15 @@ impl crate::text::Redact for Credentials {
         if self.password.contains(' ') {
             forms.push(self.password.replace(' ', "+"));
         }
-        forms.push(self.basic_header().trim_start_matches("Basic ").to_string());
+        let basic = format!("{}:{}", self.user, self.password);
+        for alphabet in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+            for raw in [&basic, &self.password] {
+                let encoded = alphabet.encode(raw);
+                if !forms.contains(&encoded) {
+                    forms.push(encoded);
+                }
+            }
+        }
     }
 }
 
@@ -377,6 +389,40 @@ fn validate_database_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::Redact;
+
+    /// A server that quotes the credentials back in base64 (the Basic header's value, or
+    /// the password alone, padded or not, standard or URL-safe alphabet) shows no part of
+    /// them.
+    #[test]
+    fn a_password_in_base64_is_hidden_padded_or_not() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let credentials = Credentials {
+            user: "admin".to_string(),
+            password: "p@ssZebra99?>".to_string(),
+        };
+        let basic = STANDARD.encode("admin:p@ssZebra99?>");
+        let shown = [
+            basic.clone(),
+            basic.trim_end_matches('=').to_string(),
+            URL_SAFE_NO_PAD.encode("admin:p@ssZebra99?>"),
+            STANDARD.encode("p@ssZebra99?>"),
+            URL_SAFE_NO_PAD.encode("p@ssZebra99?>"),
+        ];
+        for form in shown {
+            let text = format!("{{\"reason\":\"auth={form}\"}}");
+            let hidden = credentials.hide_in(&text);
+            assert!(
+                hidden.starts_with("{\"reason\":\"auth=***"),
+                "{form}: {hidden}"
+            );
+            assert!(
+                hidden.len() < "{\"reason\":\"auth=***==\"}".len() + 1,
+                "{form}: {hidden}"
+            );
+        }
+    }
 
     #[test]
     fn shards_make_the_creating_query() {

@@ -198,3 +198,47 @@ fn a_short_password_is_warned_of_at_the_start() {
         run.stderr
     );
 }
+
+/// A path is the user's, but not always chosen by them (a result file someone else named,
+/// picked by a glob): `check` names it in what it prints without its control characters
+/// acting on the terminal, and `merge` names the files it wrote the same way.
+#[test]
+fn a_result_file_named_with_control_characters_is_named_escaped() {
+    let dir = scratch("hostile_text", "named");
+    let server = EchoServer::start("500 Internal Server Error", |_| false);
+    let run = run_against(&server, &dir, &["--node-count=2", "--node-index=0"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let mut result = common::result_json(&dir.join("result.json"));
+    result["interrupted"] = serde_json::Value::Bool(true);
+    let named = dir.join("r\u{1b}]0;pwned\u{7}\u{1b}[2J.json");
+    std::fs::write(&named, result.to_string()).unwrap();
+    let named = named.to_str().unwrap();
+    // Refused as interrupted (exit 1), then judged anyway and passed (exit 0).
+    for (extra, code) in [(None, 1), (Some("--allow-interrupted"), 0)] {
+        let mut args = vec!["check", named, "--threshold", "errors < 1"];
+        args.extend(extra);
+        let run = sofabench(&args);
+        assert_eq!(run.code, code, "{}\n{}", run.stdout, run.stderr);
+        assert_terminal_untouched(&run);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(said.contains("r\\x1b]0;pwned\\x07\\x1b[2J.json"), "{said}");
+    }
+    let second = run_against(
+        &server,
+        &dir,
+        &["--node-count=2", "--node-index=1", "--overwrite"],
+    );
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    std::fs::rename(dir.join("result.json"), dir.join("second.json")).unwrap();
+    let merged = dir.join("m\u{1b}[2J.json");
+    let run = sofabench(&[
+        "merge",
+        named,
+        dir.join("second.json").to_str().unwrap(),
+        "--json",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_terminal_untouched(&run);
+    assert!(run.stdout.contains("wrote "), "{}", run.stdout);
+}

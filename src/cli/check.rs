@@ -18,10 +18,10 @@ pub fn execute(args: CheckArgs) -> Result<(), Failed> {
     let outcomes = print_outcomes(&checks, &judged)?;
     let failed = failed(&outcomes);
     if failed > 0 {
-        eprintln!(
+        crate::text::sink::err(&format!(
             "sofabench: {failed} of {} thresholds failed",
             outcomes.len()
-        );
+        ));
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
     Ok(())
@@ -37,12 +37,15 @@ fn refuse_interrupted(result: &RunResult, args: &CheckArgs) -> Result<(), Failed
     }
     let file = args.result.display();
     if args.allow_interrupted {
-        println!("{file}: the run was interrupted; judged on what it did (--allow-interrupted)");
+        crate::text::sink::out(&format!(
+            "{file}: the run was interrupted; judged on what it did (--allow-interrupted)\n"
+        ))
+        .map_err(Failed::output)?;
         return Ok(());
     }
-    eprintln!(
+    crate::text::sink::err(&format!(
         "sofabench: {file}: the run was interrupted (interrupted: true in the result): its last phase was cut short and the phases after it never ran, so it is not judged; add --allow-interrupted to judge what it did anyway"
-    );
+    ));
     Err(Failed::Quiet { code: RUN_FAILED })
 }
 
@@ -62,16 +65,17 @@ fn judged_phases(mut result: RunResult) -> Result<RunResult, Failed> {
         .map(|s| s.phase.clone())
         .next_back();
     let Some(answer) = answer else {
-        eprintln!(
+        crate::text::sink::err(&format!(
             "sofabench: the rate search of phase {} found no rate that met its thresholds: there is no step to judge",
             search.phase
-        );
+        ));
         return Err(Failed::Quiet { code: RUN_FAILED });
     };
-    println!(
-        "a rate search: judged on its answer step {answer} and the phases before the steps; the other {} steps are left out",
+    crate::text::sink::out(&format!(
+        "a rate search: judged on its answer step {answer} and the phases before the steps; the other {} steps are left out\n",
         steps.len().saturating_sub(1)
-    );
+    ))
+    .map_err(Failed::output)?;
     result
         .phases
         .retain(|p| p.name == answer || !steps.contains(&p.name));

@@ -1,8 +1,6 @@
 //! `sofabench merge RESULT… --json OUT`: the results of several nodes as one (see
 //! `analysis::merge`); prints the merged report.
 
-use std::io::Write;
-
 use super::MergeArgs;
 use crate::analysis::merge::merge;
 use crate::exit::Failed;
@@ -73,11 +71,13 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
         text.push_str(&report::phase_text(phase, result.interrupted));
     }
     crate::text::sink::out(&text).map_err(Failed::output)?;
-    let mut out = std::io::stdout().lock();
     let written = outputs.write(&result);
-    for path in &written.paths {
-        let _ = writeln!(out, "wrote {}", path.display());
-    }
+    let wrote: String = written
+        .paths
+        .iter()
+        .map(|path| format!("wrote {}\n", path.display()))
+        .collect();
+    let _ = crate::text::sink::out(&wrote);
     written.report_failures()
 }
 

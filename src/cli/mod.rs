@@ -994,10 +994,11 @@ pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
         }
         Command::Generate(args) => generate::execute(args),
         Command::Scenarios => {
-            for builtin in &crate::scenario::BUILTINS {
-                println!("{:<18} {}", builtin.name, builtin.description);
-            }
-            Ok(())
+            let list: String = crate::scenario::BUILTINS
+                .iter()
+                .map(|builtin| format!("{:<18} {}\n", builtin.name, builtin.description))
+                .collect();
+            crate::text::sink::out(&list).map_err(crate::exit::Failed::output)
         }
         Command::Report(args) => report::execute(args),
         Command::Compare(args) => compare::execute(args),

@@ -94,9 +94,9 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     for (flag, why) in
         scenario::flags_no_phase_takes(&layers.given, &scenario.phases, &scenario.origins)
     {
-        eprintln!(
+        crate::text::sink::err(&format!(
             "sofabench: warning: {flag} does nothing here: {why} (see the header's settings lines)"
-        );
+        ));
     }
     check_threshold_phases(&checks, &scenario).map_err(Failed::bad_input)?;
     let node = node(args)?;
@@ -548,10 +548,10 @@ fn warn_of_unused(given: &Given, name: Option<&str>) {
                 .filter(|b| b.takes.contains(&id))
                 .map(|b| b.name)
                 .collect();
-            eprintln!(
+            crate::text::sink::err(&format!(
                 "sofabench: warning: {flag} does nothing with --scenario {name}; it is for {}",
                 takers.join(" and ")
-            );
+            ));
         }
     }
 }

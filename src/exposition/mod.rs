@@ -60,12 +60,12 @@ impl MetricsEndpoint {
             .map_err(|e| Failed::run(format!("--metrics-listen {address}: cannot serve: {e}")))?;
         let serving = server.address();
         if !address::is_loopback(&serving) {
-            eprintln!(
+            crate::text::sink::err(&format!(
                 "sofabench: warning: --metrics-listen {serving} is not a loopback address: whoever reaches this machine on port {} reads the run's metrics (plain HTTP, no password)",
                 serving.port()
-            );
+            ));
         }
-        eprintln!("sofabench: metrics at http://{serving}/metrics");
+        crate::text::sink::err(&format!("sofabench: metrics at http://{serving}/metrics"));
         Ok(MetricsEndpoint {
             board,
             server,

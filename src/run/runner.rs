@@ -510,15 +510,15 @@ fn finish(
     }));
     let writing = written.report_failures();
     if interrupted {
-        eprintln!("sofabench: interrupted; the figures above cover what was done");
+        crate::text::sink::err("sofabench: interrupted; the figures above cover what was done");
         return Err(Failed::Quiet { code: INTERRUPTED });
     }
     let failed_checks = failed(&thresholds);
     if failed_checks > 0 {
-        eprintln!(
+        crate::text::sink::err(&format!(
             "sofabench: {failed_checks} of {} thresholds failed (see THRESHOLDS above)",
             thresholds.len()
-        );
+        ));
         verdict.print()?;
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
@@ -536,13 +536,15 @@ fn finish_search(
 ) -> Result<(), Failed> {
     print(&report::search::block(search));
     if interrupted {
-        eprintln!("sofabench: interrupted; the rate search's steps above are what was done");
+        crate::text::sink::err(
+            "sofabench: interrupted; the rate search's steps above are what was done",
+        );
         return Err(Failed::Quiet { code: INTERRUPTED });
     }
     judge(before).print()?;
     if search.answer.is_none() {
-        eprintln!(
-            "sofabench: no rate of the range met (see RATE SEARCH above); lower --search-rate's LOW"
+        crate::text::sink::err(
+            "sofabench: no rate of the range met (see RATE SEARCH above); lower --search-rate's LOW",
         );
         return Err(Failed::Quiet { code: RUN_FAILED });
     }
@@ -581,10 +583,10 @@ async fn live_nodes(
                 first_live.get_or_insert_with(|| endpoint.clone());
             }
             Err(problem) if failover && endpoints.len() > 1 && !problem.bad_input => {
-                eprintln!(
+                crate::text::sink::err(&format!(
                     "sofabench: warning: {} is down at the start ({}); its connections fail over to the next node (--failover)",
                     endpoint.node, problem.message
-                );
+                ));
                 first_problem.get_or_insert(problem);
             }
             Err(problem) => return Err(problem),
@@ -619,8 +621,8 @@ fn listen_for_interrupts(stop: Stop) {
             _ = terminate.recv() => {}
         }
         stop.stop.raise();
-        eprintln!(
-            "\nsofabench: stopping: letting requests in flight finish (again to give up now)"
+        crate::text::sink::err(
+            "\nsofabench: stopping: letting requests in flight finish (again to give up now)",
         );
         let again = tokio::select! {
             _ = tokio::signal::ctrl_c() => true,
@@ -635,7 +637,7 @@ fn listen_for_interrupts(stop: Stop) {
             }
         }
         stop.given_up.raise();
-        eprintln!("sofabench: given up: exiting now, without --cleanup");
+        crate::text::sink::err("sofabench: given up: exiting now, without --cleanup");
         // On a thread of its own: nothing the runtime is busy with can hold it up.
         std::thread::spawn(|| {
             std::thread::sleep(LAST_WORDS);

@@ -38,10 +38,10 @@ impl Verdict {
             crate::text::sink::err(&format!("sofabench: {line}"));
         }
         if !self.operations.is_empty() {
-            eprintln!(
+            crate::text::sink::err(&format!(
                 "sofabench: {} (see \"failed\", \"unknown\", \"not run\" and \"stopped early\" lines above)",
                 self.operations.join("; ")
-            );
+            ));
         }
         if self.failed() {
             Err(Failed::Quiet { code: RUN_FAILED })

@@ -11,6 +11,7 @@ use crate::driver::{Client, Method};
 use crate::engine::actions::request;
 use crate::metrics::coarse::{Coarsen, Series};
 use crate::metrics::replication::JobLook;
+use crate::text::{Quoted, Redact};
 
 const JOBS: &str = "/_scheduler/jobs";
 
@@ -53,8 +54,15 @@ impl JobLog {
 /// The longest name of a job's event kept (CouchDB's are words like `crashed`).
 const EVENT: usize = 32;
 
-/// The jobs of `documents` in one `_scheduler/jobs` answer, each as a look at `elapsed`.
-pub fn looks(answer: &Value, documents: &[String], elapsed: f64) -> Vec<JobLook> {
+/// The jobs of `documents` in one `_scheduler/jobs` answer, each as a look at `elapsed`,
+/// with `secrets` hidden in what is kept of the server's words (a job's event may quote
+/// the credentials it was given).
+pub fn looks(
+    answer: &Value,
+    documents: &[String],
+    elapsed: f64,
+    secrets: &(impl Redact + ?Sized),
+) -> Vec<JobLook> {
     let jobs = answer["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     documents
         .iter()
@@ -69,7 +77,7 @@ pub fn looks(answer: &Value, documents: &[String], elapsed: f64) -> Vec<JobLook>
                 document: document.clone(),
                 last_event: job
                     .and_then(|j| j["history"][0]["type"].as_str())
-                    .map(|event| crate::text::Quoted::of_text(event, &(), EVENT).into_string()),
+                    .map(|event| Quoted::of_text(event, secrets, EVENT).into_string()),
                 docs_written: count("docs_written"),
                 changes_pending: count("changes_pending"),
                 doc_write_failures: count("doc_write_failures"),
@@ -90,7 +98,12 @@ async fn look(
     let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
     match answer {
         Ok(answer) if answer.status == 200 => {
-            let found = looks(&answer.json, documents, elapsed);
+            let found = looks(
+                &answer.json,
+                documents,
+                elapsed,
+                &client.endpoint().credential,
+            );
             log.looks.push(JobsAt(found));
         }
         Ok(answer) if matches!(answer.status, 400 | 404 | 405) => {
@@ -104,7 +117,7 @@ async fn look(
             log.failures += 1;
             let said = format!("{}: {}", answer.status, answer.reason());
             let secrets = &client.endpoint().credential;
-            log.last_failure = Some(crate::text::Quoted::message(&said, secrets));
+            log.last_failure = Some(Quoted::message(&said, secrets));
         }
         Err(e) => {
             log.failures += 1;
@@ -143,7 +156,7 @@ mod tests {
         ))
         .unwrap();
         let documents = ["rep1".to_string(), "gone".to_string()];
-        let found = looks(&answer, &documents, 2.0);
+        let found = looks(&answer, &documents, 2.0, &());
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].last_event.as_deref(), Some("started"));
         assert_eq!(found[0].docs_written, Some(3427));
@@ -151,6 +164,25 @@ mod tests {
         assert_eq!(found[0].doc_write_failures, Some(0));
         assert_eq!(found[1].last_event, None);
         assert_eq!(found[1].docs_written, None);
+    }
+
+    /// A job's event is the server's word: kept with the run's secrets hidden and its
+    /// control characters shown, however the server wrote them.
+    #[test]
+    fn a_job_event_that_quotes_the_password_keeps_it_hidden() {
+        let secrets = crate::target::Credentials {
+            user: "admin".to_string(),
+            password: "Pa\"ss\\Zebra%42".to_string(),
+        };
+        let answer = serde_json::json!({"jobs": [{
+            "doc_id": "rep1",
+            "history": [{"type": "Pa\"ss\\Zebra%42\u{1b}]0;pwned\u{7}"}],
+        }]});
+        let found = looks(&answer, &["rep1".to_string()], 1.0, &secrets);
+        assert_eq!(
+            found[0].last_event.as_deref(),
+            Some("***\\x1b]0;pwned\\x07")
+        );
     }
 
     #[test]
