@@ -192,12 +192,22 @@ pub struct ThresholdOutcome {
 
 const FORM: &str = "expected [PHASE:][OPERATION.]METRIC OP VALUE, e.g. \"read.p99 < 20ms\", \"error_rate < 0.1%\", \"bulk_insert.docs_per_sec > 1000\"";
 
+/// The message for a threshold that cannot be read; the expression is quoted, at most
+/// [`QUOTED`] characters of it (a flag can be as long as a command line).
 fn problem(expression: &str, what: &str) -> String {
+    let quoted = crate::text::cut(expression, QUOTED);
     format!(
-        "threshold {expression:?}: {what}; {FORM} (metrics: {}; OP: <, <=, >, >=, ==, !=)",
+        "threshold {quoted:?}: {what}; {FORM} (metrics: {}; OP: <, <=, >, >=, ==, !=)",
         Metric::NAMES
     )
 }
+
+/// The longest part of a threshold's expression a message quotes.
+const QUOTED: usize = 200;
+
+/// The longest threshold read: `phase:operation.metric < value` fits in far less, and a
+/// message quoting a longer one would quote the rest of it too.
+const LONGEST: usize = 500;
 
 fn is_name(text: &str) -> bool {
     !text.is_empty()
@@ -228,6 +238,9 @@ impl Threshold {
     pub fn parse(text: &str) -> Result<Threshold, String> {
         let expression = text.trim();
         let fail = |what: &str| Err(problem(expression, what));
+        if expression.chars().count() > LONGEST {
+            return fail(&format!("longer than {LONGEST} characters"));
+        }
         let Some(at) = expression.find(['<', '>', '=', '!']) else {
             return fail("no comparison");
         };
@@ -645,6 +658,11 @@ mod tests {
                 "{text}: {err}"
             );
         }
+        // A long one is refused for its length, and quoted only in part.
+        let long = "(".repeat(60_000);
+        let err = Threshold::parse(&long).unwrap_err();
+        assert!(err.contains("longer than 500 characters"), "{err}");
+        assert!(err.len() < 1_500, "{err}");
         let err =
             Threshold::parse_all(&["p99 < 1ms".into(), "x".into(), "y < 1".into()]).unwrap_err();
         assert_eq!(err.matches("threshold ").count(), 2, "{err}");
