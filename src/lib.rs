@@ -7,7 +7,7 @@
 //! run's result as data, `report` what users read, `export` the result's other formats,
 //! `analysis` compares, checks and merges results, and `exposition` serves a run's figures
 //! live to Prometheus (`--metrics-listen`). Below them all: `time`
-//! (durations, timestamps), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `disk` (the database's sizes on the server), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
+//! (durations, timestamps), `text` (a server's or a file's words made safe to show: secrets hidden in any encoding, control characters escaped), `files` (reading and writing files within bounds), `cpu` (the client's CPU), `disk` (the database's sizes on the server), `host`, `seed`, `target`, `words` (numbers in sentences) and `exit`.
 
 // Every text printed goes through `text::sink`, which escapes control characters: a path,
 // a name or a server's words in a message cannot act on the terminal however the message
