@@ -443,7 +443,6 @@ fn interval_ms(phase: &PhaseResult) -> u64 {
 /// What one node's rows in a bucket add up to: one row's worth of the node.
 #[derive(Clone, Copy, Default)]
 struct NodeShare {
-    length_seconds: f64,
     /// At the end of the node's last row in the bucket.
     in_flight: u64,
     waiting_after_429: u64,
@@ -486,7 +485,6 @@ impl Bucket {
     fn add(&mut self, node: usize, row: &IntervalResult) -> Result<(), String> {
         self.last_end_ms = self.last_end_ms.max(row.end_ms);
         let share = self.shares.entry(node).or_default();
-        share.length_seconds += row.length_seconds;
         share.in_flight = row.in_flight;
         share.waiting_after_429 = row.waiting_after_429;
         self.cpu = self.cpu.max(row.cpu);

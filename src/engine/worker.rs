@@ -79,9 +79,6 @@ impl Shared {
     fn path_of(&self, database: u32) -> &str {
         &self.database_paths[database as usize]
     }
-    /// The most of a body an example is made from (a quote's window).
-    pub(super) const SAID: usize = 64 * 1024;
-
     /// Keeps `said` (a server's bytes) as an example of `failure`, quoted: every secret
     /// hidden, control characters escaped.
     fn note(&self, samples: &mut FailureSamples, failure: &Failure, said: &[u8]) {
@@ -94,17 +91,12 @@ impl Shared {
         }
     }
 
-    /// Keeps the start of an answer's body as an example of `failure`.
-    fn note_body(&self, samples: &mut FailureSamples, failure: &Failure, body: &[u8]) {
-        self.note(samples, failure, body);
-    }
-
     /// Keeps an answer as an example of the failure it meant: a 429 with the
     /// `Retry-After` it carried.
     fn note_answer(&self, samples: &mut FailureSamples, failure: &Failure, answer: &Exchange) {
         match failure {
             Failure::RateLimited => self.note_429(samples, answer, None),
-            _ => self.note_body(samples, failure, &answer.body),
+            _ => self.note(samples, failure, &answer.body),
         }
     }
 }

@@ -25,11 +25,16 @@ impl Quoted {
     /// starts before the cut is still recognised (encoded, it can be six times as long).
     const LOOKAHEAD: usize = 8 * 1024;
 
+    /// How much of what a server said a quote of `most` characters reads: the rest
+    /// need not be kept for it.
+    pub fn window(most: usize) -> usize {
+        most.saturating_mul(4).saturating_add(Self::LOOKAHEAD)
+    }
+
     /// The start of `said` (a server's bytes), at most `most` characters of it, with the
     /// secrets of `secrets` hidden.
     pub fn new(said: &[u8], secrets: &(impl Redact + ?Sized), most: usize) -> Quoted {
-        let window = most.saturating_mul(4).saturating_add(Self::LOOKAHEAD);
-        let start = String::from_utf8_lossy(&said[..said.len().min(window)]);
+        let start = String::from_utf8_lossy(&said[..said.len().min(Self::window(most))]);
         // Hidden before trimmed: a secret may start or end with a blank.
         let hidden = secrets.hide_in(&start);
         Quoted(visible(&cut(hidden.trim(), most)).into_owned())

@@ -190,10 +190,6 @@ pub(crate) struct Answer {
     pub text: String,
 }
 
-/// The most of an answer kept for a message to quote (it quotes far less, after hiding
-/// the secrets in it).
-const QUOTE_WINDOW: usize = 16 * 1024;
-
 impl Answer {
     /// `error: reason` of a CouchDB error body, or the start of the body.
     pub fn reason(&self) -> String {
@@ -220,9 +216,11 @@ pub(crate) async fn request(
     let answer = client.send(&call).await.map_err(|e| e.to_string())?;
     // Not cut to its quoted length here: a secret across the cut would leave its start
     // behind; the message that quotes it hides, then cuts.
-    let text = String::from_utf8_lossy(&answer.body[..answer.body.len().min(QUOTE_WINDOW)])
-        .trim()
-        .to_string();
+    let text = String::from_utf8_lossy(
+        &answer.body[..answer.body.len().min(Quoted::window(Quoted::MESSAGE))],
+    )
+    .trim()
+    .to_string();
     Ok(Answer {
         status: answer.status,
         json: serde_json::from_slice(&answer.body).unwrap_or(Value::Null),

@@ -10,6 +10,7 @@ use crate::driver::Exchange;
 use crate::engine::rate_limit::{self, Reading};
 use crate::engine::transport::{Clock, Transport};
 use crate::metrics::{ConnectionMetrics, Failure, FailureSamples};
+use crate::text::Quoted;
 
 /// Why a wait to send again ended before its time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +40,12 @@ impl Shared {
         if samples.wants(&Failure::RateLimited) {
             let asked = rate_limit::describe(answer.retry_after.as_deref(), reading);
             let mut said = format!("{asked} · ").into_bytes();
-            said.extend_from_slice(&answer.body[..answer.body.len().min(super::Shared::SAID)]);
+            said.extend_from_slice(
+                &answer.body[..answer
+                    .body
+                    .len()
+                    .min(Quoted::window(FailureSamples::LENGTH))],
+            );
             self.note(samples, &Failure::RateLimited, &said);
         }
     }

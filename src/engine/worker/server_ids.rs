@@ -7,7 +7,8 @@ use crate::driver::{Exchange, Method, responses};
 use crate::engine::bulk_answer::unusable_server_id;
 use crate::engine::kept::MostKept;
 use crate::engine::transport::{Clock, Transport};
-use crate::metrics::{ConnectionMetrics, Failure};
+use crate::metrics::{ConnectionMetrics, Failure, FailureSamples};
+use crate::text::Quoted;
 use crate::workload::pool::LiveDocument;
 use crate::workload::{DocumentIds, Operation};
 
@@ -102,7 +103,12 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 "{rows} rows for {documents} documents sent without ids: the server's ids pair with the documents by position only, so none could be; the start of the answer: "
             )
             .into_bytes();
-            said.extend_from_slice(&answer.body[..answer.body.len().min(super::Shared::SAID)]);
+            said.extend_from_slice(
+                &answer.body[..answer
+                    .body
+                    .len()
+                    .min(Quoted::window(FailureSamples::LENGTH))],
+            );
             self.shared.note(&mut bulk.samples, &failure, &said);
         }
         self.shared
