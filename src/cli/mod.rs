@@ -984,6 +984,22 @@ pub fn check_run(args: Vec<OsString>) -> Result<(), Failed> {
     }
 }
 
+/// Whether a command line parses as `main` would take it (a subcommand, or Iron Cushion's
+/// flags alone), every value through its parser, without reading a file it names or
+/// doing anything: the documentation's examples are checked with it
+/// (`tests/docs_examples.rs`), including those that need a server or files of their own.
+pub fn parses(args: Vec<OsString>) -> Result<(), Failed> {
+    use clap::error::ErrorKind;
+    match Cli::command().try_get_matches_from(with_default_subcommand(args)) {
+        Ok(matches) => Cli::from_arg_matches(&matches)
+            .map(|_| ())
+            .map_err(Failed::from_clap),
+        // `--help` and `--version` print and succeed.
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+        Err(e) => Err(Failed::from_clap(e)),
+    }
+}
+
 /// Parses the command line and does what it says.
 pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
     let (cli, matches) = parse(args)?;
