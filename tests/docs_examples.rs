@@ -530,3 +530,82 @@ fn the_scenario_files_a_page_shows_are_the_repositorys() {
         differ.join("\n")
     );
 }
+
+/// The anchor GitHub gives a heading: lower case, spaces to hyphens, punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings (outside code blocks).
+fn anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut found = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            found.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    found
+}
+
+/// A link from one page to another, or to a heading, leads to one that is there: the
+/// guide's pages were cut from one README, and text placed later must keep them whole.
+#[test]
+fn every_link_between_pages_leads_somewhere() {
+    let mut links = 0;
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for target in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            links += 1;
+            let (path, heading) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if path.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(path)
+            };
+            let ok = file.exists()
+                && (heading.is_empty()
+                    || anchors(&std::fs::read_to_string(&file).unwrap_or_default())
+                        .iter()
+                        .any(|a| a == heading));
+            if !ok {
+                let shown = page.strip_prefix(common::repository()).unwrap_or(&page);
+                broken.push(format!("{}: {target}", shown.display()));
+            }
+        }
+    }
+    assert!(links >= 50, "only {links} links found");
+    assert!(
+        broken.is_empty(),
+        "links that lead nowhere:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// The targets of the Markdown links `[text](target)` of a text.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        if let Some(end) = rest.find(')') {
+            let target = &rest[..end];
+            if !target.contains(char::is_whitespace) && !target.is_empty() {
+                found.push(target.to_string());
+            }
+        }
+    }
+    found
+}
