@@ -242,6 +242,68 @@ fn histograms_as_wide_as_sofabench_writes_are_read() {
     }
 }
 
+/// A histogram that claims the widest range sofabench reads, 3 digits from 1 to 2^64 - 1,
+/// for a value near its top: its 52 characters make every decode walk 56,320 counts.
+fn far_histogram() -> String {
+    let mut histogram = Histogram::<u64>::new_with_bounds(1, u64::MAX, 3).unwrap();
+    histogram.record(u64::MAX / 2).unwrap();
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(&histogram, &mut bytes)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The fixture as node `index`, its first phase with `intervals` copies of the second
+/// phase's first interval (four operations), each operation's histogram `histogram`.
+fn with_crud_intervals(index: u64, intervals: usize, histogram: &str) -> Value {
+    let mut result = as_node(fixture(), index);
+    let first = result["phases"][1]["intervals"][0].clone();
+    let rows: Vec<Value> = (0..intervals)
+        .map(|i| {
+            let mut row = first.clone();
+            row["end_ms"] = json!(first["end_ms"].as_u64().unwrap() + 1_000 * i as u64);
+            for op in row["operations"].as_array_mut().unwrap() {
+                op["histogram"] = json!(histogram);
+            }
+            row
+        })
+        .collect();
+    result["phases"][0]["intervals"] = json!(rows);
+    result
+}
+
+#[test]
+fn histograms_claiming_far_more_work_than_their_text_are_refused_naming_the_file() {
+    let dir = scratch("hostile_files", "far");
+    // 10,000 rows of four such histograms (15 MB): before, `merge` of two took minutes of
+    // CPU, and the HTML page about 40 s; their headers claim 172 counts per byte of the
+    // file, where sofabench writes 14 to 30.
+    let far = far_histogram();
+    let a = write_json(&dir.join("a.json"), &with_crud_intervals(0, 10_000, &far));
+    let b = write_json(&dir.join("b.json"), &with_crud_intervals(1, 10_000, &far));
+    let kib = allowance_kib(&[&a, &b]);
+    for args in reading_commands(&a, &b, &dir) {
+        let run = run_within(kib, &args);
+        assert_refused(
+            &run,
+            &["a.json: its histograms claim 2580 million counts to walk"],
+        );
+    }
+    // The same rows with the fixture's own histograms are read.
+    let own = fixture()["phases"][1]["intervals"][0]["operations"][0]["histogram"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c = write_json(&dir.join("c.json"), &with_crud_intervals(0, 10_000, &own));
+    let d = write_json(&dir.join("d.json"), &with_crud_intervals(1, 10_000, &own));
+    let kib = allowance_kib(&[&c, &d]);
+    for args in reading_commands(&c, &d, &dir) {
+        let run = run_within(kib, &args);
+        assert_eq!(run.code, 0, "{args:?}: {}", shown(&run));
+    }
+}
+
 /// `count` copies of `item`, separated by `separator`, after `head`.
 fn repeated(head: &str, item: &str, separator: &str, count: usize) -> String {
     let mut text = String::with_capacity(head.len() + count * (item.len() + 1));
