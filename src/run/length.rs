@@ -164,46 +164,47 @@ impl Estimate {
         let phases = |part: &Part| counted(part.phases, "phase");
         if self.timed.phases > 0 {
             parts.push(format!(
-                "{} bounded by time alone, {}",
+                "{} by duration alone: {}",
                 phases(&self.timed),
                 words(self.timed.length)
             ));
         }
         if self.paced.phases > 0 {
             parts.push(format!(
-                "{} of counts at a --rate, {} if the server keeps the pace",
+                "{} of counts at a --rate: {} if the server keeps up",
                 phases(&self.paced),
                 words(self.paced.length)
             ));
         }
         if self.capped.phases > 0 {
             parts.push(format!(
-                "{} of counts ending at their duration if it comes first, at most {}",
+                "{} of counts, each ending at its duration if sooner: at most {}",
                 phases(&self.capped),
                 words(self.capped.length)
             ));
         }
         if let Some((steps, step)) = self.search {
             parts.push(format!(
-                "a rate search of at most {} of {}",
+                "rate search: at most {} of {}",
                 counted(u64::from(steps), "step"),
                 words(step)
             ));
         }
         if self.open.phases > 0 {
             parts.push(format!(
-                "{} of counts with neither a duration nor a rate (--duration bounds them)",
+                "{} of counts with no duration or rate, which --duration would bound",
                 phases(&self.open)
             ));
         }
         if self.runs > 1 {
             parts.push(format!("{} repetitions (--runs)", grouped(self.runs)));
         }
-        parts.push("setup, index builds and waits between phases come on top".to_string());
+        parts.push("plus setup, index builds and waits".to_string());
         parts.join("; ")
     }
 
-    /// The header's line: `  length: at most 25s (5 phases of counts …)`.
+    /// The header's line: `  length: at most 25s (5 phases of counts, each ending at its
+    /// duration if sooner: at most 25s; plus setup, index builds and waits)`.
     pub fn line(&self) -> String {
         format!("  length: {} ({})\n", self.headline(), self.how())
     }
@@ -281,11 +282,14 @@ mod tests {
     fn the_header_adds_up_what_is_known_and_names_what_is_not() {
         let capped: Vec<Phase> = (0..5).map(|_| phase(Some(1_000), Some(5), None)).collect();
         let line = Estimate::of(&capped, None, 1).line();
-        assert!(line.starts_with("  length: at most 25s (5 phases of counts ending at their duration if it comes first, at most 25s; setup"), "{line}");
+        assert_eq!(
+            line,
+            "  length: at most 25s (5 phases of counts, each ending at its duration if sooner: at most 25s; plus setup, index builds and waits)\n"
+        );
         let open: Vec<Phase> = (0..5).map(|_| phase(Some(1_000), None, None)).collect();
         let line = Estimate::of(&open, None, 1).line();
         assert!(
-            line.starts_with("  length: unknown, 5,000 operations at the server's pace (5 phases of counts with neither a duration nor a rate (--duration bounds them);"),
+            line.starts_with("  length: unknown, 5,000 operations at the server's pace (5 phases of counts with no duration or rate, which --duration would bound; plus"),
             "{line}"
         );
         let soak = [
@@ -294,13 +298,18 @@ mod tests {
         ];
         let line = Estimate::of(&soak, None, 3).line();
         assert!(
-            line.starts_with("  length: 3h plus 30 operations at the server's pace (1 phase bounded by time alone, 1h; "),
+            line.starts_with("  length: 3h plus 30 operations at the server's pace (1 phase by duration alone: 1h; "),
             "{line}"
         );
         assert!(line.contains("; 3 repetitions (--runs); "), "{line}");
         let paced = [phase(Some(10_000), None, Some(Rate::constant(200.0)))];
         let line = Estimate::of(&paced, None, 1).line();
-        assert!(line.starts_with("  length: about 50s (1 phase of counts at a --rate, 50s if the server keeps the pace; "), "{line}");
+        assert!(
+            line.starts_with(
+                "  length: about 50s (1 phase of counts at a --rate: 50s if the server keeps up; "
+            ),
+            "{line}"
+        );
     }
 
     #[test]
@@ -315,7 +324,7 @@ mod tests {
         let phases = [phase(None, Some(30), None), phase(Some(99), None, None)];
         let line = Estimate::of(&phases, Some(&plan), 1).line();
         assert!(
-            line.starts_with("  length: at most 2m 30s (1 phase bounded by time alone, 30s; a rate search of at most 12 steps of 10s; "),
+            line.starts_with("  length: at most 2m 30s (1 phase by duration alone: 30s; rate search: at most 12 steps of 10s; "),
             "{line}"
         );
     }
