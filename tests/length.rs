@@ -75,7 +75,7 @@ fn a_duration_cuts_mango_s_phases_at_their_counts_or_sooner() {
     }
     assert_eq!(
         length_line(&run),
-        "  length: at most 10s (5 phases of counts, each ending at its duration if sooner: at most 10s; plus setup, index builds and waits)"
+        "  length: at most 10s (5 phases of counts, each ending at its duration if sooner: at most 10s; plus setup, index builds, waits and the operations in flight at a phase's end)"
     );
 }
 
@@ -97,11 +97,11 @@ fn a_long_duration_leaves_each_count_as_it_was() {
     }
     assert_eq!(
         length_line(&plain_run),
-        "  length: unknown, 60 operations at the server's pace (3 phases of counts with no duration or rate, which --duration would bound; plus setup, index builds and waits)"
+        "  length: unknown, 60 operations at the server's pace (3 phases of counts with no duration or rate; plus setup, index builds, waits and the operations in flight at a phase's end)"
     );
     assert_eq!(
         length_line(&timed_run),
-        "  length: at most 3m (3 phases of counts, each ending at its duration if sooner: at most 3m; plus setup, index builds and waits)"
+        "  length: at most 3m (3 phases of counts, each ending at its duration if sooner: at most 3m; plus setup, index builds, waits and the operations in flight at a phase's end)"
     );
 }
 
@@ -124,6 +124,6 @@ fn a_phase_without_a_count_runs_for_the_duration() {
     assert!((1..=40).contains(&done(soak)), "{}", done(soak));
     assert_eq!(
         length_line(&run),
-        "  length: about 2.1s (1 phase by duration alone: 2s; 1 phase of counts at a --rate: 0.1s if the server keeps up; plus setup, index builds and waits)"
+        "  length: about 2.1s (1 phase by duration alone: 2s; 1 phase of counts at a --rate: 0.1s if the server keeps up; plus setup, index builds, waits and the operations in flight at a phase's end)"
     );
 }

@@ -19,7 +19,8 @@ pub enum PhaseLength {
     /// A count at a rate: its schedule's length (count / rate), or its duration if that
     /// comes first; longer only if the server falls behind the rate.
     Paced(Duration),
-    /// A count at the server's pace with a duration: at most the duration.
+    /// A count at the server's pace with a duration: at most the duration (and the
+    /// operations still in flight when it ends).
     Capped(Duration),
     /// A count at the server's pace and nothing else: this many operations, for as long
     /// as the server takes.
@@ -192,19 +193,22 @@ impl Estimate {
         }
         if self.open.phases > 0 {
             parts.push(format!(
-                "{} of counts with no duration or rate, which --duration would bound",
+                "{} of counts with no duration or rate",
                 phases(&self.open)
             ));
         }
         if self.runs > 1 {
             parts.push(format!("{} repetitions (--runs)", grouped(self.runs)));
         }
-        parts.push("plus setup, index builds and waits".to_string());
+        parts.push(
+            "plus setup, index builds, waits and the operations in flight at a phase's end"
+                .to_string(),
+        );
         parts.join("; ")
     }
 
     /// The header's line: `  length: at most 25s (5 phases of counts, each ending at its
-    /// duration if sooner: at most 25s; plus setup, index builds and waits)`.
+    /// duration if sooner: at most 25s; plus setup, …)`.
     pub fn line(&self) -> String {
         format!("  length: {} ({})\n", self.headline(), self.how())
     }
@@ -284,12 +288,12 @@ mod tests {
         let line = Estimate::of(&capped, None, 1).line();
         assert_eq!(
             line,
-            "  length: at most 25s (5 phases of counts, each ending at its duration if sooner: at most 25s; plus setup, index builds and waits)\n"
+            "  length: at most 25s (5 phases of counts, each ending at its duration if sooner: at most 25s; plus setup, index builds, waits and the operations in flight at a phase's end)\n"
         );
         let open: Vec<Phase> = (0..5).map(|_| phase(Some(1_000), None, None)).collect();
         let line = Estimate::of(&open, None, 1).line();
         assert!(
-            line.starts_with("  length: unknown, 5,000 operations at the server's pace (5 phases of counts with no duration or rate, which --duration would bound; plus"),
+            line.starts_with("  length: unknown, 5,000 operations at the server's pace (5 phases of counts with no duration or rate; plus"),
             "{line}"
         );
         let soak = [
