@@ -159,7 +159,8 @@ pub struct RunArgs {
     )]
     total_operations: Option<u64>,
 
-    /// Bound the CRUD step by time: 30s, 30m, 30h. With a count too, whichever comes first.
+    /// Bound the CRUD step (with --scenario, every phase) by time: 30s, 30m, 30h. With a
+    /// count too, whichever comes first; it never lengthens a phase.
     #[arg(long, visible_alias = "time", value_name = "TIME", value_parser = duration::parse)]
     duration: Option<std::time::Duration>,
 

@@ -46,6 +46,8 @@ pub fn describe(setup: &Setup) -> String {
             (plan.precision * 100_000.0).round() / 1_000.0
         ));
     }
+    let estimate = super::length::Estimate::of(&scenario.phases, setup.search.as_ref(), setup.runs);
+    text.push_str(&estimate.line());
     let ids = if setup.runs > 1 {
         format!("{}-r<N>-NNNNNNNNNN in repetition N", engine.ids.prefix())
     } else {

@@ -11,6 +11,7 @@ mod existing;
 mod header;
 mod hot;
 mod indexes;
+mod length;
 pub mod output;
 mod record;
 pub mod repeat;

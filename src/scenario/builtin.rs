@@ -230,13 +230,13 @@ fn ironcushion(layers: &Layers, options: &BuiltinOptions) -> Built {
     Ok(planned.collect())
 }
 
-/// Equal operation counts per phase (`--total-operations`, default 10,000), or equal
-/// durations with `--duration` (then without a default count).
+/// Equal operation counts per phase (`--total-operations`, default 10,000), each cut
+/// at `--duration` if it comes first.
 fn read_ratio_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
     let specs = [0, 10, 25, 50, 75, 90, 95].into_iter().map(|r| {
         let mix = crate::workload::plan::reads_and_creates(r);
         let mut spec = Spec::new(format!("RR_{r:02}"), mix);
-        spec.scenario.total = layers.given.duration.is_none().then_some(10_000);
+        spec.scenario.total = Some(10_000);
         swept(spec, "RR", SweptSetting::ReadRatio, r)
     });
     decide_all(specs.collect(), layers)
@@ -312,7 +312,7 @@ fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
     }
     for connections in [1, 10] {
         let mut spec = report_phase(format!("read_{connections}conn"), reads(), connections, 1);
-        spec.scenario.total = layers.given.duration.is_none().then_some(1_000);
+        spec.scenario.total = Some(1_000);
         specs.push(swept(spec, "read", SweptSetting::Connections, connections));
     }
     let mut compacting = report_phase("bulk_50_while_compacting", bulk(), 1, 50);
@@ -341,17 +341,17 @@ fn couchdb_report(layers: &Layers, options: &BuiltinOptions) -> Built {
 const SWEPT_SIZES: [u64; 5] = [256, 1 << 10, 4 << 10, 16 << 10, 64 << 10];
 
 /// A bulk load of `--total-operations` requests (default 20) of 100 documents (or
-/// `--num_documents_per_bulk_insert`), or `--duration` long.
-fn shape_load(name: String, layers: &Layers) -> Spec {
+/// `--num_documents_per_bulk_insert`), cut at `--duration` if it comes first.
+fn shape_load(name: String) -> Spec {
     let mut spec = Spec::new(name, bulk());
     spec.scenario.batch_size = Some(100);
-    spec.scenario.total = layers.given.duration.is_none().then_some(20);
+    spec.scenario.total = Some(20);
     spec
 }
 
 fn doc_size_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
     let specs = SWEPT_SIZES.into_iter().map(|size| {
-        let mut spec = shape_load(format!("size_{size}"), layers);
+        let mut spec = shape_load(format!("size_{size}"));
         spec.shape.doc_size = Some(DocSize::fixed(size));
         swept(spec, "size", SweptSetting::DocSize, size)
     });
@@ -360,7 +360,7 @@ fn doc_size_sweep(layers: &Layers, _: &BuiltinOptions) -> Built {
 
 fn id_scheme(layers: &Layers, _: &BuiltinOptions) -> Built {
     let specs = IdScheme::ALL.into_iter().map(|scheme| {
-        let mut spec = shape_load(format!("ids_{}", scheme.name()), layers);
+        let mut spec = shape_load(format!("ids_{}", scheme.name()));
         spec.shape.ids = Some(scheme);
         swept(spec, "ids", SweptSetting::IdScheme, scheme.sweep_value())
     });
@@ -457,6 +457,53 @@ pub(super) mod tests {
             replica: "replica".to_string(),
             query_field: "integer1".to_string(),
         }
+    }
+
+    fn layers(duration: Option<Duration>) -> Layers {
+        Layers {
+            given: Keys {
+                duration,
+                ..Keys::default()
+            },
+            default: Keys {
+                connections: Some(2),
+                batch_size: Some(10),
+                ..Keys::default()
+            },
+            ..Layers::default()
+        }
+    }
+
+    /// `--duration` given to a built-in scenario keeps each phase's count and ends it at
+    /// the duration if that comes first (never later than without it), and a phase with
+    /// no count runs for the duration. Iron Cushion's CRUD step is the exception its flags
+    /// define: its 1,000 operations per connection apply only when nothing else bounds it.
+    #[test]
+    fn a_given_duration_bounds_every_phase_and_lengthens_none() {
+        let given = Some(Duration::from_secs(2));
+        for builtin in BUILTINS.iter().filter(|b| b.name != "ironcushion") {
+            let plain = builtin.build(&layers(None), &options()).unwrap();
+            let bounded = builtin.build(&layers(given), &options()).unwrap();
+            assert_eq!(plain.phases.len(), bounded.phases.len(), "{}", builtin.name);
+            for (without, with) in plain.phases.iter().zip(&bounded.phases) {
+                let what = format!("{} {}", builtin.name, with.name);
+                assert_eq!(
+                    with.bound.per_connection, without.bound.per_connection,
+                    "{what}"
+                );
+                assert_eq!(with.bound.total, without.bound.total, "{what}");
+                assert_eq!(with.bound.duration, given, "{what}");
+            }
+        }
+        let ironcushion = find("ironcushion").unwrap();
+        let phases = ironcushion
+            .build(&layers(given), &options())
+            .unwrap()
+            .phases;
+        assert_eq!(
+            phases[0].bound.duration, None,
+            "the bulk insert step is counted"
+        );
     }
 
     /// Each phase's place in its sweep, as `name series setting value`.

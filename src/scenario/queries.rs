@@ -26,7 +26,7 @@ const LIMIT: u64 = 25;
 const LOAD_BATCH: u64 = 500;
 const LOAD_REQUESTS: u64 = 20;
 
-/// Operations of a query phase, unless `--duration` bounds it.
+/// Operations of a query phase, unless `--duration` ends it first.
 const QUERY_TOTAL: u64 = 1_000;
 
 /// A phase as the scenario writes it, the queries it runs, and whether their indexes
@@ -34,21 +34,21 @@ const QUERY_TOTAL: u64 = 1_000;
 type QueryPhase = (Spec, Vec<Arc<Query>>, bool);
 
 /// The load: `LOAD_REQUESTS` bulk requests of `LOAD_BATCH` documents (10,000 documents),
-/// or `--duration` long.
-fn load(name: &str, layers: &Layers) -> Spec {
+/// cut at `--duration` if it comes first.
+fn load(name: &str) -> Spec {
     let mut spec = Spec::new(name, Weights::only(Operation::BulkInsert, 1));
     spec.scenario = Keys {
         batch_size: Some(LOAD_BATCH),
-        total: layers.given.duration.is_none().then_some(LOAD_REQUESTS),
+        total: Some(LOAD_REQUESTS),
         ..Keys::default()
     };
     spec
 }
 
-/// A phase of `mix`, `QUERY_TOTAL` operations unless `--duration` is given.
-fn queries(name: &str, mix: Weights, layers: &Layers) -> Spec {
+/// A phase of `mix`, `QUERY_TOTAL` operations unless `--duration` ends it first.
+fn queries(name: &str, mix: Weights) -> Spec {
     let mut spec = Spec::new(name, mix);
-    spec.scenario.total = layers.given.duration.is_none().then_some(QUERY_TOTAL);
+    spec.scenario.total = Some(QUERY_TOTAL);
     spec
 }
 
@@ -124,32 +124,24 @@ pub fn mango(layers: &Layers, options: &BuiltinOptions) -> Built {
     );
     decide(
         vec![
-            (load("mango_load", layers), Vec::new(), false),
+            (load("mango_load"), Vec::new(), false),
             (
-                queries("mango_equal", alone(Operation::Find), layers),
+                queries("mango_equal", alone(Operation::Find)),
                 vec![equal.clone()],
                 false,
             ),
             (
-                queries("mango_range", alone(Operation::Find), layers),
+                queries("mango_range", alone(Operation::Find)),
                 vec![range],
                 false,
             ),
             (
-                queries(
-                    "mango_equal_under_writes",
-                    among_writes(Operation::Find),
-                    layers,
-                ),
+                queries("mango_equal_under_writes", among_writes(Operation::Find)),
                 vec![equal],
                 false,
             ),
             (
-                queries(
-                    "mango_build_under_writes",
-                    writes_with(Operation::Find),
-                    layers,
-                ),
+                queries("mango_build_under_writes", writes_with(Operation::Find)),
                 vec![equal_by_id],
                 true,
             ),
@@ -194,21 +186,21 @@ pub fn views(layers: &Layers, options: &BuiltinOptions) -> Built {
     );
     let among = |name: &str, update: Update| {
         (
-            queries(name, among_writes(Operation::View), layers),
+            queries(name, among_writes(Operation::View)),
             vec![key(&format!("key_update_{}", update.name()), Some(update))],
             false,
         )
     };
     decide(
         vec![
-            (load("views_load", layers), Vec::new(), false),
+            (load("views_load"), Vec::new(), false),
             (
-                queries("views_key", alone(Operation::View), layers),
+                queries("views_key", alone(Operation::View)),
                 vec![key("key", None)],
                 false,
             ),
             (
-                queries("views_count_range", alone(Operation::View), layers),
+                queries("views_count_range", alone(Operation::View)),
                 vec![count],
                 false,
             ),
@@ -216,11 +208,7 @@ pub fn views(layers: &Layers, options: &BuiltinOptions) -> Built {
             among("views_update_false_under_writes", Update::False),
             among("views_update_lazy_under_writes", Update::Lazy),
             (
-                queries(
-                    "views_build_under_writes",
-                    writes_with(Operation::View),
-                    layers,
-                ),
+                queries("views_build_under_writes", writes_with(Operation::View)),
                 vec![built_under_writes],
                 true,
             ),

@@ -30,6 +30,37 @@ pub fn after(start: Instant, duration: Duration) -> Instant {
         .unwrap_or(start)
 }
 
+/// A length for people, to its largest two units: `2.5s`, `19.5s`, `2m 30s`, `7m`,
+/// `1h 5m`, `3d 4h`; past ten years only `more than 10 years`.
+pub fn words(duration: Duration) -> String {
+    if duration > LONGEST {
+        return "more than 10 years".to_string();
+    }
+    let tenths = (duration.as_millis() + 50) / 100;
+    if tenths < 600 {
+        return match tenths % 10 {
+            0 => format!("{}s", tenths / 10),
+            tenth => format!("{}.{tenth}s", tenths / 10),
+        };
+    }
+    let seconds = (duration.as_millis() + 500) / 1_000;
+    let (big, small, units) = if seconds < 3_600 {
+        (seconds / 60, seconds % 60, ("m", "s"))
+    } else {
+        let minutes = (seconds + 30) / 60;
+        if minutes < 24 * 60 {
+            (minutes / 60, minutes % 60, ("h", "m"))
+        } else {
+            let hours = (minutes + 30) / 60;
+            (hours / 24, hours % 24, ("d", "h"))
+        }
+    };
+    match small {
+        0 => format!("{big}{}", units.0),
+        _ => format!("{big}{} {small}{}", units.0, units.1),
+    }
+}
+
 fn parse_any(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -80,6 +111,21 @@ mod tests {
         );
         assert!(parse("87601h").is_err());
         assert!(parse("1e300").is_err());
+    }
+
+    #[test]
+    fn lengths_read_in_their_two_largest_units() {
+        let words = |ms: u64| words(Duration::from_millis(ms));
+        assert_eq!(words(0), "0s");
+        assert_eq!(words(2_500), "2.5s");
+        assert_eq!(words(19_500), "19.5s");
+        assert_eq!(words(59_960), "1m", "rounded up into the next unit");
+        assert_eq!(words(150_000), "2m 30s");
+        assert_eq!(words(420_000), "7m");
+        assert_eq!(words(3_899_000), "1h 5m");
+        assert_eq!(words(86_400_000 * 3 + 3_600_000 * 4), "3d 4h");
+        assert_eq!(super::words(LONGEST), "3650d");
+        assert_eq!(super::words(Duration::MAX), "more than 10 years");
     }
 
     #[test]
