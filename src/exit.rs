@@ -11,6 +11,26 @@ pub const RUN_FAILED: u8 = 1;
 pub const BAD_INPUT: u8 = 2;
 pub const INTERRUPTED: u8 = 130;
 
+/// Every exit code and what it means: the man pages' EXIT STATUS and `--help` print these.
+pub const STATUSES: [(u8, &str); 4] = [
+    (
+        0,
+        "success: the command did what it was asked; for a run, nothing failed and every threshold held",
+    ),
+    (
+        RUN_FAILED,
+        "the run went wrong: operations failed, a threshold failed (or a rate search found no rate that met them), the server could not be reached or broke down, or a result file could not be written; for check, a threshold failed",
+    ),
+    (
+        BAD_INPUT,
+        "bad input: a flag, a file, a scenario or template, or a database sofabench may not touch",
+    ),
+    (
+        INTERRUPTED,
+        "interrupted (Ctrl-C): what was printed covers what was done",
+    ),
+];
+
 /// A reason to stop, with what to tell the user.
 #[derive(Debug)]
 pub enum Failed {

@@ -72,7 +72,7 @@ fn the_bash_script_is_valid_and_completes_every_subcommand_and_flag() {
         "bash -n: {}",
         String::from_utf8_lossy(&checked.stderr)
     );
-    for word in ["--database_address", "--retry-429", "--threshold", "--seed"] {
+    for word in ["--database-address", "--retry-429", "--threshold", "--seed"] {
         assert!(script.contains(word), "{word} missing from the bash script");
     }
     for subcommand in SUBCOMMANDS {
@@ -94,7 +94,7 @@ fn every_shell_gets_a_script_naming_the_subcommands() {
                 "{shell}: {subcommand} missing"
             );
         }
-        assert!(script.contains("database_address"), "{shell}: run's flags");
+        assert!(script.contains("database-address"), "{shell}: run's flags");
     }
     // A shell sofabench has no script for is a usage error that names the choices.
     let unknown = sofabench(&["completions", "tcsh"]);
@@ -136,7 +136,11 @@ fn a_subcommand_page_documents_its_flags() {
     let page = printed(&["man", "run"]);
     assert_titled(&page, "sofabench-run");
     assert!(page.contains("\\fBsofabench run\\fR"), "synopsis");
-    for flag in ["\\-\\-database_address", "\\-\\-retry\\-429", "\\-\\-rate"] {
+    for flag in [
+        "\\-\\-database\\-address",
+        "\\-\\-retry\\-429",
+        "\\-\\-rate",
+    ] {
         assert!(page.contains(&format!("\\fB{flag}\\fR")), "{flag}");
     }
     assert!(page.contains("[default: http://127.0.0.1:5984]"));
@@ -172,7 +176,132 @@ fn the_pages_render_without_warnings() {
             .map_or("sofabench".to_string(), |s| format!("sofabench-{s}"));
         assert!(text.contains(&format!("{name}(1)")), "{args:?}: header");
         if args.get(1) == Some(&"run") {
-            assert!(text.contains("--database_address <URL> [default: http://127.0.0.1:5984]"));
+            assert!(text.contains("--database-address <URL> [default: http://127.0.0.1:5984]"));
         }
     }
+}
+
+/// A built-in scenario's name and a file, both offered for `--scenario`'s value.
+const SCENARIO_NAME: &str = "scaling";
+const SCENARIO_FILE: &str = "my-phases.toml";
+
+/// A folder holding [`SCENARIO_FILE`] and the script for `shell`.
+fn completion_folder(shell: &str, script_name: &str) -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join(SCENARIO_FILE), "").unwrap();
+    let script = printed(&["completions", shell]);
+    std::fs::write(folder.path().join(script_name), script).unwrap();
+    folder
+}
+
+fn assert_offers_names_and_files(shell: &str, offered: &str) {
+    let list = printed(&["scenarios"]);
+    let names: Vec<&str> = list
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(names.contains(&SCENARIO_NAME), "{names:?}");
+    for name in names {
+        assert!(
+            offered.contains(name),
+            "{shell}: {name} not offered:\n{offered}"
+        );
+    }
+    assert!(
+        offered.contains(SCENARIO_FILE),
+        "{shell}: files not offered:\n{offered}"
+    );
+}
+
+#[test]
+fn bash_completes_scenario_names_and_files() {
+    let folder = completion_folder("bash", "sofabench.bash");
+    // The completion function as bash calls it: the words so far, the word completed.
+    let program = "source ./sofabench.bash
+        COMP_WORDS=(sofabench run --scenario ''); COMP_CWORD=3
+        _sofabench sofabench '' --scenario; printf '%s\\n' \"${COMPREPLY[@]}\"
+        COMP_WORDS=(sofabench run --scenario sca)
+        _sofabench sofabench sca --scenario; printf 'prefix %s\\n' \"${COMPREPLY[@]}\"";
+    let output = Command::new("bash")
+        .args(["-c", program])
+        .current_dir(folder.path())
+        .output()
+        .expect("bash is installed");
+    let offered = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_offers_names_and_files("bash", &offered);
+    let prefixed: Vec<&str> = offered
+        .lines()
+        .filter(|l| l.starts_with("prefix "))
+        .collect();
+    assert_eq!(
+        prefixed,
+        [format!("prefix {SCENARIO_NAME}")],
+        "only what starts with sca"
+    );
+}
+
+#[test]
+fn fish_completes_scenario_names_and_files() {
+    let folder = completion_folder("fish", "sofabench.fish");
+    let program = "source sofabench.fish; complete -C 'sofabench run --scenario '";
+    let output = match Command::new("fish")
+        .args(["-c", program])
+        .current_dir(folder.path())
+        .output()
+    {
+        Ok(output) => output,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            skipped("fish is not installed, so its script was not tried");
+            return;
+        }
+        Err(e) => panic!("start fish: {e}"),
+    };
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_offers_names_and_files("fish", &String::from_utf8_lossy(&output.stdout));
+}
+
+/// zsh completes only in an interactive shell: one is run in a pseudo-terminal (zpty),
+/// given `--scenario <TAB>`, and read until the command line is drawn again below the
+/// listing, however long that takes (`timeout` bounds it).
+#[test]
+fn zsh_completes_scenario_names_and_files() {
+    let folder = completion_folder("zsh", "_sofabench");
+    let dir = folder.path().display();
+    let program = format!(
+        r#"zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1="> "; fpath=({dir} $fpath); autoload -U compinit; compinit -u -D; cd {dir}; source ./_sofabench; compdef _sofabench sofabench'
+zpty -w -n z $'sofabench run --scenario \t'
+zpty -r z out '*{SCENARIO_FILE}*sofabench run --scenario*'
+print -r -- "$out"
+zpty -d z"#
+    );
+    let Some(output) = pipe_through("timeout", &["120", "zsh", "-f", "-c", &program], "") else {
+        skipped("timeout is not installed");
+        return;
+    };
+    if output.status.code() == Some(127) {
+        skipped("zsh is not installed, so its script was not tried");
+        return;
+    }
+    let listing = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{listing}");
+    for complaint in [
+        "bad option",
+        "unmatched",
+        "command not found",
+        "_arguments:",
+    ] {
+        assert!(!listing.contains(complaint), "zsh: {complaint}:\n{listing}");
+    }
+    assert_offers_names_and_files("zsh", &listing);
 }

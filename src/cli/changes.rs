@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::choices::{Choices, FEED_KINDS};
 use crate::scenario::Scenario;
 use crate::time::duration;
 use crate::workload::changes::{
@@ -16,32 +17,41 @@ use crate::workload::changes::{
 
 #[derive(Args, Debug, Default, Clone)]
 pub struct ChangesArgs {
-    /// Follow the database's `_changes` feed with N consumers (1 to 64) during every
-    /// phase, and report change latency: from each write's answer to its sighting.
+    /// Follow _changes with N consumers in every phase
+    ///
+    /// 1 to 64; the report gives change latency: from each write's answer to its
+    /// sighting.
     #[arg(long = "changes-consumers", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_CONSUMERS))]
     pub consumers: Option<u64>,
 
-    /// The feed the consumers read: continuous (default), longpoll or normal.
-    #[arg(long = "changes-feed", value_name = "KIND", value_parser = FeedKind::parse)]
+    /// The feed the consumers read
+    ///
+    /// Continuous by default.
+    #[arg(long = "changes-feed", value_name = "KIND", value_parser = Choices::new(FeedKind::parse, &FEED_KINDS), hide_short_help = true)]
     pub feed: Option<FeedKind>,
 
-    /// The consumers ask for each change's document too (include_docs=true).
-    #[arg(long = "changes-include-docs")]
+    /// The consumers ask for each change's document too (include_docs=true)
+    #[arg(long = "changes-include-docs", hide_short_help = true)]
     pub include_docs: bool,
 
-    /// Only changes of documents matching this Mango selector (a JSON object), with
-    /// filter=_selector.
-    #[arg(long = "changes-selector", value_name = "JSON", value_parser = selector)]
+    /// Only changes of documents matching a Mango selector
+    ///
+    /// A JSON object, sent with filter=_selector.
+    #[arg(long = "changes-selector", value_name = "JSON", value_parser = selector, hide_short_help = true)]
     pub selector: Option<String>,
 
-    /// The feed's heartbeat (continuous) or longest wait (longpoll), 100ms to 60s;
-    /// default 1s. No byte for twice as long and a second counts as a stall.
-    #[arg(long = "changes-heartbeat", value_name = "TIME", value_parser = heartbeat)]
+    /// The feed's heartbeat or longest wait
+    ///
+    /// Heartbeat (continuous) or longest wait (longpoll), 100ms to 60s; default 1s. No
+    /// byte for twice as long and a second counts as a stall.
+    #[arg(long = "changes-heartbeat", value_name = "TIME", value_parser = heartbeat, hide_short_help = true)]
     pub heartbeat: Option<Duration>,
 
-    /// How long after a phase's operations the consumers keep reading for writes not yet
-    /// seen, which are then counted as missing; default 5s.
-    #[arg(long = "changes-grace", value_name = "TIME", value_parser = grace)]
+    /// How long consumers read after a phase's operations
+    ///
+    /// They keep reading for writes not yet seen, which are then counted as missing;
+    /// default 5s.
+    #[arg(long = "changes-grace", value_name = "TIME", value_parser = grace, hide_short_help = true)]
     pub grace: Option<Duration>,
 }
 

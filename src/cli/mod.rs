@@ -1,20 +1,26 @@
 //! The command line: what users type, turned into settings for the parts that do the work.
 //!
-//! Iron Cushion's flags keep their names (`--num_connections=100`); each also has a
-//! kebab-case spelling (`--num-connections 100`). An Iron Cushion command line with the
-//! program name replaced by `sofabench` runs as it is: without a subcommand, `run` is meant.
+//! Help shows every flag in kebab-case (`--num-connections 100`); each also takes its
+//! snake_case spelling (`--num_connections=100`, Iron Cushion's; spelling.rs makes them). An
+//! Iron Cushion command line with the program name replaced by `sofabench` runs as it is:
+//! without a subcommand, `run` is meant. Help, man pages and completion scripts are all
+//! made from the one clap `Command` the parser uses.
 
 mod changes;
 mod check;
+mod choices;
 mod compare;
 mod completions;
 mod config;
+mod examples;
 mod generate;
+mod man;
 mod merge;
 mod progress;
 mod report;
 mod run;
 mod setup;
+mod spelling;
 mod templates;
 mod terminal;
 
@@ -28,6 +34,8 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 
 use crate::exit::Failed;
 use crate::workload::{DocSize, IdScheme, KeyChoice};
+use choices::{AUTH_MODES, Choices, EXISTING_WRITES, ID_SCHEMES, PARTITION_SPREADS};
+use examples::after_long_help;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -38,7 +46,14 @@ use crate::workload::{DocSize, IdScheme, KeyChoice};
     long_about = "Benchmark and load-test databases that speak the CouchDB HTTP API.\n\n\
         A run bulk inserts documents generated from a template, then creates, reads, updates \
         and deletes them in a random order, and reports Iron Cushion's figures with latency \
-        percentiles. Iron Cushion's flags work as they are."
+        percentiles. Iron Cushion's flags work as they are.",
+    // Iron Cushion's flags alone run `run`: a command is not required, and bare
+    // `sofabench` prints this help.
+    subcommand_required = false,
+    override_usage = "sofabench [COMMAND]\n       sofabench [RUN OPTIONS]",
+    after_help = "Without a command, the flags of `run` run it, as Iron Cushion's command lines do.",
+    after_long_help = after_long_help("sofabench"),
+    mut_subcommands = spelling::snake_case_too
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -50,369 +65,553 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the benchmark: bulk insert, then create/read/update/delete in random order.
+    #[command(
+        after_help = "All options, values and examples: sofabench run --help. Flags take snake_case too: --num_connections",
+        after_long_help = after_long_help("run")
+    )]
     Run(RunArgs),
     /// Print documents generated from a template, one JSON document per line.
+    #[command(after_long_help = after_long_help("generate"))]
     Generate(GenerateArgs),
     /// List the built-in scenarios, one line each.
+    #[command(after_long_help = after_long_help("scenarios"))]
     Scenarios,
     /// Make any result format (HTML, CSV, HdrHistogram logs, text) from a result's JSON.
+    #[command(after_long_help = after_long_help("report"))]
     Report(ReportArgs),
     /// Compare two result files: throughput and latency percentiles side by side.
+    #[command(after_long_help = after_long_help("compare"))]
     Compare(CompareArgs),
     /// Merge the result files of several nodes into the result of the whole run.
+    #[command(after_long_help = after_long_help("merge"))]
     Merge(MergeArgs),
     /// Check thresholds (e.g. 'read.p99 < 20ms') on a saved result; exit 1 if one fails.
+    #[command(after_long_help = after_long_help("check"))]
     Check(CheckArgs),
     /// Print the completion script for SHELL, e.g. `sofabench completions bash`.
+    #[command(after_long_help = after_long_help("completions"))]
     Completions(CompletionsArgs),
     /// Print the man page (roff): the top page, or one subcommand's (`sofabench man run`).
+    #[command(after_long_help = after_long_help("man"))]
     Man(ManArgs),
 }
 
-/// Flags of `sofabench run`. Defaults follow the example in Iron Cushion's README, scaled
-/// to a first run on a laptop.
+/// The headings `run`'s options are grouped under, in the order help shows them (each
+/// heading's place is its first flag's).
+const CONNECTION: &str = "Connection and TLS";
+const LOGIN: &str = "Login";
+const WORKLOAD: &str = "Workload";
+const LOAD: &str = "Load model";
+const SCENARIO: &str = "Scenario and phases";
+const OUTPUT: &str = "Output and thresholds";
+const DATABASE: &str = "CouchDB database settings";
+const QUERIES: &str = "Queries and feeds";
+const EXISTING: &str = "Existing data";
+
+/// `--scenario`'s details for `--help`, naming every built-in scenario.
+fn scenario_long_help() -> String {
+    let names: Vec<&str> = crate::scenario::BUILTINS.iter().map(|b| b.name).collect();
+    format!(
+        "Run a scenario: a built-in one by name (`sofabench scenarios` describes them) or a \
+         TOML file of phases. Default: ironcushion, the two steps these flags describe.\n\n\
+         Built-in: {}.",
+        names.join(", ")
+    )
+}
+
+/// Flags of `sofabench run`, in the order of its help: groups under headings, the most used
+/// groups and flags first. `-h` shows each group's most used flags (the others are
+/// `hide_short_help`), `--help` all of them, each with its details. A doc comment's first
+/// paragraph is the line `-h` shows; keep it short, the rest is for `--help`.
+///
+/// Defaults follow the example in Iron Cushion's README, scaled to a first run on a laptop.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Address of the database server, http://[user:password@]host:port; several nodes
-    /// separated by commas share the connections.
-    #[arg(
-        long = "database_address",
-        visible_alias = "database-address",
-        value_name = "URL",
-        default_value = "http://127.0.0.1:5984"
-    )]
+    // ---- Connection and TLS ----
+    /// Address of the server
+    ///
+    /// http[s]://[USER:PASSWORD@]HOST:PORT; several nodes separated by commas share the
+    /// connections.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:5984", help_heading = CONNECTION)]
     database_address: String,
 
-    /// Name of the database.
-    #[arg(
-        long = "database_name",
-        visible_alias = "database-name",
-        value_name = "NAME",
-        default_value = "sofabench"
-    )]
-    database_name: String,
+    /// Time a request may take (0: forever)
+    ///
+    /// E.g. 2s: a request not answered in time counts as a timeout, its connection is
+    /// reopened, and the run goes on. 0 waits forever.
+    #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "30s", help_heading = CONNECTION)]
+    timeout: std::time::Duration,
 
-    /// Number of concurrent connections to the database.
-    #[arg(
-        long = "num_connections",
-        visible_alias = "num-connections",
-        value_name = "N",
-        default_value_t = 10
-    )]
-    num_connections: u64,
+    /// Trust the CAs in this PEM file (https://)
+    ///
+    /// For https:// nodes: the certificate authorities in this file instead of the
+    /// system's (a private CA, a self-signed server).
+    #[arg(long, value_name = "FILE", help_heading = CONNECTION)]
+    cacert: Option<PathBuf>,
 
-    /// JSON file whose documents' shape the generated documents take.
+    /// Accept any certificate (https://)
+    ///
+    /// For https:// nodes: no check of who the server is. The report warns and the
+    /// result file records it.
+    #[arg(long, short = 'k', help_heading = CONNECTION)]
+    insecure: bool,
+
+    /// Client certificate chain for mutual TLS, PEM
+    ///
+    /// For https:// nodes that ask for one; with --key.
+    #[arg(long, value_name = "FILE", requires = "key", help_heading = CONNECTION, hide_short_help = true)]
+    cert: Option<PathBuf>,
+
+    /// The private key of --cert, PEM
+    #[arg(long, value_name = "FILE", requires = "cert", help_heading = CONNECTION, hide_short_help = true)]
+    key: Option<PathBuf>,
+
+    /// How long a lost connection tries to reconnect
+    ///
+    /// A connection that lost its server keeps trying (capped backoff with jitter) this
+    /// long before it gives up its share of the phase; 0 gives up at once. Meanwhile its
+    /// operations wait (closed model) or fail as `unreachable` (--rate).
+    #[arg(long = "reconnect-for", value_name = "TIME", value_parser = duration::parse, default_value = "30s", help_heading = CONNECTION, hide_short_help = true)]
+    reconnect_for: std::time::Duration,
+
+    /// Move a connection to the next node that answers
+    ///
+    /// With several --database-address nodes: a connection that cannot reach its own
+    /// moves on.
+    #[arg(long, help_heading = CONNECTION, hide_short_help = true)]
+    failover: bool,
+
+    /// A new connection for every request
+    ///
+    /// And over TLS, a new handshake: to measure what setting up connections costs the
+    /// server; `Connection: close` is sent.
+    #[arg(long = "disable-keepalive", help_heading = CONNECTION, hide_short_help = true)]
+    disable_keepalive: bool,
+
+    /// The largest response body read
+    ///
+    /// E.g. 64MiB, 8MB, 1048576: a longer answer fails its operation as `too_large` and
+    /// closes its connection, without being read. Also bounds setup and background
+    /// actions' answers.
+    #[arg(long = "max-response-size", value_name = "SIZE", value_parser = byte_size, default_value = "64MiB", help_heading = CONNECTION, hide_short_help = true)]
+    max_response_size: u64,
+
+    /// The longest value kept from an answer
+    ///
+    /// A revision, an id the server gave, an id --key-sample draws; e.g. 512, 4KiB: a
+    /// longer one fails its operation as `value_too_long` and is not kept, so the server
+    /// cannot grow the client's memory.
+    #[arg(long = "max-kept-value", value_name = "SIZE", value_parser = byte_size, default_value = "512", help_heading = CONNECTION, hide_short_help = true)]
+    max_kept_value: u64,
+
+    // ---- Login ----
+    /// User name, if the address has none
+    #[arg(long, env = "SOFABENCH_USER", value_name = "NAME", help_heading = LOGIN)]
+    user: Option<String>,
+
+    /// Password, if the address has none
+    ///
+    /// Prefer the SOFABENCH_PASSWORD variable: it stays out of shell history and process
+    /// lists.
     #[arg(
-        long = "json_document_schema_filename",
-        visible_alias = "json-document-schema-filename",
+        long,
+        env = "SOFABENCH_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD",
+        help_heading = LOGIN
+    )]
+    password: Option<String>,
+
+    /// How to log in
+    ///
+    /// Default: basic with credentials, none without.
+    #[arg(long, value_name = "MODE", value_parser = Choices::new(crate::driver::auth::Mode::parse, &AUTH_MODES), help_heading = LOGIN)]
+    auth: Option<crate::driver::auth::Mode>,
+
+    /// --auth iam: where the API key is exchanged
+    ///
+    /// The token endpoint [default: https://iam.cloud.ibm.com/identity/token].
+    #[arg(long = "iam-token-url", value_name = "URL", help_heading = LOGIN, hide_short_help = true)]
+    iam_token_url: Option<String>,
+
+    /// --auth proxy: the roles claimed for --user
+    ///
+    /// Separated by commas (e.g. _admin).
+    #[arg(long = "proxy-roles", value_name = "ROLE,ROLE", help_heading = LOGIN, hide_short_help = true)]
+    proxy_roles: Option<String>,
+
+    /// --auth proxy: a file holding the shared secret
+    ///
+    /// The secret shared with CouchDB ([chttpd_auth] secret) that X-Auth-CouchDB-Token is
+    /// made from; or the SOFABENCH_PROXY_SECRET variable. The secret itself never goes on
+    /// the command line.
+    #[arg(long = "proxy-secret-file", value_name = "FILE", help_heading = LOGIN, hide_short_help = true)]
+    proxy_secret_file: Option<PathBuf>,
+
+    // ---- Workload ----
+    /// A JSON document the generated ones look like
+    ///
+    /// A JSON file whose documents' shape the generated documents take.
+    #[arg(
+        long,
         value_name = "FILE",
-        conflicts_with = "xml_document_schema_filename"
+        conflicts_with = "xml_document_schema_filename",
+        help_heading = WORKLOAD
     )]
     json_document_schema_filename: Option<PathBuf>,
 
-    /// XML file describing the generated documents (<object>, <entry>, <array>, …).
-    #[arg(
-        long = "xml_document_schema_filename",
-        visible_alias = "xml-document-schema-filename",
-        value_name = "FILE"
-    )]
+    /// An XML template of the generated documents
+    ///
+    /// <object>, <entry>, <array>, … as Iron Cushion's.
+    #[arg(long, value_name = "FILE", help_heading = WORKLOAD, hide_short_help = true)]
     xml_document_schema_filename: Option<PathBuf>,
 
-    /// Seed of the random numbers: the same seed gives the same documents and operation
-    /// order. Without it, a random seed is chosen and printed.
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-
-    /// Documents in each bulk insert request.
-    #[arg(
-        long = "num_documents_per_bulk_insert",
-        visible_alias = "num-documents-per-bulk-insert",
-        value_name = "N",
-        default_value_t = 1000
-    )]
+    /// Documents per bulk insert request
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = WORKLOAD)]
     num_documents_per_bulk_insert: u64,
 
-    /// Bulk insert requests per connection (0 skips the bulk insert step).
-    #[arg(
-        long = "num_bulk_insert_operations",
-        visible_alias = "num-bulk-insert-operations",
-        value_name = "N",
-        default_value_t = 10
-    )]
+    /// Bulk inserts per connection (0: none)
+    ///
+    /// Bulk insert requests per connection; 0 skips the bulk insert step.
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = WORKLOAD)]
     num_bulk_insert_operations: u64,
 
-    /// CRUD operations per connection (0 skips the CRUD step). Default 1000, unless
-    /// --duration or --total-operations bounds the step.
-    #[arg(
-        long = "num_crud_operations",
-        visible_alias = "num-crud-operations",
-        value_name = "N"
-    )]
+    /// CRUD operations per connection (0: none)
+    ///
+    /// 0 skips the CRUD step. Default 1000, unless --duration or --total-operations bounds
+    /// the step.
+    #[arg(long, value_name = "N", help_heading = WORKLOAD)]
     num_crud_operations: Option<u64>,
 
-    /// CRUD operations of all connections together, shared evenly (e.g. Aerospike's
-    /// operations x iterations).
-    #[arg(
-        long = "total-operations",
-        visible_alias = "total_operations",
-        value_name = "N"
-    )]
+    /// CRUD operations of all connections together
+    ///
+    /// Shared evenly (e.g. Aerospike's operations x iterations).
+    #[arg(long = "total-operations", value_name = "N", help_heading = WORKLOAD, hide_short_help = true)]
     total_operations: Option<u64>,
 
-    /// Bound the CRUD step (with --scenario, every phase) by time: 30s, 30m, 30h. With a
-    /// count too, whichever comes first; it never lengthens a phase.
-    #[arg(long, visible_alias = "time", value_name = "TIME", value_parser = duration::parse)]
+    /// Weight of creates among the CRUD operations
+    #[arg(long, value_name = "W", default_value_t = 2, help_heading = WORKLOAD, hide_short_help = true)]
+    create_weight: u64,
+
+    /// Weight of reads among the CRUD operations
+    #[arg(long, value_name = "W", default_value_t = 2, help_heading = WORKLOAD, hide_short_help = true)]
+    read_weight: u64,
+
+    /// Weight of updates among the CRUD operations
+    #[arg(long, value_name = "W", default_value_t = 3, help_heading = WORKLOAD, hide_short_help = true)]
+    update_weight: u64,
+
+    /// Weight of deletes among the CRUD operations
+    #[arg(long, value_name = "W", default_value_t = 3, help_heading = WORKLOAD, hide_short_help = true)]
+    delete_weight: u64,
+
+    /// Weight of attachment writes among the CRUD operations
+    ///
+    /// Standalone attachment writes (`attachment_write`), sizes from --attachment-size.
+    #[arg(long, value_name = "W", default_value_t = 0, help_heading = WORKLOAD, hide_short_help = true)]
+    attachment_write_weight: u64,
+
+    /// Weight of attachment reads among the CRUD operations
+    ///
+    /// Reads of the attachments written (`attachment_read`); needs
+    /// --attachment-write-weight above 0.
+    #[arg(long, value_name = "W", default_value_t = 0, help_heading = WORKLOAD, hide_short_help = true)]
+    attachment_read_weight: u64,
+
+    /// Size of the attachments attachment_write sends
+    ///
+    /// E.g. 64KiB, 1GiB, or several separated by commas, each equally likely
+    /// (1KiB,64KiB,1MiB); 1 byte to 4 GiB less a byte each. Bodies are made as they are
+    /// sent, never held in memory.
+    #[arg(long = "attachment-size", value_name = "SIZE[,SIZE…]", value_parser = attachment_sizes, default_value = "64KiB", help_heading = WORKLOAD, hide_short_help = true)]
+    attachment_size: AttachmentSizes,
+
+    /// Give every bulk inserted document an attachment
+    ///
+    /// An inline attachment (`_attachments`, base64 in the request) of this size, or of
+    /// one of several separated by commas, each equally likely; 1 byte to 4 GiB less a
+    /// byte each, and a bulk request at most 256 MiB. Later `attachment_read`s may read
+    /// them. Without it, bulk documents have none.
+    #[arg(long = "bulk-attachment-size", value_name = "SIZE[,SIZE…]", value_parser = bulk_attachment_sizes, help_heading = WORKLOAD, hide_short_help = true)]
+    bulk_attachment_size: Option<AttachmentSizes>,
+
+    /// Pad each document to SIZE bytes, or LOW-HIGH
+    ///
+    /// Its JSON with its _id, without its _rev, padded with a member "sofabench_padding",
+    /// in phases that do not say; a range LOW-HIGH gives each document its own size,
+    /// drawn uniformly. E.g. 4KiB, 1KiB-64KiB.
+    #[arg(long = "doc-size", value_name = "SIZE", value_parser = DocSize::parse, help_heading = WORKLOAD)]
+    doc_size: Option<DocSize>,
+
+    /// Prefix of the document ids
+    ///
+    /// Default: a random one per run, so runs never collide.
+    #[arg(long = "id-prefix", value_name = "TEXT", help_heading = WORKLOAD, hide_short_help = true)]
+    id_prefix: Option<String>,
+
+    /// How the ids of new documents are made
+    ///
+    /// In phases that do not say.
+    #[arg(long = "id-scheme", value_name = "SCHEME", value_parser = Choices::new(IdScheme::named, &ID_SCHEMES), help_heading = WORKLOAD, hide_short_help = true)]
+    id_scheme: Option<IdScheme>,
+
+    /// Updates go to N shared documents
+    ///
+    /// Hot documents, made before the first phase (ids PREFIX-hot-K), picked by the
+    /// phase's keys; a 409 there fetches the current revision and sends the update again
+    /// (at most 10 PUTs), and the 409s, fetches and attempts per update are reported.
+    #[arg(long = "hot-docs", value_name = "N", value_parser = crate::workload::hot::parse_count, help_heading = WORKLOAD, hide_short_help = true)]
+    hot_docs: Option<u64>,
+
+    /// Seed: the same seed, the same documents and order
+    ///
+    /// Without it, a random seed is chosen and printed.
+    #[arg(long, value_name = "N", help_heading = WORKLOAD)]
+    seed: Option<u64>,
+
+    // ---- Load model ----
+    /// Concurrent connections to the database
+    ///
+    /// In the closed model (without --rate), each sends its next request when the last
+    /// one is answered.
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = LOAD)]
+    num_connections: u64,
+
+    /// Bound the CRUD step (with --scenario, every phase) by time: 30s, 30m, 30h
+    ///
+    /// With a count too, whichever comes first; it never lengthens a phase.
+    #[arg(long, visible_alias = "time", value_name = "TIME", value_parser = duration::parse, help_heading = LOAD)]
     duration: Option<std::time::Duration>,
 
-    /// Open load model: this many CRUD operations per second in total, spread evenly over
-    /// the connections on a fixed schedule; latency counts from each operation's scheduled
-    /// start, so a stalled server shows in the percentiles. FROM..TO (e.g. 100..1000)
-    /// ramps the rate linearly over the phase's --duration.
-    #[arg(long, value_name = "OPS_PER_SEC|FROM..TO", value_parser = positive_rate)]
+    /// Open model: operations per second, or FROM..TO
+    ///
+    /// This many CRUD operations per second in total, spread evenly over the connections
+    /// on a fixed schedule; latency counts from each operation's scheduled start, so a
+    /// stalled server shows in the percentiles. FROM..TO (e.g. 100..1000) ramps the rate
+    /// linearly over the phase's --duration.
+    #[arg(long, value_name = "OPS_PER_SEC|FROM..TO", value_parser = positive_rate, help_heading = LOAD)]
     rate: Option<crate::workload::Rate>,
 
-    /// Search for the highest rate the database sustains within the --threshold
-    /// conditions: the scenario's last phase runs again and again, each step for
-    /// --step-duration at one rate, bisecting between LOW and HIGH operations per second
-    /// (the phases before it run once, first). A step meets when it achieves its rate,
-    /// nothing fails (unless a threshold on errors allows it) and every threshold holds.
+    /// Find the highest rate that meets every --threshold
+    ///
+    /// The scenario's last phase runs again and again, each step for --step-duration at
+    /// one rate, bisecting between LOW and HIGH operations per second (the phases before
+    /// it run once, first). A step meets when it achieves its rate, nothing fails (unless
+    /// a threshold on errors allows it) and every threshold holds.
     #[arg(
         long = "search-rate",
-        visible_alias = "search_rate",
         value_name = "LOW..HIGH",
         value_parser = search_range,
-        conflicts_with = "rate"
+        conflicts_with = "rate",
+        help_heading = LOAD
     )]
     search_rate: Option<(f64, f64)>,
 
-    /// --search-rate: how long each step runs.
+    /// --search-rate: how long each step runs
     #[arg(
         long = "step-duration",
-        visible_alias = "step_duration",
         value_name = "TIME",
         value_parser = duration::parse,
-        default_value = "10s"
+        default_value = "10s",
+        help_heading = LOAD,
+        hide_short_help = true
     )]
     step_duration: std::time::Duration,
 
-    /// --search-rate: the most steps, LOW and HIGH included (2 to 100).
-    #[arg(
-        long = "search-steps",
-        visible_alias = "search_steps",
-        value_name = "N",
-        default_value_t = 12
-    )]
+    /// --search-rate: the most steps, LOW and HIGH included (2 to 100)
+    #[arg(long = "search-steps", value_name = "N", default_value_t = 12, help_heading = LOAD, hide_short_help = true)]
     search_steps: u32,
 
-    /// --search-rate: stop when the lowest rate that failed is within this much above
-    /// the highest that met (0.1% to 50%).
+    /// --search-rate: when to stop bisecting
+    ///
+    /// Stop when the lowest rate that failed is within this much above the highest that
+    /// met (0.1% to 50%).
     #[arg(
         long = "search-precision",
-        visible_alias = "search_precision",
         value_name = "PERCENT",
         value_parser = precision,
-        default_value = "5%"
+        default_value = "5%",
+        help_heading = LOAD,
+        hide_short_help = true
     )]
     search_precision: f64,
 
-    /// Under --rate, an operation that starts later than scheduled by more than this is
-    /// counted as late.
-    #[arg(long = "late-threshold", value_name = "TIME", value_parser = duration::parse, default_value = "10ms")]
+    /// --rate: how late an operation may start
+    ///
+    /// An operation that starts later than scheduled by more than this is counted as
+    /// late.
+    #[arg(long = "late-threshold", value_name = "TIME", value_parser = duration::parse, default_value = "10ms", help_heading = LOAD, hide_short_help = true)]
     late_threshold: std::time::Duration,
 
-    /// Per-request timeout (e.g. 2s): a request not answered in time counts as a timeout,
-    /// its connection is reopened, and the run goes on. 0 waits forever.
-    #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "30s")]
-    timeout: std::time::Duration,
-
-    /// The largest response body read (e.g. 64MiB, 8MB, 1048576): a longer answer fails
-    /// its operation as `too_large` and closes its connection, without being read. Also
-    /// bounds setup and background actions' answers.
-    #[arg(long = "max-response-size", value_name = "SIZE", value_parser = byte_size, default_value = "64MiB")]
-    max_response_size: u64,
-
-    /// The longest value kept from an answer for a document (a revision, an id the server
-    /// gave, an id --key-sample draws), e.g. 512, 4KiB: a longer one fails its operation as
-    /// `value_too_long` and is not kept, so the server cannot grow the client's memory.
-    #[arg(long = "max-kept-value", value_name = "SIZE", value_parser = byte_size, default_value = "512")]
-    max_kept_value: u64,
-
-    /// How long a connection that lost its server keeps trying to reconnect (capped
-    /// backoff with jitter) before it gives up its share of the phase; 0 gives up at once.
-    /// Meanwhile its operations wait (closed model) or fail as `unreachable` (--rate).
-    #[arg(long = "reconnect-for", value_name = "TIME", value_parser = duration::parse, default_value = "30s")]
-    reconnect_for: std::time::Duration,
-
-    /// With several --database_address nodes: a connection that cannot reach its node
-    /// moves on to the next one that answers.
-    #[arg(long)]
-    failover: bool,
-
-    /// For https:// nodes: trust the certificate authorities in this PEM file instead of
-    /// the system's (a private CA, a self-signed server).
-    #[arg(long, value_name = "FILE")]
-    cacert: Option<PathBuf>,
-
-    /// For https:// nodes: accept any certificate, without checking who the server is.
-    /// The report warns and the result file records it.
-    #[arg(long, short = 'k')]
-    insecure: bool,
-
-    /// For https:// nodes that ask for one (mutual TLS): the client certificate chain, PEM;
-    /// with --key.
-    #[arg(long, value_name = "FILE", requires = "key")]
-    cert: Option<PathBuf>,
-
-    /// The private key of --cert, PEM.
-    #[arg(long, value_name = "FILE", requires = "cert")]
-    key: Option<PathBuf>,
-
-    /// Opens a new connection (and over TLS, a new handshake) for every request, to
-    /// measure what setting up connections costs the server; `Connection: close` is sent.
-    #[arg(long = "disable-keepalive")]
-    disable_keepalive: bool,
-
-    /// Keep the client's threads polling for answers instead of sleeping while requests
-    /// are in flight, so the server never pays for waking the client: its cores are fully
-    /// busy for the whole run. For a client on a machine of its own, not one it shares
-    /// with the database.
-    #[arg(long = "busy-poll")]
-    busy_poll: bool,
-
-    /// The size of the attachments a mix's `attachment_write` sends (e.g. 64KiB, 1GiB),
-    /// or several separated by commas, each equally likely (1KiB,64KiB,1MiB); 1 byte to
-    /// 4 GiB less a byte each. Bodies are made as they are sent, never held in memory.
-    #[arg(long = "attachment-size", value_name = "SIZE[,SIZE…]", value_parser = attachment_sizes, default_value = "64KiB")]
-    attachment_size: AttachmentSizes,
-
-    /// Give every document a bulk insert stores an inline attachment (`_attachments`,
-    /// base64 in the request) of this size, or of one of several separated by commas,
-    /// each equally likely; 1 byte to 4 GiB less a byte each, and a bulk request at most 256 MiB.
-    /// Later `attachment_read`s may read them. Without it, bulk documents have none.
-    #[arg(long = "bulk-attachment-size", value_name = "SIZE[,SIZE…]", value_parser = bulk_attachment_sizes)]
-    bulk_attachment_size: Option<AttachmentSizes>,
-
-    /// Do not ask the server for its own statistics each interval (`_node/_local/_stats`,
-    /// `_node/_local/_system`, `_active_tasks`), which are otherwise kept beside every
-    /// interval row, each node's apart.
-    #[arg(long = "no-server-stats")]
-    no_server_stats: bool,
-
-    /// How many threads (and so cores) the client runs its connections on, like the
-    /// Aerospike benchmark's processes and titan's worker threads; the client's CPU share
-    /// is then of these. Default: one per core of this machine.
-    #[arg(long, value_name = "N", value_parser = threads)]
-    threads: Option<usize>,
-
-    /// CouchDB's q for a database the run creates: how many shards it is split into
-    /// (1 to 256). Apache CouchDB 2 and later; the run refuses a server that does not
-    /// report shards, or a database with other ones.
-    #[arg(long = "db-q", value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=256))]
-    db_q: Option<u32>,
-
-    /// CouchDB's n for a database the run creates: how many copies of each shard (1 to
-    /// 16; a server may cap it at its nodes, which the run then refuses).
-    #[arg(long = "db-n", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
-    db_n: Option<u32>,
-
-    /// Create the database partitioned (Apache CouchDB 3 and later), and give every
-    /// document an id `partition:docid` over --partitions partitions; the run refuses a
-    /// server without partitions, or a database that is not partitioned.
-    #[arg(long = "db-partitioned")]
-    db_partitioned: bool,
-
-    /// With --db-partitioned: how many partitions the documents spread over (default 16).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    partitions: Option<u64>,
-
-    /// With --db-partitioned: how documents spread over the partitions: uniform (the
-    /// default), or zipfian (partition k holds a share ∝ 1/(k+1)^0.99), or zipfian:C.
-    #[arg(long = "partition-keys", value_name = "SPREAD", value_parser = partition_keys)]
-    partition_keys: Option<KeyChoice>,
-
-    /// Send an operation the server turned away with 429 Too Many Requests again, at most
-    /// MAX times (10 without a number), after the Retry-After it asked for (at most 60 s;
-    /// without a usable one, a backoff with jitter). Retries and the time waited are
+    /// Send again what a 429 turned away, at most MAX times
+    ///
+    /// 10 times without a number; each after the Retry-After the server asked for (at most
+    /// 60 s; without a usable one, a backoff with jitter). Retries and the time waited are
     /// reported, and under --rate the wait counts in the response time. Without it a 429
-    /// fails its operation as rate_limited.
+    /// Too Many Requests fails its operation as rate_limited.
     #[arg(
         long = "retry-429",
-        visible_alias = "retry_429",
         value_name = "MAX",
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = DEFAULT_RETRIES_429,
-        value_parser = retries_429
+        value_parser = retries_429,
+        help_heading = LOAD,
+        hide_short_help = true
     )]
     retry_429: Option<u32>,
 
-    /// Existing data: reads, updates and deletes target documents LOW (included) to HIGH
-    /// (excluded) of an earlier run with the same --id-prefix and --id-scheme, already in
-    /// the database (needs --reuse); a missing one is a miss, not a failure.
-    #[arg(
-        long = "key-range",
-        visible_alias = "key_range",
-        value_name = "LOW-HIGH",
-        value_parser = crate::workload::existing::parse_range,
-        requires_all = ["reuse", "id_prefix"],
-        conflicts_with_all = ["key_sample", "hot_docs"]
-    )]
-    key_range: Option<(u64, u64)>,
+    /// Threads (cores) the client runs on
+    ///
+    /// Like the Aerospike benchmark's processes and titan's worker threads; the client's
+    /// CPU share is then of these. Default: one per core of this machine.
+    #[arg(long, value_name = "N", value_parser = threads, help_heading = LOAD, hide_short_help = true)]
+    threads: Option<usize>,
 
-    /// Existing data: reads, updates and deletes target N ids sampled from the database's
-    /// _all_docs before the first phase (needs --reuse); a missing one is a miss.
+    /// Poll for answers instead of sleeping
+    ///
+    /// While requests are in flight, so the server never pays for waking the client: its
+    /// cores are fully busy for the whole run. For a client on a machine of its own, not
+    /// one it shares with the database.
+    #[arg(long = "busy-poll", help_heading = LOAD, hide_short_help = true)]
+    busy_poll: bool,
+
+    /// Machines running this workload together
+    ///
+    /// Node I of N runs the connections I*C .. I*C+C-1 of N*C (C = --num-connections).
     #[arg(
-        long = "key-sample",
-        visible_alias = "key_sample",
+        long = "node-count",
+        env = "SOFABENCH_NODE_COUNT",
         value_name = "N",
-        value_parser = crate::workload::existing::parse_sample,
-        requires = "reuse",
-        conflicts_with = "hot_docs"
+        default_value_t = 1,
+        help_heading = LOAD,
+        hide_short_help = true
     )]
-    key_sample: Option<u64>,
+    node_count: u64,
 
-    /// How updates and deletes of existing data learn the revision they write over:
-    /// fetch (GET it first) or blind (send none; a 409 is counted as a conflict).
+    /// This machine's index, 0 to N-1
+    ///
+    /// A Kubernetes Indexed Job sets JOB_COMPLETION_INDEX.
     #[arg(
-        long = "existing-writes",
-        visible_alias = "existing_writes",
-        value_name = "HOW",
-        value_parser = crate::workload::ExistingWrites::parse,
-        default_value = "fetch"
+        long = "node-index",
+        env = "JOB_COMPLETION_INDEX",
+        value_name = "I",
+        default_value_t = 0,
+        help_heading = LOAD,
+        hide_short_help = true
     )]
-    existing_writes: crate::workload::ExistingWrites,
+    node_index: u64,
 
-    /// Hot documents: every connection's updates go to N shared documents (made before
-    /// the first phase, ids PREFIX-hot-K), picked by the phase's keys; a 409 there fetches
-    /// the current revision and sends the update again (at most 10 PUTs), and the 409s,
-    /// fetches and attempts per update are reported.
-    #[arg(long = "hot-docs", value_name = "N", value_parser = crate::workload::hot::parse_count)]
-    hot_docs: Option<u64>,
+    // ---- Scenario and phases ----
+    /// A built-in scenario (`sofabench scenarios`) or a TOML file
+    #[arg(long, value_name = "NAME|FILE", long_help = scenario_long_help(), help_heading = SCENARIO)]
+    scenario: Option<String>,
 
-    /// One database per user: spread the documents over N databases, NAME-0000 …
-    /// NAME-(N-1) after --database_name (four digits; 1 keeps NAME itself), each created,
-    /// kept and cleaned up as the run's database is; every connection writes to all of
-    /// them, and _changes consumer i follows database i mod N.
+    /// Read flags from a TOML or JSON file
+    ///
+    /// Keys are flag names, in either spelling; flags given here win.
+    #[arg(long, value_name = "FILE", help_heading = SCENARIO)]
+    config: Option<PathBuf>,
+
+    /// Repeat the whole run N times into one result
+    ///
+    /// Or the whole scenario; each repetition on a fresh database of its own
+    /// (<database-name>-run1, -run2 …, created, and deleted with --cleanup) with ids of its
+    /// own, from the same seed; the report shows each phase's spread over the repetitions,
+    /// and `compare` tests changes against it. Not with --search-rate, whose steps each
+    /// depend on the one before.
     #[arg(
         long,
         value_name = "N",
-        value_parser = crate::workload::databases::parse,
-        default_value = "1"
+        default_value_t = 1,
+        value_parser = runs,
+        conflicts_with = "search_rate",
+        help_heading = SCENARIO,
+        hide_short_help = true
     )]
-    databases: crate::workload::Databases,
+    runs: u64,
 
-    /// How often a live line is printed.
-    #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s")]
+    /// scaling: go on up to 1,000,000 operations
+    #[arg(long, help_heading = SCENARIO, hide_short_help = true)]
+    full: bool,
+
+    /// scaling: one plain run of this many writes (then --reads reads)
+    #[arg(long, value_name = "N", help_heading = SCENARIO, hide_short_help = true)]
+    writes: Option<u64>,
+
+    /// scaling: reads after --writes
+    #[arg(long, value_name = "N", help_heading = SCENARIO, hide_short_help = true)]
+    reads: Option<u64>,
+
+    /// couchdb-report: the bulk sizes to compare
+    #[arg(
+        long = "batch-sizes",
+        value_name = "N,N,…",
+        value_delimiter = ',',
+        default_value = "50,100,200",
+        help_heading = SCENARIO,
+        hide_short_help = true
+    )]
+    batch_sizes: Vec<u64>,
+
+    // ---- Output and thresholds ----
+    /// Write every result file into this folder
+    ///
+    /// result.json, result.csv, result.html and result.<operation>.hlog per operation.
+    #[arg(long, value_name = "DIR", help_heading = OUTPUT)]
+    out: Option<PathBuf>,
+
+    /// Write the result as JSON
+    ///
+    /// The versioned schema of docs/RESULTS.md.
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    json: Option<PathBuf>,
+
+    /// Write the per-interval series as CSV
+    ///
+    /// One row per interval and operation.
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT, hide_short_help = true)]
+    csv: Option<PathBuf>,
+
+    /// Write a self-contained HTML page with the charts
+    ///
+    /// The tables and charts, in one file.
+    #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
+    html: Option<PathBuf>,
+
+    /// Replace result files that already exist
+    #[arg(long, help_heading = OUTPUT, hide_short_help = true)]
+    overwrite: bool,
+
+    /// Fail (exit 1) unless this holds, e.g. 'read.p99 < 20ms'
+    ///
+    /// [PHASE:][OPERATION.]METRIC OP VALUE, e.g. 'read.p99 < 20ms', 'error_rate < 0.1%',
+    /// 'bulk_insert.docs_per_sec > 1000'. Metrics: throughput, p50, p90, p99, p999, max,
+    /// mean, errors, error_rate, and per document docs_per_sec, doc_errors, doc_error_rate.
+    /// Repeatable; checked before anything is sent, evaluated after the run.
+    #[arg(long = "threshold", value_name = "EXPR", action = clap::ArgAction::Append, help_heading = OUTPUT)]
+    threshold: Vec<String>,
+
+    /// No progress bar and no live lines
+    #[arg(long, short, help_heading = OUTPUT)]
+    quiet: bool,
+
+    /// How often a live line is printed
+    #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s", help_heading = OUTPUT, hide_short_help = true)]
     interval: std::time::Duration,
 
-    /// The most intervals a phase keeps in the result: past it, adjacent intervals are
-    /// merged pairwise (counts and histograms exactly) into ones twice as long, so memory
-    /// and the result stay the same size over any length of run.
+    /// The most intervals a phase keeps in the result
+    ///
+    /// Past it, adjacent intervals are merged pairwise (counts and histograms exactly)
+    /// into ones twice as long, so memory and the result stay the same size over any
+    /// length of run.
     #[arg(
         long = "max-intervals",
         value_name = "N",
         value_parser = crate::metrics::coarse::parse_bound,
-        default_value = "1000"
+        default_value = "1000",
+        help_heading = OUTPUT,
+        hide_short_help = true
     )]
     max_intervals: usize,
 
@@ -421,283 +620,182 @@ pub struct RunArgs {
     #[arg(long = "short-intervals", hide = true)]
     short_intervals: bool,
 
-    /// Weight of creates among the CRUD operations.
-    #[arg(
-        long = "create_weight",
-        visible_alias = "create-weight",
-        value_name = "W",
-        default_value_t = 2
-    )]
-    create_weight: u64,
+    /// Do not ask the server for its own statistics
+    ///
+    /// Each interval, `_node/_local/_stats`, `_node/_local/_system` and `_active_tasks`
+    /// are otherwise asked for and kept beside every interval row, each node's apart.
+    #[arg(long = "no-server-stats", help_heading = OUTPUT, hide_short_help = true)]
+    no_server_stats: bool,
 
-    /// Weight of reads among the CRUD operations.
-    #[arg(
-        long = "read_weight",
-        visible_alias = "read-weight",
-        value_name = "W",
-        default_value_t = 2
-    )]
-    read_weight: u64,
-
-    /// Weight of updates among the CRUD operations.
-    #[arg(
-        long = "update_weight",
-        visible_alias = "update-weight",
-        value_name = "W",
-        default_value_t = 3
-    )]
-    update_weight: u64,
-
-    /// Weight of deletes among the CRUD operations.
-    #[arg(
-        long = "delete_weight",
-        visible_alias = "delete-weight",
-        value_name = "W",
-        default_value_t = 3
-    )]
-    delete_weight: u64,
-
-    /// Weight of standalone attachment writes (`attachment_write`, sizes from
-    /// --attachment-size) among the CRUD operations.
-    #[arg(
-        long = "attachment_write_weight",
-        visible_alias = "attachment-write-weight",
-        value_name = "W",
-        default_value_t = 0
-    )]
-    attachment_write_weight: u64,
-
-    /// Weight of reads of the attachments written (`attachment_read`) among the CRUD
-    /// operations; needs --attachment_write_weight above 0.
-    #[arg(
-        long = "attachment_read_weight",
-        visible_alias = "attachment-read-weight",
-        value_name = "W",
-        default_value_t = 0
-    )]
-    attachment_read_weight: u64,
-
-    /// Add to a database that already holds documents.
-    #[arg(long, conflicts_with = "recreate")]
-    reuse: bool,
-
-    /// Delete a database that already holds documents and create it empty.
-    #[arg(long)]
-    recreate: bool,
-
-    /// Delete the database after the run, if this run created it.
-    #[arg(long)]
-    cleanup: bool,
-
-    /// Repeat the whole run (or scenario) N times into one result, each repetition on a
-    /// fresh database of its own (<database_name>-run1, -run2 …, created, and deleted with
-    /// --cleanup) with ids of its own, from the same seed; the report shows each phase's
-    /// spread over the repetitions, and `compare` tests changes against it. Not with
-    /// --search-rate, whose steps each depend on the one before.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1,
-        value_parser = runs,
-        conflicts_with = "search_rate"
-    )]
-    runs: u64,
-
-    /// The base address the server itself uses to reach the database's node, for
-    /// replication (behind a proxy or in a cluster, the client's address is not the
-    /// server's): http[s]://[user:password@]host:port[/path]. Default: the first
-    /// --database_address node, with the run's credentials.
-    #[arg(
-        long = "replication-address",
-        visible_alias = "replication_address",
-        value_name = "URL"
-    )]
-    replication_address: Option<String>,
-
-    /// How long a background action (compaction, replication) is waited for before the
-    /// report says its end is unknown. 0 waits forever.
-    #[arg(long = "action-timeout", value_name = "TIME", value_parser = duration::parse, default_value = "10m")]
-    action_timeout: std::time::Duration,
-
-    #[command(flatten)]
-    changes: changes::ChangesArgs,
-
-    /// Prefix of the document ids (default: a random one per run, so runs never collide).
-    #[arg(long = "id-prefix", value_name = "TEXT")]
-    id_prefix: Option<String>,
-
-    /// How the ids of new documents are made, in phases that do not say: sequential
-    /// (`<prefix>-<number>`, the default) or uuid (32 hex digits that look random,
-    /// reproducible from the prefix).
-    #[arg(long = "id-scheme", value_name = "SCHEME", value_parser = IdScheme::named)]
-    id_scheme: Option<IdScheme>,
-
-    /// Pad every document written to SIZE bytes (its JSON with its _id, without its
-    /// _rev) with a member "sofabench_padding", in phases that do not say; a range
-    /// LOW-HIGH gives each document its own size, drawn uniformly. E.g. 4KiB, 1KiB-64KiB.
-    #[arg(long = "doc-size", value_name = "SIZE", value_parser = DocSize::parse)]
-    doc_size: Option<DocSize>,
-
-    /// No progress bar and no live lines.
-    #[arg(long, short)]
-    quiet: bool,
-
-    /// Serve the run's figures for Prometheus (and OpenMetrics) at http://ADDR/metrics
-    /// while it runs: a port alone (9464) listens on this machine only; an address
-    /// (0.0.0.0:9464) on what it names, with a warning.
+    /// Serve the run's figures for Prometheus at ADDR
+    ///
+    /// And OpenMetrics, at http://ADDR/metrics while the run runs: a port alone (9464)
+    /// listens on this machine only; an address (0.0.0.0:9464) on what it names, with a
+    /// warning.
     #[arg(
         long = "metrics-listen",
-        visible_alias = "metrics_listen",
         value_name = "ADDR",
-        value_parser = crate::exposition::address::parse
+        value_parser = crate::exposition::address::parse,
+        help_heading = OUTPUT,
+        hide_short_help = true
     )]
     metrics_listen: Option<std::net::SocketAddr>,
 
-    /// After the run, keep --metrics-listen's endpoint up until a scraper has read the
-    /// final figures, at most this long (e.g. the scrape interval). 0 stops at once.
+    /// Keep --metrics-listen up after the run, at most this long
+    ///
+    /// Until a scraper has read the final figures, at most this long (e.g. the scrape
+    /// interval). 0 stops at once.
     #[arg(
         long = "metrics-linger",
-        visible_alias = "metrics_linger",
         value_name = "TIME",
         value_parser = duration::parse,
         default_value = "0s",
-        requires = "metrics_listen"
+        requires = "metrics_listen",
+        help_heading = OUTPUT,
+        hide_short_help = true
     )]
     metrics_linger: std::time::Duration,
 
-    /// Run a scenario: a built-in one by name (`sofabench scenarios` lists them) or a TOML
-    /// file of phases. Default: ironcushion, the two steps these flags describe.
-    #[arg(long, value_name = "NAME|FILE")]
-    scenario: Option<String>,
+    // ---- CouchDB database settings ----
+    /// Name of the database
+    #[arg(long, value_name = "NAME", default_value = "sofabench", help_heading = DATABASE)]
+    database_name: String,
 
-    /// scaling: go on up to 1,000,000 operations.
-    #[arg(long)]
-    full: bool,
+    /// Delete a database that holds documents, make it empty
+    ///
+    /// A database that already holds documents is deleted and created again.
+    #[arg(long, help_heading = DATABASE)]
+    recreate: bool,
 
-    /// scaling: one plain run of this many writes (then --reads reads).
-    #[arg(long, value_name = "N")]
-    writes: Option<u64>,
+    /// Delete the database after the run, if it made it
+    ///
+    /// Only a database this run created.
+    #[arg(long, help_heading = DATABASE)]
+    cleanup: bool,
 
-    /// scaling: reads after --writes.
-    #[arg(long, value_name = "N")]
-    reads: Option<u64>,
-
-    /// couchdb-report: the bulk sizes to compare.
-    #[arg(
-        long = "batch-sizes",
-        value_name = "N,N,…",
-        value_delimiter = ',',
-        default_value = "50,100,200"
-    )]
-    batch_sizes: Vec<u64>,
-
-    /// mango and views: the top-level field of the template the queries draw their
-    /// values from (Iron Cushion's integer1 by default).
-    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1")]
-    query_field: String,
-
-    /// Write every result file into this folder: result.json, result.csv, result.html
-    /// and result.<operation>.hlog per operation.
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-
-    /// Write the result as JSON (the versioned schema of docs/RESULTS.md).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-
-    /// Write the per-interval series as CSV, one row per interval and operation.
-    #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
-
-    /// Write a self-contained HTML page with the tables and charts.
-    #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
-
-    /// Replace result files that already exist.
-    #[arg(long)]
-    overwrite: bool,
-
-    /// Fail the run (exit 1) unless this holds: [PHASE:][OPERATION.]METRIC OP VALUE, e.g.
-    /// 'read.p99 < 20ms', 'error_rate < 0.1%', 'bulk_insert.docs_per_sec > 1000'. Metrics:
-    /// throughput, p50, p90, p99, p999, max, mean, errors, error_rate, and per document
-    /// docs_per_sec, doc_errors, doc_error_rate. Repeatable; checked before anything is
-    /// sent, evaluated after the run.
-    #[arg(long = "threshold", value_name = "EXPR", action = clap::ArgAction::Append)]
-    threshold: Vec<String>,
-
-    /// Number of nodes (machines) running this workload together; node I of N runs the
-    /// connections I*C .. I*C+C-1 of N*C (C = --num_connections).
-    #[arg(
-        long = "node-count",
-        visible_alias = "node_count",
-        env = "SOFABENCH_NODE_COUNT",
-        value_name = "N",
-        default_value_t = 1
-    )]
-    node_count: u64,
-
-    /// This node's index, 0 to N-1 (a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX).
-    #[arg(
-        long = "node-index",
-        visible_alias = "node_index",
-        env = "JOB_COMPLETION_INDEX",
-        value_name = "I",
-        default_value_t = 0
-    )]
-    node_index: u64,
-
-    /// Read flags from a TOML or JSON file (keys are flag names); flags given here win.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-
-    /// User name, when the address carries none.
-    #[arg(long, env = "SOFABENCH_USER", value_name = "NAME")]
-    user: Option<String>,
-
-    /// Password, when the address carries none. Prefer the SOFABENCH_PASSWORD variable:
-    /// it stays out of shell history and process lists.
+    /// Spread the documents over N databases
+    ///
+    /// One database per user: NAME-0000 … NAME-(N-1) after --database-name (four digits;
+    /// 1 keeps NAME itself), each created, kept and cleaned up as the run's database is;
+    /// every connection writes to all of them, and _changes consumer i follows database
+    /// i mod N.
     #[arg(
         long,
-        env = "SOFABENCH_PASSWORD",
-        hide_env_values = true,
-        value_name = "PASSWORD"
+        value_name = "N",
+        value_parser = crate::workload::databases::parse,
+        default_value = "1",
+        help_heading = DATABASE,
+        hide_short_help = true
     )]
-    password: Option<String>,
+    databases: crate::workload::Databases,
 
-    /// How requests authenticate: basic (the user and password on every request), cookie
-    /// (one POST /_session login per node, its session cookie renewed), jwt (a token from
-    /// SOFABENCH_TOKEN), proxy (CouchDB's X-Auth-CouchDB-* headers for --user), iam (an
-    /// IBM Cloud API key from SOFABENCH_IAM_API_KEY, for Cloudant), none. Default: basic
-    /// with credentials, none without.
-    #[arg(long, value_name = "MODE", value_parser = crate::driver::auth::Mode::parse)]
-    auth: Option<crate::driver::auth::Mode>,
+    /// CouchDB's q: shards of a database the run creates
+    ///
+    /// 1 to 256. Apache CouchDB 2 and later; the run refuses a server that does not report
+    /// shards, or a database with other ones.
+    #[arg(long = "db-q", value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=256), help_heading = DATABASE, hide_short_help = true)]
+    db_q: Option<u32>,
 
-    /// --auth iam: the token endpoint the API key is exchanged at [default:
-    /// https://iam.cloud.ibm.com/identity/token].
+    /// CouchDB's n: copies of each shard
+    ///
+    /// Of a database the run creates, 1 to 16; a server may cap it at its nodes, which
+    /// the run then refuses.
+    #[arg(long = "db-n", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16), help_heading = DATABASE, hide_short_help = true)]
+    db_n: Option<u32>,
+
+    /// Create the database partitioned
+    ///
+    /// Apache CouchDB 3 and later: every document gets an id `partition:docid` over
+    /// --partitions partitions; the run refuses a server without partitions, or a
+    /// database that is not partitioned.
+    #[arg(long = "db-partitioned", help_heading = DATABASE, hide_short_help = true)]
+    db_partitioned: bool,
+
+    /// --db-partitioned: how many partitions (default 16)
+    ///
+    /// 1 to 1,000,000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000), help_heading = DATABASE, hide_short_help = true)]
+    partitions: Option<u64>,
+
+    /// --db-partitioned: how documents spread over them
+    ///
+    /// Uniform by default.
+    #[arg(long = "partition-keys", value_name = "SPREAD", value_parser = Choices::new(partition_keys, &PARTITION_SPREADS), help_heading = DATABASE, hide_short_help = true)]
+    partition_keys: Option<KeyChoice>,
+
+    // ---- Queries and feeds ----
+    #[command(flatten, next_help_heading = QUERIES)]
+    changes: changes::ChangesArgs,
+
+    /// The field mango and views query
+    ///
+    /// For the mango and views scenarios: the top-level field of the template the queries
+    /// draw their values from (Iron Cushion's integer1 by default).
+    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES)]
+    query_field: String,
+
+    /// Where the server reaches the database, to replicate
+    ///
+    /// The base address the server itself uses to reach the database's node (behind a
+    /// proxy or in a cluster, the client's address is not the server's):
+    /// http[s]://[user:password@]host:port[/path]. Default: the first --database-address
+    /// node, with the run's credentials.
+    #[arg(long = "replication-address", value_name = "URL", help_heading = QUERIES, hide_short_help = true)]
+    replication_address: Option<String>,
+
+    /// How long compaction or replication is waited for
+    ///
+    /// A background action, before the report says its end is unknown. 0 waits forever.
+    #[arg(long = "action-timeout", value_name = "TIME", value_parser = duration::parse, default_value = "10m", help_heading = QUERIES, hide_short_help = true)]
+    action_timeout: std::time::Duration,
+
+    // ---- Existing data ----
+    /// Add to a database that already holds documents
+    #[arg(long, conflicts_with = "recreate", help_heading = EXISTING)]
+    reuse: bool,
+
+    /// Use an earlier run's documents LOW to HIGH
+    ///
+    /// Reads, updates and deletes target documents LOW (included) to HIGH (excluded) of an
+    /// earlier run with the same --id-prefix and --id-scheme, already in the database
+    /// (needs --reuse); a missing one is a miss, not a failure.
     #[arg(
-        long = "iam-token-url",
-        visible_alias = "iam_token_url",
-        value_name = "URL"
+        long = "key-range",
+        value_name = "LOW-HIGH",
+        value_parser = crate::workload::existing::parse_range,
+        requires_all = ["reuse", "id_prefix"],
+        conflicts_with_all = ["key_sample", "hot_docs"],
+        help_heading = EXISTING
     )]
-    iam_token_url: Option<String>,
+    key_range: Option<(u64, u64)>,
 
-    /// --auth proxy: the roles claimed for --user, separated by commas (e.g. _admin).
+    /// Use N ids sampled from the database
+    ///
+    /// Reads, updates and deletes target N ids sampled from the database's _all_docs
+    /// before the first phase (needs --reuse); a missing one is a miss.
     #[arg(
-        long = "proxy-roles",
-        visible_alias = "proxy_roles",
-        value_name = "ROLE,ROLE"
+        long = "key-sample",
+        value_name = "N",
+        value_parser = crate::workload::existing::parse_sample,
+        requires = "reuse",
+        conflicts_with = "hot_docs",
+        help_heading = EXISTING,
+        hide_short_help = true
     )]
-    proxy_roles: Option<String>,
+    key_sample: Option<u64>,
 
-    /// --auth proxy: a file holding the secret shared with CouchDB ([chttpd_auth] secret)
-    /// that X-Auth-CouchDB-Token is made from; or the SOFABENCH_PROXY_SECRET variable.
-    /// The secret itself never goes on the command line.
+    /// How writes to existing data learn the revision
+    ///
+    /// The revision updates and deletes write over.
     #[arg(
-        long = "proxy-secret-file",
-        visible_alias = "proxy_secret_file",
-        value_name = "FILE"
+        long = "existing-writes",
+        value_name = "HOW",
+        value_parser = Choices::new(crate::workload::ExistingWrites::parse, &EXISTING_WRITES),
+        default_value = "fetch",
+        help_heading = EXISTING,
+        hide_short_help = true
     )]
-    proxy_secret_file: Option<PathBuf>,
+    existing_writes: crate::workload::ExistingWrites,
 }
 
 /// `--retry-429` without a number: [`Retry429::DEFAULT_MOST`](crate::engine::Retry429).
@@ -854,7 +952,7 @@ pub struct GenerateArgs {
     #[arg(short = 'n', long = "count", value_name = "N", default_value_t = 1)]
     count: u64,
 
-    /// Seed of the random numbers (default 0, so the output is the same every time).
+    /// Seed of the random numbers: the same seed, the same documents
     #[arg(long, value_name = "N", default_value_t = 0)]
     seed: u64,
 }
@@ -866,19 +964,27 @@ pub struct ReportArgs {
     #[arg(value_name = "RESULT.json")]
     result: PathBuf,
 
-    /// Write a self-contained HTML page with the tables and charts.
+    /// Write a self-contained HTML page with the charts
+    ///
+    /// The tables and charts, in one file.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
 
-    /// Write the per-interval series as CSV.
+    /// Write the per-interval series as CSV
+    ///
+    /// One row per interval and operation.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 
-    /// Write result.<operation>.hlog (HdrHistogram interval logs) into this folder.
+    /// Write HdrHistogram interval logs into this folder
+    ///
+    /// One file per operation: result.<operation>.hlog.
     #[arg(long = "hlog-dir", value_name = "DIR")]
     hlog_dir: Option<PathBuf>,
 
-    /// Print the text report, as the run printed it (the default when no file is asked for).
+    /// Print the text report, as the run printed it
+    ///
+    /// The default when no file is asked for.
     #[arg(long)]
     text: bool,
 
@@ -922,14 +1028,16 @@ pub struct CheckArgs {
     #[arg(value_name = "RESULT")]
     result: PathBuf,
 
-    /// A condition the result must meet, e.g. 'read.p99 < 20ms' (repeatable; see
-    /// `sofabench run --help`).
+    /// A condition the result must meet, e.g. 'read.p99 < 20ms'
+    ///
+    /// Repeatable; written as run's --threshold (see `sofabench run --help`).
     #[arg(long = "threshold", value_name = "EXPR", required = true, action = clap::ArgAction::Append)]
     threshold: Vec<String>,
 
-    /// Judge a result whose run was interrupted (Ctrl-C, or killed: `interrupted: true`)
-    /// anyway; without it such a result fails the check, since its last phase was cut
-    /// short and later phases never ran.
+    /// Judge a result whose run was interrupted anyway
+    ///
+    /// A run stopped by Ctrl-C or killed (`interrupted: true`): without this, its result
+    /// fails the check, since its last phase was cut short and later phases never ran.
     #[arg(long)]
     allow_interrupted: bool,
 }
@@ -1022,7 +1130,7 @@ pub fn main(args: Vec<OsString>) -> Result<(), Failed> {
         Command::Merge(args) => merge::execute(args),
         Command::Check(args) => check::execute(args),
         Command::Completions(args) => completions::completions(args),
-        Command::Man(args) => completions::man(args),
+        Command::Man(args) => man::man(args),
     }
 }
 
