@@ -122,6 +122,8 @@
       opts.scales.y = { distr: 3, log: 10 };
       opts.axes[1].label += " (log scale)";
       opts.axes[1].filter = decades;
+      opts.axes[1].grid = { filter: decades };
+      opts.axes[1].ticks = { filter: decades };
       columns = [columns[0]].concat(columns.slice(1).map(positive));
     } else {
       opts.scales.y = { range: fromZero };
