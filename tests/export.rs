@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use base64::Engine as _;
-use common::page::{drawn, render_in_chromium};
+use common::page::{chart_attribute, drawn, render_in_chromium};
 use common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
@@ -312,8 +312,8 @@ fn every_format_is_written_and_reads_back() {
     assert!(!page.contains("data-chart=\"run-late\""));
     // A closed-model run: its latency over time is from sending, not a response time
     // from a schedule it did not have; the interval log says the same.
-    assert!(page.contains("p99 (dashed) latency from sending to the answer"));
-    assert!(!page.contains("p99 (dashed) response time"));
+    assert!(page.contains("successful operations only: the latency from sending to the answer"));
+    assert!(!page.contains("the response time (from each operation's scheduled start)"));
     let log = std::fs::read_to_string(dir.join("result.read.hlog")).unwrap();
     assert!(log.contains("from the scheduled start under --rate and from sending otherwise"));
 }
@@ -517,6 +517,88 @@ fn the_html_page_renders_its_charts_in_chromium() {
     }
     assert!(drawn(&dom, "throughput").iter().all(|&n| n > 0));
     assert!(!dom.contains("elapsed"), "no placeholder in a legend");
+    the_answer_comes_first_and_is_explained_once(&dom);
+    captions_are_computed_from_each_phase(&dom, &result);
+    // The run's latency is on a log scale exactly when its caption says its values span
+    // more than tenfold (how far they span is the machine's; the rule is not).
+    let caption_says_log = {
+        let at = dom.find("data-chart=\"run-latency\"").unwrap();
+        dom[dom[..at].rfind("<figure").unwrap()..at].contains("log scale")
+    };
+    let expected = if caption_says_log { "log" } else { "linear" };
+    assert_eq!(
+        chart_attribute(&dom, "run-latency", "data-scale"),
+        [expected]
+    );
+}
+
+/// The verdict and the table of phases before any chart; what every chart shares said
+/// once, in the page's one note.
+fn the_answer_comes_first_and_is_explained_once(dom: &str) {
+    let verdict = dom
+        .find("verdict: <strong>PASSED</strong>")
+        .expect("a verdict");
+    let phases = dom.find("<table class=\"phases\">").unwrap();
+    let note = dom.find("class=\"legend-note\"").unwrap();
+    let chart = dom.find("class=\"chart-box\"").unwrap();
+    assert!(verdict < phases && phases < note && note < chart, "{dom}");
+    assert_eq!(dom.matches("class=\"legend-note\"").count(), 1);
+    assert_eq!(dom.matches("is left out rather than drawn").count(), 1);
+    assert_eq!(
+        dom.matches("each step to the right is one more nine")
+            .count(),
+        1
+    );
+}
+
+/// Each phase's chart by percentile says where its lines end, from its own counts.
+fn captions_are_computed_from_each_phase(dom: &str, result: &RunResult) {
+    let captions: Vec<&str> = dom
+        .match_indices("data-chart=\"spectrum\"")
+        .map(|(at, _)| &dom[dom[..at].rfind("<figure").unwrap()..at])
+        .collect();
+    assert_eq!(captions.len(), 2);
+    assert_ne!(captions[0], captions[1]);
+    // 4 connections of 3 bulk inserts: 12, whose line ends at 100 - 100/12 %.
+    assert!(
+        captions[0].contains("bulk_insert 12 operations, 91.67 %"),
+        "{}",
+        captions[0]
+    );
+    for op in &result.phases[1].operations {
+        let said = format!("{} {} operations", op.operation, op.latency.count);
+        assert!(captions[1].contains(&said), "{said}: {}", captions[1]);
+    }
+}
+
+/// Each interval's operations of `phase` timed anew: every one `ms` milliseconds.
+fn all_timed(phase: &mut PhaseResult, ms: u64) {
+    for op in phase.intervals.iter_mut().flat_map(|i| &mut i.operations) {
+        let mut h = sofabench::metrics::recorder::new_histogram();
+        h.record_n(ms * 1_000, op.succeeded).unwrap();
+        op.p50_ms = ms as f64;
+        op.p99_ms = ms as f64;
+        op.histogram = histogram::encode(&h);
+    }
+}
+
+/// The run's latency as Chromium draws it: linear while both phases' operations take
+/// about as long, log once the bulk inserts take a hundred times the CRUD operations'.
+#[test]
+fn the_run_latency_goes_logarithmic_when_phases_differ_a_hundredfold() {
+    let dir = scratch("export", "log-scale");
+    let mut result = result();
+    let scale_drawn = |result: &RunResult, name: &str| {
+        let page = dir.join(format!("{name}.html"));
+        std::fs::write(&page, sofabench::export::html::render(result)).unwrap();
+        let dom = render_in_chromium(&page, &format!("report-{name}"));
+        chart_attribute(&dom, "run-latency", "data-scale")
+    };
+    all_timed(&mut result.phases[0], 3);
+    all_timed(&mut result.phases[1], 2);
+    assert_eq!(scale_drawn(&result, "linear"), ["linear"]);
+    all_timed(&mut result.phases[0], 200);
+    assert_eq!(scale_drawn(&result, "log"), ["log"]);
 }
 
 #[test]

@@ -2,7 +2,8 @@
 // <script id="sofabench-data">. Each <div class="chart"> says what it draws: the run
 // (data-run), a sweep (data-sweep) or a phase (data-phase), and which chart (data-chart).
 // Charts in a folded phase section are drawn when it is opened. Every drawn chart gets
-// data-points: how many values it drew (the page's test reads it).
+// data-points: how many values it drew, and data-scale: its y axis' "log" or "linear"
+// (the page's test reads both).
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("sofabench-data").textContent);
@@ -95,13 +96,40 @@
     return { label: label, size: 72 };
   }
 
+  // A log axis has no place for 0: such a value is left out of the line.
+  function positive(column) {
+    return column.map(function (v) { return v != null && v > 0 ? v : null; });
+  }
+
+  // On a log axis, ticks and grid lines at the powers of ten only (1, 10, 100 ms), not
+  // at every 2…9 between them.
+  function decades(u, splits) {
+    return splits.map(function (v) {
+      var power = Math.pow(10, Math.round(Math.log10(v)));
+      return Math.abs(v - power) < power * 1e-6 ? v : null;
+    });
+  }
+
+  // A box with data-log (its values span more than tenfold: the page decides) has a log
+  // y axis, which its label says; every other y axis starts at 0.
   function draw(el, kind, opts, columns) {
     opts.width = width(el);
     opts.height = HEIGHT[kind];
     opts.scales = opts.scales || {};
     opts.scales.x = opts.scales.x || { time: false };
-    opts.scales.y = { range: fromZero };
+    var log = el.hasAttribute("data-log");
+    if (log) {
+      opts.scales.y = { distr: 3, log: 10 };
+      opts.axes[1].label += " (log scale)";
+      opts.axes[1].filter = decades;
+      opts.axes[1].grid = { filter: decades };
+      opts.axes[1].ticks = { filter: decades };
+      columns = [columns[0]].concat(columns.slice(1).map(positive));
+    } else {
+      opts.scales.y = { range: fromZero };
+    }
     var plot = new uPlot(opts, columns, el);
+    el.setAttribute("data-scale", plot.scales.y.distr == 3 ? "log" : "linear");
     var points = 0;
     for (var i = 1; i < columns.length; i++) {
       columns[i].forEach(function (v) { if (v != null) points++; });

@@ -56,6 +56,22 @@ pub fn drawn(dom: &str, kind: &str) -> Vec<u64> {
         .collect()
 }
 
+/// An attribute the page's script set on each chart box of `kind` (`data-scale`: its y
+/// axis, "log" or "linear"); empty for a box that has none.
+pub fn chart_attribute(dom: &str, kind: &str, name: &str) -> Vec<String> {
+    let marker = format!("data-chart=\"{kind}\"");
+    let attribute = format!("{name}=\"");
+    dom.match_indices(&marker)
+        .map(|(at, _)| {
+            let start = dom[..at].rfind('<').unwrap();
+            let tag = &dom[start..at + dom[at..].find('>').unwrap()];
+            tag.split(&attribute)
+                .nth(1)
+                .map_or(String::new(), |v| v[..v.find('"').unwrap()].to_string())
+        })
+        .collect()
+}
+
 /// The page in headless Chromium: its DOM after the script ran (no script error), and a
 /// screenshot kept as `name`.png among the test artifacts.
 pub fn render_in_chromium(page: &Path, name: &str) -> String {

@@ -38,17 +38,29 @@ pub enum ChartOf {
     Phase(usize),
 }
 
-/// A chart's box: its caption (what is drawn), a note (how to read it, in what units),
-/// and the element the page's script draws `kind` into. `caption` and `note` are markup.
+/// A chart's box: its caption (what is drawn), a note (what is particular to this chart;
+/// how to read charts in general is the page's one note), and the element the page's
+/// script draws `kind` into. `caption` and `note` are markup.
 pub fn chart(out: &mut String, of: ChartOf, kind: &str, caption: &str, note: &str) {
+    chart_on(out, of, kind, caption, note, false);
+}
+
+/// The same, with the y axis on a log scale when `log` (the script reads `data-log`).
+pub fn chart_on(out: &mut String, of: ChartOf, kind: &str, caption: &str, note: &str, log: bool) {
     let place = match of {
         ChartOf::Run => "data-run=\"\"".to_string(),
         ChartOf::Sweep(index) => format!("data-sweep=\"{index}\""),
         ChartOf::Phase(index) => format!("data-phase=\"{index}\""),
     };
+    let scale = if log { " data-log=\"\"" } else { "" };
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        format!("<div class=\"note\">{note}</div>")
+    };
     let _ = writeln!(
         out,
-        "<figure class=\"chart-box\"><figcaption>{caption}</figcaption><div class=\"note\">{note}</div><div class=\"chart\" {place} data-chart=\"{kind}\"></div></figure>"
+        "<figure class=\"chart-box\"><figcaption>{caption}</figcaption>{note}<div class=\"chart\" {place} data-chart=\"{kind}\"{scale}></div></figure>"
     );
 }
 

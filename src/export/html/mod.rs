@@ -1,6 +1,7 @@
-//! One self-contained HTML page of a result. First the run as a whole: every phase on one
-//! time axis (total throughput, latency, failures by kind, late starts, the client's
-//! CPU) and a table with a line per phase; then, for a sweep, its phases drawn against
+//! One self-contained HTML page of a result. First the answer: the verdict and a table
+//! with a line per phase; then one note on how to read the charts (said once, not per
+//! chart); then the run as a whole: every phase on one time axis (total throughput,
+//! latency, failures by kind, late starts, the client's CPU); then, for a sweep, its phases drawn against
 //! the swept setting with the reference benchmark's own table; then each phase: its
 //! tables (Iron Cushion's fields, latency percentiles, answers) and its charts over time
 //! per operation and by percentile; last the configuration.
@@ -11,9 +12,11 @@
 //!
 //! One file per concern: [`steps`] (series over time and the rule for short intervals),
 //! [`measures`] (what is drawn of an interval or a phase), [`overview`], [`phase_charts`]
-//! and [`sweep`] (the data of each kind of chart), [`run_section`] and [`phase_section`]
-//! (the sections with their charts' captions), [`tables`], [`markup`] (escaping and a
-//! chart's box), and this file, the page's frame.
+//! and [`sweep`] (the data of each kind of chart), [`summary`] (the verdict), [`reading`]
+//! (the page's one note on its charts), [`run_section`] and [`phase_section`] (the
+//! sections with their charts' captions, computed from what each draws), [`scale`]
+//! (linear or log), [`tables`], [`markup`] (escaping and a chart's box), and this file,
+//! the page's frame.
 
 mod beside;
 mod disk;
@@ -22,8 +25,11 @@ mod measures;
 mod overview;
 mod phase_charts;
 mod phase_section;
+mod reading;
 mod run_section;
+mod scale;
 mod steps;
+mod summary;
 mod sweep;
 mod tables;
 
@@ -112,9 +118,6 @@ fn header(out: &mut String, result: &RunResult) {
             escape(&config_value(address))
         );
     }
-    if result.interrupted {
-        out.push_str("<p class=\"warn\">This run was interrupted: the figures cover what was done before the stop.</p>\n");
-    }
 }
 
 fn configuration(out: &mut String, result: &RunResult) {
@@ -143,6 +146,17 @@ pub fn render(result: &RunResult) -> String {
     if result.phases.is_empty() {
         out.push_str("<p class=\"muted\">The result has no phases.</p>\n");
     } else {
+        let seconds = data.run.phases.last().map_or(0.0, |p| p.end);
+        summary::summary_section(&mut out, result, seconds);
+        reading::reading_note(
+            &mut out,
+            &reading::Drawn {
+                result,
+                phases: &data.phases,
+                sweeps: !data.sweeps.is_empty(),
+                spectrum: result.phases.iter().any(phase_charts::has_spectrum),
+            },
+        );
         run_section::overview_section(&mut out, result, &data.run);
         run_section::sweep_section(&mut out, result, &data.sweeps);
     }
@@ -150,7 +164,8 @@ pub fn render(result: &RunResult) -> String {
     let open = result.phases.len() <= PHASES_SHOWN_OPEN;
     for (index, phase) in result.phases.iter().enumerate() {
         let interrupted = result.interrupted && index == last;
-        phase_section::phase_section(&mut out, index, phase, interrupted, open);
+        let charts = (phase, &data.phases[index]);
+        phase_section::phase_section(&mut out, index, charts, interrupted, open);
     }
     configuration(&mut out, result);
     out.push_str("<footer>Written by sofabench from a result file (docs/RESULTS.md). Charts drawn with uPlot 1.6.32, © Leon Sorokin, MIT License.</footer>\n");

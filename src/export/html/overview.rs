@@ -51,13 +51,6 @@ impl RunCharts {
             .get(name)
             .is_some_and(|values| values.iter().any(Option::is_some))
     }
-
-    /// Whether any failure, or any 429 sent again, happened in an interval drawn.
-    pub fn had_failures(&self) -> bool {
-        COLUMNS[5..9]
-            .iter()
-            .any(|name| self.series[name].iter().any(|v| v.is_some_and(|v| v > 0.0)))
-    }
 }
 
 /// One interval's values, in the order of [`COLUMNS`].
@@ -152,7 +145,6 @@ mod tests {
         let p99 = charts.series["p99"][1].unwrap();
         assert!((p99 - 25.0).abs() < 0.01, "{p99}");
         assert_eq!(charts.series["429, failed"][2], Some(1.0));
-        assert!(charts.had_failures());
         assert!(!charts.has("documents") && !charts.has("machine_cpu"));
         assert!(charts.has("target"));
     }

@@ -223,6 +223,34 @@ fn spectrum(phase: &PhaseResult) -> Spectrum {
     Spectrum { x, series }
 }
 
+/// The percentile at x = 1/(1-q) as the chart's axis writes it, with as many decimals
+/// as its nines need: 8 → `87.5 %`, 24 → `95.83 %`, 10^6 → `99.9999 %`.
+pub fn percentile_words(x: f64) -> String {
+    let decimals = x.log10().ceil().clamp(0.0, 6.0) as usize;
+    let text = format!("{:.*}", decimals, 100.0 - 100.0 / x.max(1.0));
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text} %")
+}
+
+/// Where each operation's line of the spectrum ends: its count of successful operations
+/// and the percentile that count reaches (the axis ends at 99.9999 %).
+pub fn spectrum_ends(phase: &PhaseResult) -> Vec<(&str, u64, String)> {
+    phase
+        .operations
+        .iter()
+        .filter(|o| o.latency.count > 0)
+        .map(|o| {
+            let count = o.latency.count;
+            let x = (count as f64).min(SPECTRUM_MOST);
+            (o.operation.as_str(), count, percentile_words(x))
+        })
+        .collect()
+}
+
 /// Whether the spectrum has more than its 0 % point to draw: two values or more.
 pub fn has_spectrum(phase: &PhaseResult) -> bool {
     phase.operations.iter().any(|o| o.latency.count > 1)
@@ -254,6 +282,35 @@ mod tests {
         assert!(
             spectrum.series[1].values.last().unwrap().is_some(),
             "reads reach the end"
+        );
+    }
+
+    #[test]
+    fn a_percentile_is_written_with_the_decimals_its_nines_need() {
+        let words: Vec<String> = [1.0, 2.0, 8.0, 10.0, 12.0, 24.0, 1e6]
+            .into_iter()
+            .map(percentile_words)
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "0 %",
+                "50 %",
+                "87.5 %",
+                "90 %",
+                "91.67 %",
+                "95.83 %",
+                "99.9999 %"
+            ]
+        );
+        let result = crate::export::sample::result();
+        let ends = spectrum_ends(&result.phases[0]);
+        assert_eq!(
+            ends,
+            [
+                ("create", 3, "66.7 %".to_string()),
+                ("read", 6, "83.3 %".to_string())
+            ]
         );
     }
 

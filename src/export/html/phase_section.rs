@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::interval_latency;
-use super::markup::{ChartOf, chart, escape};
-use super::phase_charts;
-use super::steps::SHORT_INTERVAL_RULE;
+use super::beside::Beside;
+use super::markup::{ChartOf, chart, chart_on, escape};
+use super::phase_charts::{self, PhaseCharts};
+use super::scale;
 use super::tables;
 use crate::report::numbers::{grouped, grouped_decimal};
 use crate::results::PhaseResult;
@@ -53,7 +53,7 @@ fn phase_facts(out: &mut String, phase: &PhaseResult, interrupted: bool) {
 pub fn phase_section(
     out: &mut String,
     index: usize,
-    phase: &PhaseResult,
+    (phase, charts): (&PhaseResult, &PhaseCharts),
     interrupted: bool,
     open: bool,
 ) {
@@ -79,30 +79,76 @@ pub fn phase_section(
     if phase.intervals.is_empty() {
         out.push_str("<p class=\"muted\">No intervals were recorded: no charts over time.</p>\n");
     } else {
-        phase_time_charts(out, index, phase);
+        phase_time_charts(out, index, phase, charts);
     }
     if phase_charts::has_spectrum(phase) {
-        let note = if phase.target_rate.is_some() {
-            "Latency at each percentile of the phase's successful operations, in milliseconds: service time (solid), response time from the scheduled start (dashed). Log scale: each step to the right is one more nine. A line ends at the percentile its count of operations reaches (8 operations: 87.5 %)."
-        } else {
-            "Service time at each percentile of the phase's successful operations, in milliseconds. Log scale: each step to the right is one more nine. A line ends at the percentile its count of operations reaches (8 operations: 87.5 %)."
-        };
-        chart(
-            out,
-            ChartOf::Phase(index),
-            "spectrum",
-            "Latency by percentile",
-            note,
-        );
+        spectrum_chart(out, index, phase, charts);
     }
     out.push_str("</details>\n</section>\n");
 }
 
-fn phase_time_charts(out: &mut String, index: usize, phase: &PhaseResult) {
-    let rule = SHORT_INTERVAL_RULE;
-    let rated = phase.target_rate.is_some();
-    let target = if rated {
-        " The dashed grey line is the target rate of all operations together."
+/// The operations a phase's lines are drawn for: `create, read and update`.
+fn operation_names(charts: &PhaseCharts) -> String {
+    let names: Vec<&str> = charts
+        .time
+        .operations
+        .iter()
+        .map(|o| o.name.as_str())
+        .collect();
+    match names.as_slice() {
+        [] => "operations".to_string(),
+        [one] => escape(one),
+        [rest @ .., last] => format!("{} and {}", escape(&rest.join(", ")), escape(last)),
+    }
+}
+
+/// The largest value of some columns: `140.3`.
+fn highest<'a>(columns: impl IntoIterator<Item = &'a Vec<Option<f64>>>) -> String {
+    let most = columns
+        .into_iter()
+        .flatten()
+        .flatten()
+        .fold(0.0, |m: f64, &v| m.max(v));
+    grouped_decimal(most, 1)
+}
+
+/// The chart by percentile, captioned with where its lines end: a line ends at the
+/// percentile its own count of operations reaches, so that is computed per phase.
+fn spectrum_chart(out: &mut String, index: usize, phase: &PhaseResult, charts: &PhaseCharts) {
+    let spectrum = &charts.spectrum;
+    let most = spectrum.x.last().copied().unwrap_or(1.0);
+    let range = scale::range(spectrum.series.iter().map(|l| &l.values[..]));
+    let drawn = if phase.target_rate.is_some() {
+        "Service time (solid) and response time from the scheduled start (dashed)"
+    } else {
+        "Service time"
+    };
+    let ends: Vec<String> = phase_charts::spectrum_ends(phase)
+        .into_iter()
+        .map(|(name, count, end)| format!("{} {} operations, {end}", escape(name), grouped(count)))
+        .collect();
+    chart_on(
+        out,
+        ChartOf::Phase(index),
+        "spectrum",
+        &format!(
+            "Latency by percentile, to {}",
+            phase_charts::percentile_words(most)
+        ),
+        &format!(
+            "{drawn} of the phase's successful operations: {}. Each line ends where its count reaches: {}.",
+            scale::latency_range(range),
+            ends.join("; ")
+        ),
+        scale::is_log(range),
+    );
+}
+
+fn phase_time_charts(out: &mut String, index: usize, phase: &PhaseResult, charts: &PhaseCharts) {
+    let time = &charts.time;
+    let names = operation_names(charts);
+    let target = if time.target.is_some() {
+        "; dashed grey: the target rate"
     } else {
         ""
     };
@@ -113,64 +159,75 @@ fn phase_time_charts(out: &mut String, index: usize, phase: &PhaseResult) {
         "throughput",
         "Throughput over time",
         &format!(
-            "Successful operations per second in each interval, per operation (a bulk insert counts once).{target} {rule}"
+            "Successful {names} operations per second, a line each: highest {}/s{target}.",
+            highest(time.operations.iter().map(|o| &o.throughput))
         ),
     );
-    if phase
-        .operations
-        .iter()
-        .any(|o| o.operation == "bulk_insert")
-    {
+    if let Some(documents) = &time.documents {
         chart(
             out,
             of(index),
             "documents",
             "Documents stored per second",
             &format!(
-                "Documents the successful bulk inserts stored, per second of each interval. {rule}"
+                "Documents the successful bulk inserts stored per second: highest {}/s.",
+                highest([documents])
             ),
         );
     }
-    chart(
+    let range = scale::range(
+        time.operations
+            .iter()
+            .flat_map(|o| [&o.p50[..], &o.p99[..]]),
+    );
+    chart_on(
         out,
         of(index),
         "latency",
         "Latency over time",
         &format!(
-            "p50 (solid) and p99 (dashed) {} of each interval's successful operations, in milliseconds. {rule}",
-            interval_latency(rated)
+            "p50 and p99 of each interval's successful {names} operations: {}.",
+            scale::latency_range(range)
         ),
+        scale::is_log(range),
     );
     if phase_charts::had_failures(phase) {
+        let kinds: Vec<String> = time
+            .failures
+            .iter()
+            .map(|f| format!("{} {}", escape(&f.operation), f.kind))
+            .collect();
         chart(
             out,
             of(index),
             "failures",
             "Failures over time",
             &format!(
-                "Per second in each interval, per operation and kind (only those that happened): timeouts, failures that were 429 Too Many Requests, every other failure (error statuses, broken connections, bad answers, no document left to work on), and 429s after which the operation was sent again with <code>--retry-429</code>. {rule}"
+                "Per second, a line for each that happened: {}.",
+                kinds.join("; ")
             ),
         );
     }
-    beside_charts(out, index, phase);
-    if rated {
+    beside_charts(out, index, &time.beside);
+    if phase.target_rate.is_some() {
         chart(
             out,
             of(index),
             "late",
             "Late starts",
             &format!(
-                "Operations per second that started later than scheduled (their latency counts from the scheduled start). {rule}"
+                "Operations per second that started late: {} in the phase.",
+                grouped(phase.late)
             ),
         );
     }
 }
 
-/// The charts of what went on beside the operations, those the phase has figures for.
-fn beside_charts(out: &mut String, index: usize, phase: &PhaseResult) {
-    let beside = super::beside::beside(phase);
+/// The charts of what went on beside the operations, those the phase has figures for;
+/// what each draws is in the page's note (`reading::BESIDE`).
+fn beside_charts(out: &mut String, index: usize, beside: &Beside) {
     let nodes = if beside.server.len() > 1 {
-        " One line per node."
+        " A line per node."
     } else {
         ""
     };
@@ -178,43 +235,32 @@ fn beside_charts(out: &mut String, index: usize, phase: &PhaseResult) {
         (
             "server-requests",
             "The server: requests and its own request time",
-            format!(
-                "Requests the server counted per second of each interval (solid, left axis: every client's, not only sofabench's), and the p99 of its own request time in milliseconds (dashed, right axis) as <code>_node/_local/_stats</code> gives it: CouchDB computes that over its own stats interval (10 s by default), not over this interval.{nodes}"
-            ),
+            format!("Solid, left axis: requests per second; dashed, right axis: its own p99 in milliseconds.{nodes}"),
         ),
-        (
-            "server-memory",
-            "The server: memory",
-            format!(
-                "The memory the server's Erlang VM held at each interval's end, in MiB (<code>_node/_local/_system</code>).{nodes}"
-            ),
-        ),
+        ("server-memory", "The server: memory", format!("MiB.{nodes}")),
         (
             "server-work",
             "The server: background tasks and run queue",
-            format!(
-                "Background tasks running at each interval's end, of every kind (<code>_active_tasks</code>: compaction, indexing, replication; solid), and the Erlang VM's run queue (dashed).{nodes}"
-            ),
+            format!("Solid: background tasks; dashed: run queue.{nodes}"),
         ),
         (
             "changes",
             "The _changes consumers",
-            "Changes the consumers received per second, all together (solid, left axis), and their lag in seconds (dashed, right axis): how long ago the oldest write some consumer has not seen yet was answered.".to_string(),
+            "Solid, left axis: changes per second; dashed, right axis: lag in seconds.".to_string(),
         ),
         (
             "replication",
             "Continuous replication",
-            "Documents each replica received per second (solid, left axis: what its <code>_changes</code> feed showed), and its replication lag in seconds (dashed, right axis): how long ago the oldest write not yet on it was answered on the source.".to_string(),
+            "Solid, left axis: documents per second per replica; dashed, right axis: lag in seconds.".to_string(),
         ),
         (
             "disk",
             "The database on disk",
-            "The database's file size and active size at each interval's end, in MiB (<code>GET /db</code>'s <code>sizes</code>). A gap is an interval whose look did not answer.".to_string(),
+            "Solid: file size; dashed: active size, in MiB.".to_string(),
         ),
     ];
     for (kind, title, caption) in charts {
         if beside.has(kind) {
-            let caption = format!("{caption} {SHORT_INTERVAL_RULE}");
             chart(out, ChartOf::Phase(index), kind, title, &caption);
         }
     }

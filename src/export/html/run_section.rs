@@ -1,44 +1,65 @@
-//! The page's first sections: the run as a whole on one time axis with its table of
-//! phases, and a sweep's charts against the swept setting with the reference table.
+//! The run as a whole on one time axis, and a sweep's charts against the swept setting
+//! with the reference table; each chart's caption computed from what it draws.
 
-use std::fmt::Write as _;
-
-use super::interval_latency;
-use super::markup::{ChartOf, chart, escape};
+use super::markup::{ChartOf, chart, chart_on, escape};
 use super::overview::RunCharts;
-use super::steps::SHORT_INTERVAL_RULE;
+use super::scale;
 use super::sweep::SweepChart;
 use super::tables;
-use crate::report::numbers::grouped;
+use crate::report::numbers::grouped_decimal;
 use crate::results::RunResult;
+use crate::words::counted;
 
 /// The run's charts, on one time axis.
 pub fn overview_section(out: &mut String, result: &RunResult, run: &RunCharts) {
-    out.push_str("<section id=\"overview\">\n<h2>Run overview</h2>\n");
-    let seconds = run.phases.last().map_or(0.0, |p| p.end);
-    let ops = result.phases.iter().flat_map(|p| &p.operations);
-    let succeeded: u64 = ops.clone().map(|o| o.succeeded).sum();
-    let failed: u64 = ops.map(|o| o.failed).sum();
-    let _ = writeln!(
-        out,
-        "<p class=\"muted\">{} over {:.1} s: {} operations succeeded, {} failed. The phases are the shaded bands, named above the lines where there is room; hover a chart for its phase and values.</p>",
-        crate::words::counted(result.phases.len() as u64, "phase"),
-        seconds,
-        grouped(succeeded),
-        grouped(failed)
-    );
+    out.push_str("<section id=\"overview\">\n<h2>The run over time</h2>\n");
     run_chart_boxes(out, result, run);
-    out.push_str("<h3>Phases</h3>\n");
-    tables::phases_table(out, result);
     out.push_str("</section>\n");
 }
 
-/// The run's charts, each with a caption that says what it draws.
+/// The largest value of a run's series, as words: `highest 140.3/s`.
+fn highest(run: &RunCharts, name: &str, unit: &str) -> String {
+    let most = run.series[name]
+        .iter()
+        .flatten()
+        .fold(0.0, |m: f64, &v| m.max(v));
+    format!("highest {}{unit}", grouped_decimal(most, 1))
+}
+
+/// What failed in the whole run, by kind, as words: `3 timeouts, 1 other failure`.
+fn failed_kinds(result: &RunResult) -> String {
+    let mut kinds = [0u64; 4];
+    for op in result.phases.iter().flat_map(|p| &p.operations) {
+        let of = |kind: &str| op.failures.get(kind).copied().unwrap_or(0);
+        let (timeouts, limited) = (of("timeout"), of("rate_limited"));
+        kinds[0] += timeouts;
+        kinds[1] += limited;
+        kinds[2] += op.failed.saturating_sub(timeouts).saturating_sub(limited);
+        kinds[3] += op.retried_429;
+    }
+    let names = [
+        "timeout",
+        "429 that failed",
+        "other failure",
+        "429 sent again",
+    ];
+    let said: Vec<String> = kinds
+        .iter()
+        .zip(names)
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, name)| crate::words::counted(*n, name))
+        .collect();
+    if said.is_empty() {
+        "Nothing failed in this run.".to_string()
+    } else {
+        format!("In all: {}.", said.join(", "))
+    }
+}
+
+/// The run's charts, each with a caption computed from what it draws.
 fn run_chart_boxes(out: &mut String, result: &RunResult, run: &RunCharts) {
-    let rule = SHORT_INTERVAL_RULE;
-    let rated = result.phases.iter().any(|p| p.target_rate.is_some());
     let target = if run.has("target") {
-        " The dashed line is the target rate (<code>--rate</code>) of the phases that had one."
+        "; dashed: the target rate"
     } else {
         ""
     };
@@ -48,7 +69,8 @@ fn run_chart_boxes(out: &mut String, result: &RunResult, run: &RunCharts) {
         "run-throughput",
         "Throughput, all operations",
         &format!(
-            "Successful operations of every kind per second (a bulk insert counts once), each interval's value held over the interval.{target} {rule}"
+            "Successful operations of every kind per second: {}{target}.",
+            highest(run, "throughput", "/s")
         ),
     );
     if run.has("documents") {
@@ -58,57 +80,42 @@ fn run_chart_boxes(out: &mut String, result: &RunResult, run: &RunCharts) {
             "run-documents",
             "Documents stored per second by bulk inserts",
             &format!(
-                "Documents the successful bulk inserts stored, per second of each interval. {rule}"
+                "Documents the successful bulk inserts stored per second: {}.",
+                highest(run, "documents", "/s")
             ),
         );
     }
-    let measured = if rated && result.phases.iter().all(|p| p.target_rate.is_some()) {
-        interval_latency(true).to_string()
-    } else if rated {
-        format!(
-            "{} in phases with a target rate, {} in the others",
-            interval_latency(true),
-            interval_latency(false)
-        )
-    } else {
-        interval_latency(false).to_string()
-    };
-    chart(
+    let range = scale::range([&run.series["p50"][..], &run.series["p99"][..]]);
+    chart_on(
         out,
         ChartOf::Run,
         "run-latency",
         "Latency, all operations",
         &format!(
-            "p50 (solid) and p99 (dashed) of each interval's successful operations of every kind, in milliseconds: {measured}. {rule}"
+            "p50 and p99 of each interval's successful operations of every kind: {}.",
+            scale::latency_range(range)
         ),
+        scale::is_log(range),
     );
-    let none = if run.had_failures() {
-        ""
-    } else {
-        " Nothing failed in this run."
-    };
     chart(
         out,
         ChartOf::Run,
         "run-failures",
         "Failures and timeouts by kind",
-        &format!(
-            "Per second of each interval, all operations together: timeouts, failures that were 429 Too Many Requests, every other failure (error statuses, broken connections, bad answers, no document left to work on), and 429s after which the operation was sent again (<code>--retry-429</code>; not failures).{none} {rule}"
-        ),
+        &failed_kinds(result),
     );
-    if rated {
+    if result.phases.iter().any(|p| p.target_rate.is_some()) {
+        let late: u64 = result.phases.iter().map(|p| p.late).sum();
         chart(
             out,
             ChartOf::Run,
             "run-late",
             "Late starts",
-            &format!(
-                "Operations per second that started later than scheduled under <code>--rate</code> (their latency counts from the scheduled start). {rule}"
-            ),
+            &format!("{} started late in all.", counted(late, "operation")),
         );
     }
     let machine = if run.has("machine_cpu") {
-        " and the whole machine's (every process, dashed), as a share of all its cores"
+        "; dashed: the whole machine"
     } else {
         ""
     };
@@ -117,9 +124,7 @@ fn run_chart_boxes(out: &mut String, result: &RunResult, run: &RunCharts) {
         ChartOf::Run,
         "run-cpu",
         "CPU",
-        &format!(
-            "sofabench's own CPU use in each interval as a share of the cores it may use, in percent{machine}; near 100 % the client itself may be the limit. {rule}"
-        ),
+        &format!("sofabench's own: {}{machine}.", highest(run, "cpu", " %")),
     );
 }
 
@@ -140,15 +145,22 @@ pub fn sweep_section(out: &mut String, result: &RunResult, sweeps: &[SweepChart]
             &format!("Throughput against {axis}"),
             "Successful operations per second of each phase's wall-clock time (a series of bulk inserts alone: documents stored per second), a point per phase.",
         );
-        chart(
+        let columns = sweep
+            .series
+            .iter()
+            .flat_map(|s| [&s.p50[..], &s.p99[..], &s.p999[..]]);
+        let range = scale::range(columns);
+        chart_on(
             out,
             ChartOf::Sweep(index),
             "sweep-latency",
             &format!("Latency percentiles against {axis}"),
             &format!(
-                "p50 (solid), p99 (dashed) and p99.9 (dotted) {} of each phase's successful operations of every kind, in milliseconds. A percentile is drawn only for a phase with enough operations to tell it from the maximum: 100 for p99, 1,000 for p99.9.",
-                sweep.latency
+                "p50 (solid), p99 (dashed) and p99.9 (dotted) {} of each phase's successful operations of every kind: {}.",
+                sweep.latency,
+                scale::latency_range(range)
             ),
+            scale::is_log(range),
         );
     }
     out.push_str(&reference);

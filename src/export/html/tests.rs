@@ -1,6 +1,6 @@
 use super::steps::SHORT_INTERVAL_RULE;
 use super::*;
-use crate::results::{SweepPoint, SweptSetting};
+use crate::results::{PhaseResult, SweepPoint, SweptSetting};
 
 /// The page's chart data, parsed back.
 fn data_of(page: &str) -> serde_json::Value {
@@ -61,16 +61,129 @@ fn page_is_self_contained_and_escaped() {
 fn captions_say_which_latency_and_the_rule_for_short_intervals() {
     let mut result = super::super::sample::result();
     let page = render(&result);
-    assert!(page.contains("p99 (dashed) latency from sending to the answer"));
-    assert!(!page.contains("p99 (dashed) response time"));
-    let rule_shown = page.matches(SHORT_INTERVAL_RULE).count();
-    // Every chart over time: the run's four, the phase's three and its disk sizes.
-    assert_eq!(rule_shown, 8);
+    assert!(page.contains("successful operations only: the latency from sending to the answer"));
+    assert!(!page.contains("response time (from each operation's scheduled start)"));
     result.phases[0].target_rate = Some(10.0);
     let page = render(&result);
-    assert!(page.contains("p99 (dashed) response time (from each operation's scheduled start)"));
+    assert!(page.contains(
+        "successful operations only: the response time (from each operation's scheduled start)"
+    ));
     assert_eq!(charts_of(&page, "run-late") + charts_of(&page, "late"), 2);
     assert!(page.contains("<th class=\"num\">target/s</th>"));
+}
+
+/// Where `needle` first appears in the page.
+fn at(page: &str, needle: &str) -> usize {
+    page.find(needle)
+        .unwrap_or_else(|| panic!("{needle} is not on the page"))
+}
+
+#[test]
+fn the_verdict_and_the_phases_come_before_one_note_and_the_charts() {
+    let page = render(&super::super::sample::result());
+    // The sample's create and read that failed (404s) fail the run, as its verdict says.
+    let verdict = at(
+        &page,
+        "<p class=\"verdict failed\">verdict: <strong>FAILED</strong>: 2 operations failed</p>",
+    );
+    let phases = at(&page, "<table class=\"phases\">");
+    let note = at(&page, "<section id=\"reading\"");
+    let first_chart = at(&page, "class=\"chart-box\"");
+    assert!(verdict < phases && phases < note && note < first_chart);
+    // What every chart over time shares is said once for the page, not once a chart.
+    assert_eq!(page.matches(SHORT_INTERVAL_RULE).count(), 1);
+    assert_eq!(
+        page.matches("Too Many Requests, every other failure")
+            .count(),
+        1
+    );
+    assert_eq!(page.matches("one more nine").count(), 1);
+    assert_eq!(page.matches("class=\"legend-note\"").count(), 1);
+    // The note explains only what the page draws: the disk, not replication.
+    assert!(page.contains("<em>The database on disk</em>"));
+    assert!(!page.contains("<em>Continuous replication</em>"));
+}
+
+/// Every interval operation of `phase` timed anew: each value recorded mapped by `time`.
+fn retimed(phase: &mut PhaseResult, time: impl Fn(u64) -> u64) {
+    use crate::results::histogram::{decode, encode};
+    for op in phase.intervals.iter_mut().flat_map(|i| &mut i.operations) {
+        let old = decode(&op.histogram).unwrap();
+        let mut new = crate::metrics::recorder::new_histogram();
+        for v in old.iter_recorded() {
+            new.record_n(time(v.value_iterated_to()), v.count_at_value())
+                .unwrap();
+        }
+        op.p50_ms = new.value_at_quantile(0.5) as f64 / 1_000.0;
+        op.p99_ms = new.value_at_quantile(0.99) as f64 / 1_000.0;
+        op.histogram = encode(&new);
+    }
+}
+
+/// The box of chart `kind` (the first), as the page writes it.
+fn chart_tag<'a>(page: &'a str, kind: &str) -> &'a str {
+    let at = at(page, &format!("data-chart=\"{kind}\""));
+    let start = page[..at].rfind("<figure").unwrap();
+    &page[start..at + page[at..].find('>').unwrap()]
+}
+
+#[test]
+fn latency_charts_go_logarithmic_past_a_tenfold_spread() {
+    let mut result = super::super::sample::result();
+    let mut bulk = result.phases[0].clone();
+    bulk.name = "slow".to_string();
+    bulk.started_at_ms += 5_000;
+    result.phases.push(bulk);
+    // Every operation 2 ms, then 1.5 ms: a linear scale.
+    retimed(&mut result.phases[0], |_| 2_000);
+    retimed(&mut result.phases[1], |_| 1_500);
+    let page = render(&result);
+    let run = chart_tag(&page, "run-latency");
+    assert!(!run.contains("data-log"), "{run}");
+    assert!(run.contains("from 1.50 to 2.00 ms, linear scale"), "{run}");
+    // The second phase 500 ms: it would flatten the first into the axis.
+    retimed(&mut result.phases[1], |_| 500_000);
+    let page = render(&result);
+    let run = chart_tag(&page, "run-latency");
+    assert!(run.contains("data-log=\"\""), "{run}");
+    assert!(run.contains("from 2.00 to 500 ms, log scale"), "{run}");
+    // Each phase's own chart over time judges its own spread.
+    let phase = chart_tag(&page, "latency");
+    assert!(!phase.contains("data-log"), "{phase}");
+}
+
+#[test]
+fn the_percentile_caption_is_computed_from_the_phase() {
+    let mut result = super::super::sample::result();
+    let mut more = result.phases[0].clone();
+    more.name = "more".to_string();
+    more.started_at_ms += 5_000;
+    let mut h = crate::metrics::recorder::new_histogram();
+    for v in 1..=1_000u64 {
+        h.record(v * 10).unwrap();
+    }
+    more.operations[1].latency = crate::results::build::latency(&h);
+    result.phases.push(more);
+    let page = render(&result);
+    let captions: Vec<&str> = page
+        .match_indices("data-chart=\"spectrum\"")
+        .map(|(at, _)| &page[page[..at].rfind("<figure").unwrap()..at])
+        .collect();
+    assert_eq!(captions.len(), 2);
+    // 3 creates and 6 reads; then 1,000 reads.
+    assert!(
+        captions[0].contains("Latency by percentile, to 83.3 %"),
+        "{}",
+        captions[0]
+    );
+    assert!(captions[0].contains("create 3 operations, 66.7 %; read 6 operations, 83.3 %"));
+    assert!(
+        captions[1].contains("Latency by percentile, to 99.9 %"),
+        "{}",
+        captions[1]
+    );
+    assert!(captions[1].contains("read 1,000 operations, 99.9 %"));
+    assert!(!page.contains("(8 operations: 87.5 %)"), "no fixed example");
 }
 
 /// A sweep of `n` phases over connections, each phase the sample's, a second apart.
