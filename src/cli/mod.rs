@@ -541,6 +541,11 @@ pub struct RunArgs {
     #[arg(long, short)]
     quiet: bool,
 
+    /// Say everything after each phase: per operation what it achieved and carried, the
+    /// disk, the connections, the logins, the server's figures and its notes.
+    #[arg(long, short)]
+    verbose: bool,
+
     /// Serve the run's figures for Prometheus (and OpenMetrics) at http://ADDR/metrics
     /// while it runs: a port alone (9464) listens on this machine only; an address
     /// (0.0.0.0:9464) on what it names, with a warning.
@@ -877,9 +882,14 @@ pub struct ReportArgs {
     #[arg(long = "hlog-dir", value_name = "DIR")]
     hlog_dir: Option<PathBuf>,
 
-    /// Print the text report, as the run printed it (the default when no file is asked for).
+    /// Print the text report, as the run printed it after its live lines (the default
+    /// when no file is asked for).
     #[arg(long)]
     text: bool,
+
+    /// The text report as `run -v` printed it: everything after each phase.
+    #[arg(long, short)]
+    verbose: bool,
 
     /// Replace files that already exist.
     #[arg(long)]
