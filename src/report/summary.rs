@@ -291,6 +291,46 @@ pub fn summary(phase: &PhaseResult, detail: Detail) -> String {
 mod tests {
     use super::*;
 
+    fn op(
+        name: &str,
+        response_us: &[u64],
+        statuses: &[(&str, u64)],
+    ) -> crate::results::OperationResult {
+        let mut h = crate::metrics::recorder::new_histogram();
+        for v in response_us {
+            h.record(*v).unwrap();
+        }
+        crate::results::OperationResult {
+            operation: name.to_string(),
+            response: crate::results::build::latency(&h),
+            statuses: statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+            ..crate::results::OperationResult::unmeasured()
+        }
+    }
+
+    #[test]
+    fn the_histograms_are_compact() {
+        let phase = PhaseResult::of_operations(
+            "crud",
+            1.0,
+            vec![
+                op("read", &[10_000, 20_000], &[("200", 2)]),
+                op("update", &[5_000], &[("201", 1), ("409", 3)]),
+            ],
+        );
+        let mut out = String::new();
+        histogram_lines(&phase, &mut out);
+        status_lines(&phase, &mut out);
+        // No operation took 4 ms or less: those buckets are left out.
+        assert_eq!(
+            out,
+            "  histogram         >4      >8     >16\n\
+             \x20 read            0.0%   50.0%   50.0%\n\
+             \x20 update        100.0%    0.0%    0.0%\n\
+             \x20 statuses: read 200 x2; update 201 x1, 409 x3\n"
+        );
+    }
+
     #[test]
     fn buckets_are_powers_of_two_milliseconds() {
         let mut h = crate::metrics::recorder::new_histogram();

@@ -160,3 +160,74 @@ pub fn judge(counts: &Counts) -> Verdict {
         operations: parts,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{ActionResult, OperationResult, RepetitionResult};
+
+    fn phase(failed: u64, not_run: u64, action_error: Option<&str>) -> PhaseResult {
+        let mut failures = std::collections::BTreeMap::new();
+        failures.insert("500".to_string(), failed);
+        failures.insert("unknown_row".to_string(), 2);
+        let op = OperationResult {
+            operation: "create".to_string(),
+            failed,
+            failures,
+            not_run,
+            ..OperationResult::unmeasured()
+        };
+        let mut phase = PhaseResult::of_operations("crud", 1.0, vec![op]);
+        phase.action = action_error.map(|error| ActionResult {
+            kind: "compact".to_string(),
+            started_seconds: None,
+            finished_seconds: None,
+            size_before: None,
+            size_after: None,
+            size_field: None,
+            error: Some(error.to_string()),
+            note: None,
+        });
+        phase
+    }
+
+    fn repetition(index: u64, phases: Vec<PhaseResult>) -> RepetitionResult {
+        RepetitionResult {
+            index,
+            database_name: format!("db-{index}"),
+            id_prefix: format!("p{index}"),
+            started_at: String::new(),
+            ended_at: String::new(),
+            interrupted: false,
+            database_deleted: false,
+            phases,
+        }
+    }
+
+    #[test]
+    fn a_result_is_judged_as_its_run_was() {
+        let result = RunResult::of_phases(vec![phase(3, 4, None)]);
+        let verdict = judge(&Counts::of_result(&result));
+        assert_eq!(
+            verdict.operations,
+            [
+                "3 operations failed",
+                "2 bulk insert answer rows were for documents never sent (unknown_row)",
+                "4 planned operations were not run"
+            ]
+        );
+        assert!(verdict.actions.is_empty());
+        // With repetitions, each one's own phases, an action named by its repetition.
+        let mut repeated = RunResult::of_phases(vec![phase(9, 0, None)]);
+        repeated.repetitions = vec![
+            repetition(1, vec![phase(1, 0, None)]),
+            repetition(2, vec![phase(0, 0, Some("boom"))]),
+        ];
+        let verdict = judge(&Counts::of_result(&repeated));
+        assert_eq!(verdict.operations[0], "1 operations failed");
+        assert_eq!(
+            verdict.actions,
+            ["repetition 2: background action compact of phase crud failed: boom"]
+        );
+    }
+}
