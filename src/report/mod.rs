@@ -118,6 +118,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool, detail: Detail) -> Str
     if verbose {
         out.push_str(&transfer::table(phase));
     }
+    out.push_str(&transfer::row_checks(phase));
     out.push_str(&latency::target_nodes(phase));
     out.push_str(&latency::failures(phase));
     out.push_str(&summary::summary(phase, detail));
