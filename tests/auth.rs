@@ -113,6 +113,7 @@ fn session_cookies_against_pouchdb_server_on_disk_with_an_admin() {
             "run",
             &format!("--database_address={}", server.admin_url),
             "--database_name=cookies",
+            "--verbose",
             "--auth",
             "cookie",
             "--num_connections=4",

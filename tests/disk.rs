@@ -49,6 +49,7 @@ connections = 2
     let csv = dir.path().join("series.csv");
     let run = sofabench(&[
         "run",
+        "--verbose",
         &format!("--database_address={}", server.admin_url),
         "--database_name=disk-cost",
         "--scenario",
@@ -152,6 +153,7 @@ fn run_beside(server: &DbInfoServer, dir: &std::path::Path) -> (Run, Value) {
     let json = dir.join("result.json");
     let run = sofabench(&[
         "run",
+        "--verbose",
         &format!("--database_address={}", server.url),
         "--database_name=looked",
         "--num_documents_per_bulk_insert=10",

@@ -233,7 +233,7 @@ proptest! {
                     .iter()
                     .all(|r| tally::check_readable(&r.phases, "r").is_ok());
             if readable {
-                let _ = run_text(&result);
+                let _ = run_text(&result, sofabench::report::Detail::Verbose);
             }
         }
     }

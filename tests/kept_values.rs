@@ -31,7 +31,14 @@ fn shown(run: &Run, peak: u64) -> String {
 /// `sofabench run` against `server`'s database `kept`, quiet, with `args`.
 fn run_against(server: &RewritingServer, args: &[&str]) -> (Run, u64) {
     let address = format!("--database_address={}", server.url);
-    let mut all = vec!["run", &address, "--database_name=kept", "--quiet"];
+    // Verbose: what the server said of itself is part of the detail.
+    let mut all = vec![
+        "run",
+        &address,
+        "--database_name=kept",
+        "--quiet",
+        "--verbose",
+    ];
     all.extend_from_slice(args);
     let (run, peak) = sofabench_measured(ADDRESS_SPACE_KIB, &all);
     // Shown with --nocapture, for the figures.

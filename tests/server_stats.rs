@@ -37,6 +37,7 @@ fn each_interval_has_the_servers_figures_and_a_stalled_endpoint_costs_only_its_o
     let began = Instant::now();
     let run = sofabench(&[
         "run",
+        "--verbose",
         &format!("--database_address={address}"),
         "--database_name=watched",
         "--scenario",
@@ -80,6 +81,7 @@ fn pouchdb_servers_missing_endpoints_are_said_once_and_the_run_goes_on() {
     let json = dir.path().join("r.json");
     let run = sofabench(&[
         "run",
+        "--verbose",
         &format!("{ADDRESS}={}", server.admin_url),
         "--database_name=watched",
         "--num_connections=2",
@@ -141,6 +143,7 @@ fn pouchdb_servers_missing_endpoints_are_said_once_and_the_run_goes_on() {
     let quiet = dir.path().join("q.json");
     let run = sofabench(&[
         "run",
+        "--verbose",
         &format!("{ADDRESS}={}", server.admin_url),
         "--database_name=unwatched",
         "--num_connections=1",
@@ -179,6 +182,7 @@ fn the_html_page_charts_the_servers_figures_on_the_phases_time_axis() {
     let out = dir.path().join("out");
     let run = sofabench(&[
         "run",
+        "--verbose",
         &format!("{ADDRESS}={}", couch.url),
         "--database_name=watched",
         "--scenario",

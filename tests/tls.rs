@@ -20,8 +20,10 @@ fn run_against(dir: &Path, address: &str, db: &str, extra: &[&str]) -> (Run, Val
         format!("--database_name={db}"),
         format!("--json={}", result.display()),
     );
+    // Verbose: the connections' handshakes are part of the detail.
     let mut args = vec![
         "run",
+        "--verbose",
         address.as_str(),
         db.as_str(),
         json.as_str(),

@@ -17,6 +17,8 @@ fn run(address: &str, db: &str, shape: [u64; 4], extra: &[&str]) -> Run {
     let mut args: Vec<String> = vec![
         "run".into(),
         "--quiet".into(),
+        // The achieved tables are part of the detail.
+        "--verbose".into(),
         format!("--database_address={address}"),
         format!("--database_name={db}"),
         format!("--num_connections={connections}"),

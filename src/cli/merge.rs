@@ -68,8 +68,13 @@ pub fn execute(args: MergeArgs) -> Result<(), Failed> {
     );
     text.push_str(&report::run_warnings(&result.config));
     for phase in &result.phases {
-        text.push_str(&report::phase_text(phase, result.interrupted));
+        text.push_str(&report::phase_text(
+            phase,
+            result.interrupted,
+            report::Detail::Verbose,
+        ));
     }
+    text.push_str(&report::ending::notes(&result));
     crate::text::sink::out(&text).map_err(Failed::output)?;
     let written = outputs.write(&result);
     let wrote: String = written

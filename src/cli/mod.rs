@@ -596,6 +596,13 @@ pub struct RunArgs {
     #[arg(long, short, help_heading = OUTPUT)]
     quiet: bool,
 
+    /// Say everything after each phase
+    ///
+    /// Per operation what it achieved and carried, the disk, the connections, the logins,
+    /// the server's figures and its notes (each said once per run).
+    #[arg(long, short, help_heading = OUTPUT)]
+    verbose: bool,
+
     /// How often a live line is printed
     #[arg(long, value_name = "TIME", value_parser = duration::parse, default_value = "1s", help_heading = OUTPUT, hide_short_help = true)]
     interval: std::time::Duration,
@@ -982,11 +989,15 @@ pub struct ReportArgs {
     #[arg(long = "hlog-dir", value_name = "DIR")]
     hlog_dir: Option<PathBuf>,
 
-    /// Print the text report, as the run printed it
+    /// Print the text report, as the run printed it after its live lines
     ///
     /// The default when no file is asked for.
     #[arg(long)]
     text: bool,
+
+    /// The text report as `run -v` printed it: everything after each phase.
+    #[arg(long, short)]
+    verbose: bool,
 
     /// Replace files that already exist.
     #[arg(long)]

@@ -1,9 +1,11 @@
-//! The progress bar on standard error while a phase runs (only on a terminal).
+//! The progress bar on standard error while a phase runs (only on a terminal), with the
+//! latest live line redrawn in place above it: what stays on the screen after a run is
+//! its report, not a line per interval. Not on a terminal, each live line is printed.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use tokio::task::JoinHandle;
 
 use crate::engine::observer::PhaseStart;
@@ -28,14 +30,23 @@ impl Progress {
             total
         };
         let bar = ProgressBar::with_draw_target(length, target);
+        // The live line above the bar, cut to the terminal's width so that it stays one
+        // line and is redrawn in place.
         let template = if by_time {
-            "{prefix:>11} [{elapsed_precise}] {wide_bar} {msg}"
+            "{wide_msg}\n{prefix:>11} [{elapsed_precise}] {wide_bar} {ops} ops"
         } else {
-            "{prefix:>11} [{elapsed_precise}] {wide_bar} {pos}/{len} ops  {per_sec}  eta {eta}"
+            "{wide_msg}\n{prefix:>11} [{elapsed_precise}] {wide_bar} {pos}/{len} ops  {per_sec}  eta {eta}"
         };
-        bar.set_style(
-            ProgressStyle::with_template(template).expect("the progress template is valid"),
-        );
+        let counted = done.clone();
+        let style = ProgressStyle::with_template(template)
+            .expect("the progress template is valid")
+            .with_key(
+                "ops",
+                move |_: &ProgressState, out: &mut dyn std::fmt::Write| {
+                    let _ = write!(out, "{}", counted.load(Ordering::Relaxed));
+                },
+            );
+        bar.set_style(style);
         bar.set_prefix(phase.name.clone());
         let ticking = bar.clone();
         let started = std::time::Instant::now();
@@ -44,7 +55,6 @@ impl Progress {
                 let ops = done.load(Ordering::Relaxed);
                 if by_time {
                     ticking.set_position(started.elapsed().as_millis() as u64);
-                    ticking.set_message(format!("{ops} ops"));
                 } else {
                     ticking.set_position(ops);
                 }
@@ -54,13 +64,14 @@ impl Progress {
         Progress { bar, ticker }
     }
 
-    /// Prints `line` above the bar, or as a plain line on standard error when the bar is
-    /// not drawn (not a terminal).
-    pub fn println(&self, line: String) {
+    /// Shows a live line: redrawn in place above the bar on a terminal, where it replaces
+    /// the one before; else printed as a line of its own on standard error.
+    pub fn live(&self, line: String) {
         if self.bar.is_hidden() {
             crate::text::sink::err(&line);
         } else {
-            self.bar.println(crate::text::printable(&line));
+            self.bar
+                .set_message(crate::text::printable(line.trim_start()).into_owned());
         }
     }
 }

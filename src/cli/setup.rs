@@ -171,6 +171,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         thresholds: checks,
         search,
         config,
+        detail: detail(args.verbose),
     })
 }
 
@@ -788,6 +789,15 @@ fn replica_name(database: &str, prefix: &str) -> String {
     format!("{database}-replica-{prefix}")
 }
 
+/// How much the report says: everything with `-v`.
+pub(super) fn detail(verbose: bool) -> crate::report::Detail {
+    if verbose {
+        crate::report::Detail::Verbose
+    } else {
+        crate::report::Detail::Brief
+    }
+}
+
 /// The run's settings as the result file records them: no password.
 fn config_record(
     args: &RunArgs,
@@ -864,5 +874,6 @@ fn config_record(
             sizes.join(",")
         }),
         runs: (args.runs > 1).then_some(args.runs),
+        thresholds: args.threshold.clone(),
     }
 }

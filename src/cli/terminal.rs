@@ -1,5 +1,6 @@
 //! The command line's observer of a run: a progress bar while a phase runs (only on a
-//! terminal) and a live line per interval above it, or nothing under `--quiet`.
+//! terminal) with the latest live line redrawn above it, a live line per interval when
+//! standard error is not a terminal, or nothing under `--quiet`.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -44,7 +45,7 @@ impl Observer for Terminal {
         let partial = live::is_partial(row.length, self.interval);
         let line = live::line(row, target_rate, partial);
         match &*self.progress() {
-            Some(progress) => progress.println(line),
+            Some(progress) => progress.live(line),
             None => crate::text::sink::err(&line),
         }
     }

@@ -27,8 +27,9 @@ use crate::words::counted;
 pub struct Closing<'a> {
     pub result: &'a RunResult,
     pub thresholds: &'a [ThresholdOutcome],
-    /// The result files written.
-    pub files: &'a [PathBuf],
+    /// The result files the run wrote; `None` where they are not known (`report` reads
+    /// the result again), and then not said.
+    pub files: Option<&'a [PathBuf]>,
     /// Why the run failed apart from its thresholds (failed operations, actions, files
     /// that could not be written); empty when nothing did.
     pub problems: &'a [String],
@@ -198,7 +199,9 @@ pub fn text(closing: &Closing) -> String {
     }
     out.push_str(&thresholds_line(closing.thresholds));
     out.push_str(&verdict_line(closing));
-    out.push_str(&files_lines(closing.files));
+    if let Some(files) = closing.files {
+        out.push_str(&files_lines(files));
+    }
     out
 }
 
@@ -276,7 +279,7 @@ mod tests {
         let text = text(&Closing {
             result: &result,
             thresholds: &thresholds,
-            files: &files,
+            files: Some(&files),
             problems: &problems,
         });
         let lines: Vec<&str> = text.lines().collect();
@@ -319,7 +322,7 @@ mod tests {
         let text = text(&Closing {
             result: &result,
             thresholds: &[],
-            files: &[],
+            files: Some(&[]),
             problems: &[],
         });
         let crud = text.lines().nth(3).unwrap();
@@ -338,7 +341,7 @@ mod tests {
         let text = text(&Closing {
             result: &result,
             thresholds: &thresholds,
-            files: &[],
+            files: Some(&[]),
             problems: &[],
         });
         assert!(text.contains("  thresholds: 1 of 1 passed\n"), "{text}");

@@ -5,6 +5,7 @@ pub mod changes;
 pub mod closing;
 pub mod connections;
 pub mod disk;
+pub mod ending;
 pub mod forms;
 pub mod indexes;
 pub mod ironcushion;
@@ -40,39 +41,71 @@ pub fn run_warnings(config: &BTreeMap<String, serde_json::Value>) -> String {
     }
 }
 
-/// The text report of a whole result, as its run printed it: its phases, or with
-/// repetitions each repetition's phases and how their figures spread.
-pub fn run_text(result: &RunResult) -> String {
+/// How much a text report says: the answer by default, everything with `-v`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Detail {
+    /// Iron Cushion's blocks, a latency table, the histograms, failures and warnings per
+    /// phase, and the SUMMARY: what most people read.
+    #[default]
+    Brief,
+    /// Also what each operation carried, the disk, the connections, the logins, the
+    /// server's figures, and the notes about what the server did not tell.
+    Verbose,
+}
+
+/// The text report of a whole result, as its run printed it after its live lines: its
+/// phases, or with repetitions each repetition's phases and how their figures spread, then
+/// the run's ending ([`ending::text`]).
+pub fn run_text(result: &RunResult, detail: Detail) -> String {
     let mut text = run_warnings(&result.config);
+    text.push_str(&passes_text(result, detail));
+    text
+}
+
+/// Every pass of the result (the run, or each repetition) as the run printed it: a
+/// repetition's heading, its phases and its reference benchmark's lines.
+fn passes_text(result: &RunResult, detail: Detail) -> String {
     if result.repetitions.is_empty() {
-        text.push_str(&phases_text(&result.phases, result.interrupted));
+        let mut text = phases_text(&result.phases, result.interrupted, detail);
+        text.push_str(&ending::form_lines(&result.config, &result.phases));
         return text;
     }
     let count = repetitions::planned(result);
+    let mut text = String::new();
     for repetition in &result.repetitions {
         text.push_str(&repetitions::heading_of(repetition, count));
-        text.push_str(&phases_text(&repetition.phases, repetition.interrupted));
+        text.push_str(&phases_text(
+            &repetition.phases,
+            repetition.interrupted,
+            detail,
+        ));
+        text.push_str(&ending::form_lines(&result.config, &repetition.phases));
     }
-    text.push_str(&repetitions::spread(result));
     text
 }
 
 /// Phases one after the other; the last one cut short when `interrupted`.
-fn phases_text(phases: &[PhaseResult], interrupted: bool) -> String {
+fn phases_text(phases: &[PhaseResult], interrupted: bool, detail: Detail) -> String {
     let last = phases.len().saturating_sub(1);
     phases
         .iter()
         .enumerate()
-        .map(|(index, phase)| phase_text(phase, interrupted && index == last))
+        .map(|(index, phase)| phase_text(phase, interrupted && index == last, detail))
         .collect()
 }
 
-/// Everything printed for one phase: what it achieved, Iron Cushion's block, the latency
-/// tables, failures, the summary, and why connections stopped early.
-pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
+/// Everything printed for one phase: Iron Cushion's block, the latency tables, failures,
+/// the histograms and warnings, and why connections stopped early; with
+/// [`Detail::Verbose`] also what it achieved per operation, what the operations carried,
+/// the disk, the connections, the logins and the server's figures. Notes about what the
+/// server did not tell are said once per run, by [`ending::notes`].
+pub fn phase_text(phase: &PhaseResult, interrupted: bool, detail: Detail) -> String {
+    let verbose = detail == Detail::Verbose;
     let mut out = ironcushion::title(phase);
     out.push('\n');
-    out.push_str(&achieved::table(phase));
+    if verbose {
+        out.push_str(&achieved::table(phase));
+    }
     out.push_str(&indexes::lines(&phase.index_builds));
     out.push_str(&ironcushion::fields(phase));
     if interrupted {
@@ -82,16 +115,30 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool) -> String {
     if phase.target_rate.is_some() {
         out.push_str(&latency::table(phase, latency::Latency::Response));
     }
-    out.push_str(&transfer::table(phase));
+    if verbose {
+        out.push_str(&transfer::table(phase));
+    }
+    out.push_str(&transfer::row_checks(phase));
     out.push_str(&latency::target_nodes(phase));
     out.push_str(&latency::failures(phase));
-    out.push_str(&summary::summary(phase));
-    out.push_str(&connections::lines(phase));
-    out.push_str(&logins::line(phase));
+    out.push_str(&summary::summary(phase, detail));
+    if verbose {
+        out.push_str(&connections::lines(phase));
+        out.push_str(&logins::line(phase));
+    }
     out.push_str(&summary::action(phase));
-    out.push_str(&server::lines(phase));
+    if verbose {
+        out.push_str(&server::lines(phase));
+    }
     out.push_str(&changes::lines(phase));
     out.push_str(&replication::lines(phase));
+    out.push_str(&stopped_early(phase));
+    out
+}
+
+/// Why the phase's connections stopped early: the first three reasons, and how many more.
+fn stopped_early(phase: &PhaseResult) -> String {
+    let mut out = String::new();
     let mut reasons = phase.aborted.clone();
     reasons.sort();
     reasons.dedup();

@@ -22,10 +22,22 @@ pub fn lines(phase: &PhaseResult) -> String {
         out.push_str(&node_line(node, &looks));
         out.push_str(&tasks_line(&looks));
     }
-    for note in &phase.server_notes {
-        out.push_str(&format!("  server figures not asked again: {note}\n"));
-    }
     out
+}
+
+/// Why the server's figures were not asked again, each said once for the whole run
+/// however many phases met it (every phase of a run against PouchDB Server does).
+pub fn notes<'a>(phases: impl IntoIterator<Item = &'a PhaseResult>) -> String {
+    let mut notes: Vec<&str> = Vec::new();
+    for note in phases.into_iter().flat_map(|p| &p.server_notes) {
+        if !notes.contains(&note.as_str()) {
+            notes.push(note);
+        }
+    }
+    notes
+        .iter()
+        .map(|note| format!("  server figures not asked again: {note}\n"))
+        .collect()
 }
 
 /// One node's figures over the phase.
@@ -149,8 +161,13 @@ mod tests {
         assert_eq!(
             text,
             "  server http://a:5984 (3 looks): 1,350 requests counted; its request time p99 up to 562.0 ms (over its own stats window); memory up to 97.4 MB; run queue up to 2\n\
-             \x20   background tasks: indexer in 2 of 3 looks, replication in 1 of 3 looks\n\
-             \x20 server figures not asked again: http://b:5984: GET /_node/_local/_stats gave 404\n"
+             \x20   background tasks: indexer in 2 of 3 looks, replication in 1 of 3 looks\n"
+        );
+        let again = phase.clone();
+        assert_eq!(
+            notes([&phase, &again]),
+            "  server figures not asked again: http://b:5984: GET /_node/_local/_stats gave 404\n",
+            "a note is said once however many phases met it"
         );
         assert_eq!(
             lines(&PhaseResult::of_operations("crud", 1.0, Vec::new())),

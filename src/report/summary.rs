@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
+use super::Detail;
 use super::numbers::{grouped, grouped_decimal};
 use crate::cpu::{SATURATED, cores};
 use crate::results::{PhaseResult, histogram};
@@ -36,6 +37,8 @@ pub fn power_of_two_buckets(histogram: &Histogram<u64>) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// The Aerospike histogram, compact: the buckets from the first one any operation has a
+/// value in up to the last, a row per operation, every row as wide as the header.
 fn histogram_lines(phase: &PhaseResult, out: &mut String) {
     let rows: Vec<_> = phase
         .operations
@@ -49,9 +52,16 @@ fn histogram_lines(phase: &PhaseResult, out: &mut String) {
     let Some(widest) = rows.iter().map(|(_, b)| b.len()).max() else {
         return;
     };
+    // Buckets below every operation's fastest value say nothing but 0.0%.
+    let first = (0..widest)
+        .find(|&i| {
+            rows.iter()
+                .any(|(_, b)| b.get(i).is_some_and(|(_, s)| *s > 0.0))
+        })
+        .unwrap_or(0);
     let w = super::name_width(phase);
     let _ = write!(out, "  {:<w$}", "histogram");
-    for i in 0..widest {
+    for i in first..widest {
         let name = if i == 0 {
             "<=1".to_string()
         } else {
@@ -62,22 +72,23 @@ fn histogram_lines(phase: &PhaseResult, out: &mut String) {
     out.push('\n');
     for (op, buckets) in rows {
         let _ = write!(out, "  {:<w$}", op);
-        // Every row as wide as the header: a row's missing upper buckets are empty.
+        // A row's missing upper buckets are empty.
         let shares = buckets.iter().map(|(_, share)| *share);
-        for share in shares.chain(std::iter::repeat(0.0)).take(widest) {
+        for share in shares
+            .chain(std::iter::repeat(0.0))
+            .take(widest)
+            .skip(first)
+        {
             let _ = write!(out, " {:>6.1}%", share);
         }
         out.push('\n');
     }
 }
 
+/// The Aerospike histogram of status codes, compact: one line for the phase, each
+/// operation's HTTP statuses (or what went wrong) with how many times.
 fn status_lines(phase: &PhaseResult, out: &mut String) {
-    let w = super::name_width(phase);
-    let _ = writeln!(
-        out,
-        "  {:<w$} (HTTP status, or what went wrong, x times)",
-        "statuses"
-    );
+    let mut operations = Vec::new();
     for op in &phase.operations {
         let mut parts: Vec<String> = op
             .statuses
@@ -90,8 +101,11 @@ fn status_lines(phase: &PhaseResult, out: &mut String) {
             }
         }
         if !parts.is_empty() {
-            let _ = writeln!(out, "  {:<w$} {}", op.operation, parts.join(", "));
+            operations.push(format!("{} {}", op.operation, parts.join(", ")));
         }
+    }
+    if !operations.is_empty() {
+        let _ = writeln!(out, "  statuses: {}", operations.join("; "));
     }
 }
 
@@ -259,20 +273,63 @@ pub fn action(phase: &PhaseResult) -> String {
     out
 }
 
-/// The summary of one phase.
-pub fn summary(phase: &PhaseResult) -> String {
+/// The summary of one phase: the histograms, how a rate was met, whether the client was
+/// the limit, and with [`Detail::Verbose`] the database's size on disk.
+pub fn summary(phase: &PhaseResult, detail: Detail) -> String {
     let mut out = String::new();
     histogram_lines(phase, &mut out);
     status_lines(phase, &mut out);
     rate_lines(phase, &mut out);
     super::ramp::lines(phase, &mut out);
     saturation_line(phase, &mut out);
-    super::disk::lines(phase, &mut out);
+    if detail == Detail::Verbose {
+        super::disk::lines(phase, &mut out);
+    }
     out
 }
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn op(
+        name: &str,
+        response_us: &[u64],
+        statuses: &[(&str, u64)],
+    ) -> crate::results::OperationResult {
+        let mut h = crate::metrics::recorder::new_histogram();
+        for v in response_us {
+            h.record(*v).unwrap();
+        }
+        crate::results::OperationResult {
+            operation: name.to_string(),
+            response: crate::results::build::latency(&h),
+            statuses: statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+            ..crate::results::OperationResult::unmeasured()
+        }
+    }
+
+    #[test]
+    fn the_histograms_are_compact() {
+        let phase = PhaseResult::of_operations(
+            "crud",
+            1.0,
+            vec![
+                op("read", &[10_000, 20_000], &[("200", 2)]),
+                op("update", &[5_000], &[("201", 1), ("409", 3)]),
+            ],
+        );
+        let mut out = String::new();
+        histogram_lines(&phase, &mut out);
+        status_lines(&phase, &mut out);
+        // No operation took 4 ms or less: those buckets are left out.
+        assert_eq!(
+            out,
+            "  histogram         >4      >8     >16\n\
+             \x20 read            0.0%   50.0%   50.0%\n\
+             \x20 update        100.0%    0.0%    0.0%\n\
+             \x20 statuses: read 200 x2; update 201 x1, 409 x3\n"
+        );
+    }
 
     #[test]
     fn buckets_are_powers_of_two_milliseconds() {

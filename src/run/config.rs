@@ -103,6 +103,10 @@ pub struct ConfigRecord {
     /// absent for a plain run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<u64>,
+    /// `--threshold`: the expressions given, so that `report` judges the result as the
+    /// run did; absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<String>,
 }
 
 /// The TLS settings of a run, as its result records them.
@@ -186,6 +190,7 @@ mod tests {
             id_scheme: None,
             bulk_attachment_size: None,
             runs: None,
+            thresholds: Vec::new(),
         };
         let mut map = record.to_map();
         assert_eq!(map.len(), 42, "runs is left out of a plain run's record");
@@ -196,9 +201,15 @@ mod tests {
         assert_eq!(map["phases"], serde_json::json!(["a"]));
         map = ConfigRecord {
             runs: Some(3),
-            ..record
+            ..record.clone()
         }
         .to_map();
         assert_eq!(map["runs"], serde_json::json!(3));
+        map = ConfigRecord {
+            thresholds: vec!["p99<5ms".to_string()],
+            ..record
+        }
+        .to_map();
+        assert_eq!(map["thresholds"], serde_json::json!(["p99<5ms"]));
     }
 }

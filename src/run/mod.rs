@@ -19,7 +19,7 @@ pub mod runner;
 mod search;
 mod setup;
 pub mod thresholds;
-mod verdict;
+pub mod verdict;
 
 pub use config::{ConfigRecord, TlsRecord};
 pub use setup::{DatabasePolicy, Setup};

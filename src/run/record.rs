@@ -43,6 +43,11 @@ impl Record {
         }
     }
 
+    /// The run's settings, as its result records them.
+    pub fn config(&self) -> &BTreeMap<String, serde_json::Value> {
+        &self.config
+    }
+
     pub fn start(&mut self, pass: &Pass) {
         let now = results::build::rfc3339(SystemTime::now());
         self.current = Some(RepetitionResult {

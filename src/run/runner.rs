@@ -12,11 +12,11 @@ use super::output::OutputFiles;
 use super::record::Record;
 use super::repeat::{self, Pass};
 use super::search::Search;
-use super::thresholds::{failed, print_outcomes};
-use super::verdict::{Counts, judge};
+use super::thresholds::failed;
+use super::verdict::{Counts, Verdict, judge};
 use super::{DatabasePolicy, Setup};
 use crate::analysis::search::SearchPlan;
-use crate::analysis::thresholds::Threshold;
+use crate::analysis::thresholds::{Threshold, evaluate_all};
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase, SetupError};
 use crate::driver::auth;
@@ -24,13 +24,13 @@ use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, RunSettings, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
 use crate::report;
-use crate::report::closing::{self, Closing};
-use crate::report::forms;
+use crate::report::Detail;
+use crate::report::closing::Closing;
 use crate::report::repetitions::heading;
 use crate::results::{
     self, BuiltWhen, IndexBuildResult, NodeInfo, PhaseResult, RunResult, SearchResult,
 };
-use crate::scenario::{Form, Scenario};
+use crate::scenario::Scenario;
 use crate::target::Target;
 use crate::words::counted;
 use crate::workload::{DocumentIds, Phase};
@@ -83,6 +83,8 @@ struct Run {
     /// `--search-rate`: how the last phase is searched, and the thresholds judging it.
     search: Option<SearchPlan>,
     thresholds: Vec<Threshold>,
+    /// How much the phases' blocks and the ending say (`-v`).
+    detail: Detail,
 }
 
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -110,6 +112,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         thresholds,
         search,
         config,
+        detail,
         ..
     } = setup;
     let node = NodeInfo {
@@ -131,19 +134,18 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         outputs,
         search,
         thresholds,
+        detail,
     };
-    let mut counts = Counts::default();
     for pass in &passes {
         // Ctrl-C between repetitions: the ones that ended are kept, no other starts.
         if run.stop.stop.is_raised() {
             break;
         }
-        run_pass(&run, pass, &mut record, &mut counts).await?;
+        run_pass(&run, pass, &mut record).await?;
     }
     let interrupted = run.stop.stop.is_raised();
     let result = record.result(interrupted);
-    print(&report::repetitions::spread(&result));
-    finish(&run.outputs, &run.thresholds, &result, &counts, interrupted)
+    finish(&run, &result, interrupted)
 }
 
 /// With `--runs`, before anything is sent: a repetition's database that already holds
@@ -179,12 +181,7 @@ async fn refuse_filled(
 /// One pass of the run: its database made ready, the phases on an engine of its own
 /// (fresh connections), its database cleaned up if asked; the result files rewritten
 /// when more passes follow.
-async fn run_pass(
-    run: &Run,
-    pass: &Pass,
-    record: &mut Record,
-    counts: &mut Counts,
-) -> Result<(), Failed> {
+async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Failed> {
     let target = Target {
         database: pass.database.clone(),
         ..run.target.clone()
@@ -255,7 +252,7 @@ async fn run_pass(
         &scenario,
         (&run.shares, &indexes),
         record,
-        outputs,
+        (outputs, run.detail),
         searching,
     )
     .await;
@@ -274,7 +271,10 @@ async fn run_pass(
             return Err(failed);
         }
     };
-    print_form(&scenario, &measured.phases);
+    print(&report::ending::form_lines(
+        record.config(),
+        &measured.phases,
+    ));
     let deleted = if run.database.cleanup {
         let made = (&prepared, &target);
         clean_up_after(&mut admin, made, run, &measured.outcomes).await?
@@ -282,16 +282,6 @@ async fn run_pass(
         false
     };
     let interrupted = measured.outcomes.iter().any(|o| o.interrupted);
-    let label = if pass.is_repetition() {
-        format!("repetition {}: ", pass.index)
-    } else {
-        String::new()
-    };
-    // A rate search's steps were judged one by one; the phases before them count as
-    // any run's do.
-    let steps = measured.search.as_ref().map_or(0, |s| s.steps.len());
-    let before = measured.outcomes.len().saturating_sub(steps);
-    counts.add(&measured.outcomes[..before], &label);
     record.end(interrupted, deleted);
     if pass.index < pass.count && !interrupted {
         checkpoint(outputs, record);
@@ -317,7 +307,7 @@ async fn run_phases(
     scenario: &Scenario,
     (shares, indexes): (&[PhaseShare], &Indexes),
     record: &mut Record,
-    outputs: &OutputFiles,
+    (outputs, detail): (&OutputFiles, Detail),
     searching: Option<(&SearchPlan, &[Threshold])>,
 ) -> Result<Measured, Failed> {
     let most = shares.iter().map(|s| s.connections).max().unwrap_or(1);
@@ -334,6 +324,7 @@ async fn run_phases(
             checks,
             phase,
             share: *share,
+            detail,
         });
     let plain = scenario.phases.len() - usize::from(search.is_some());
     for (k, (phase, share)) in scenario.phases.iter().zip(shares).take(plain).enumerate() {
@@ -342,7 +333,7 @@ async fn run_phases(
         index_builds.extend(built);
         let mut result = results::build::phase(&outcome, phase.sweep.clone());
         result.index_builds = index_builds;
-        print(&report::phase_text(&result, outcome.interrupted));
+        print(&report::phase_text(&result, outcome.interrupted, detail));
         record.add(result.clone()).map_err(Failed::run)?;
         measured.phases.push(result);
         // A phase whose connections gave up does not stop the run: the next phase tries
@@ -415,18 +406,6 @@ pub(super) fn phase_failed(stop: &crate::engine::stop::Signal, problem: String) 
     }
 }
 
-/// The reference benchmark's own output, for scenarios that reproduce one.
-fn print_form(scenario: &Scenario, phases: &[PhaseResult]) {
-    match scenario.form {
-        Form::Standard => {}
-        Form::Titan => print(&format!(
-            "TITAN LOADTEST LINES (phase, duration s, writes, write rate, reads, read rate, hits):\n{}",
-            forms::titan(phases)
-        )),
-        Form::Scaling => print(&format!("SCALING TABLE:\n{}", forms::scaling(phases))),
-    }
-}
-
 /// `--cleanup`: deletes what the run made (its databases, the replicas of `outcomes`'
 /// phases); true when it deleted every database.
 async fn clean_up_after(
@@ -471,30 +450,21 @@ async fn clean_up(
     Ok(prepared.created)
 }
 
-/// Writes the result files, checks the thresholds, and gives the verdict.
-fn finish(
-    outputs: &OutputFiles,
-    checks: &[Threshold],
-    result: &RunResult,
-    counts: &Counts,
-    interrupted: bool,
-) -> Result<(), Failed> {
+/// Writes the result files, judges the thresholds, and prints the ending (the SUMMARY
+/// with the verdict) as `report` prints it from the result; the exit code follows.
+fn finish(run: &Run, result: &RunResult, interrupted: bool) -> Result<(), Failed> {
     // A file that cannot be written (a full disk) does not hide the thresholds and the
     // verdict: the measurements are in the report printed above.
-    let written = outputs.write(result);
+    let written = run.outputs.write(result);
     for path in &written.paths {
         print(&format!("wrote {}\n", path.display()));
     }
-    if let Some(search) = &result.search {
-        // Its thresholds were judged step by step: its block is the run's summary.
-        return finish_search(search, counts, interrupted, written.report_failures());
-    }
-    let thresholds = if checks.is_empty() {
-        Vec::new()
-    } else {
-        print_outcomes(checks, result)?
+    // A rate search's steps were judged one by one, by its own block.
+    let thresholds = match result.search {
+        Some(_) => Vec::new(),
+        None => evaluate_all(&run.thresholds, result),
     };
-    let verdict = judge(counts);
+    let verdict = judge(&Counts::of_result(result));
     let mut problems = verdict.reasons();
     if !written.failures.is_empty() {
         problems.push(format!(
@@ -502,13 +472,17 @@ fn finish(
             counted(written.failures.len() as u64, "result file")
         ));
     }
-    print(&closing::text(&Closing {
+    let closing = Closing {
         result,
         thresholds: &thresholds,
-        files: &written.paths,
+        files: Some(&written.paths),
         problems: &problems,
-    }));
+    };
+    print(&report::ending::text(&closing, run.detail));
     let writing = written.report_failures();
+    if let Some(search) = &result.search {
+        return finish_search(search, &verdict, interrupted, writing);
+    }
     if interrupted {
         crate::text::sink::err("sofabench: interrupted; the figures above cover what was done");
         return Err(Failed::Quiet { code: INTERRUPTED });
@@ -526,22 +500,21 @@ fn finish(
     writing
 }
 
-/// A rate search's end: its block, and the verdict: no rate met, or a phase before the
-/// steps failed, fails the run.
+/// A rate search's end (its block printed): no rate met, or a phase before the steps
+/// failed, fails the run.
 fn finish_search(
     search: &SearchResult,
-    before: &Counts,
+    before: &Verdict,
     interrupted: bool,
     writing: Result<(), Failed>,
 ) -> Result<(), Failed> {
-    print(&report::search::block(search));
     if interrupted {
         crate::text::sink::err(
             "sofabench: interrupted; the rate search's steps above are what was done",
         );
         return Err(Failed::Quiet { code: INTERRUPTED });
     }
-    judge(before).print()?;
+    before.print()?;
     if search.answer.is_none() {
         crate::text::sink::err(
             "sofabench: no rate of the range met (see RATE SEARCH above); lower --search-rate's LOW",

@@ -21,6 +21,8 @@ pub struct Search<'a> {
     /// The phase searched, as one node runs it, and this node's share of it.
     pub phase: &'a Phase,
     pub share: PhaseShare,
+    /// How much each step's block says.
+    pub detail: report::Detail,
 }
 
 /// The searched phase at one rate, named `<name>@<rate>` (never `<name>#<n>`, which
@@ -88,7 +90,11 @@ impl Search<'_> {
             let outcome = engine.run(&phase, share).await;
             let outcome = outcome.map_err(|e| super::runner::phase_failed(&stop, e))?;
             let result = results::build::phase(&outcome, None);
-            print(&report::phase_text(&result, outcome.interrupted));
+            print(&report::phase_text(
+                &result,
+                outcome.interrupted,
+                self.detail,
+            ));
             let interrupted = outcome.interrupted;
             let mut judged = judge(&result, &self.phase.name, rate, self.checks).step;
             if interrupted {

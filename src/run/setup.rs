@@ -42,6 +42,8 @@ pub struct Setup {
     pub runs: u64,
     /// The runtime threads the client runs on (`--threads`, else one per core).
     pub threads: usize,
+    /// How much the report says (`-v`).
+    pub detail: crate::report::Detail,
 }
 
 impl Setup {

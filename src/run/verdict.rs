@@ -4,10 +4,10 @@
 //! What the verdict needs is counted as each pass of the run ends ([`Counts::add`]), so
 //! a run of many repetitions keeps counts, not every phase's tallies.
 
-use crate::engine::PhaseOutcome;
 use crate::exit::{Failed, RUN_FAILED};
 use crate::metrics::Failure;
 use crate::report::numbers::grouped;
+use crate::results::{PhaseResult, RunResult};
 
 /// Why the operations and actions of a run failed it; empty parts when nothing did.
 #[derive(Debug, Default, PartialEq)]
@@ -69,34 +69,48 @@ pub struct Counts {
 }
 
 impl Counts {
-    /// Adds the phases of a pass; `pass` names it in the actions' lines when the run
-    /// repeats (`repetition 2: `), else is empty.
-    pub fn add(&mut self, outcomes: &[PhaseOutcome], pass: &str) {
-        for outcome in outcomes {
-            for op in outcome.tally.operations.values() {
-                let counts = &op.counts;
-                self.failed = self.failed.saturating_add(counts.failures.total());
-                self.failed_operations = self
-                    .failed_operations
-                    .saturating_add(counts.failures.of_operations());
-                let rows = counts
+    /// Adds the phases of a pass as its result keeps them; `pass` names it in the
+    /// actions' lines when the run repeats (`repetition 2: `), else is empty.
+    pub fn add(&mut self, phases: &[PhaseResult], pass: &str) {
+        for phase in phases {
+            for op in &phase.operations {
+                let all = op
                     .failures
-                    .iter()
-                    .find(|(f, _)| **f == Failure::UnknownRow);
-                self.unknown_rows = self.unknown_rows.saturating_add(rows.map_or(0, |(_, n)| n));
-                self.unknown = self.unknown.saturating_add(counts.unknown);
-                self.not_run = self.not_run.saturating_add(counts.not_run);
+                    .values()
+                    .fold(0u64, |sum, n| sum.saturating_add(*n));
+                self.failed = self.failed.saturating_add(all);
+                self.failed_operations = self.failed_operations.saturating_add(op.failed);
+                let rows = op.failures.get(&Failure::UnknownRow.to_string());
+                self.unknown_rows = self.unknown_rows.saturating_add(rows.copied().unwrap_or(0));
+                self.unknown = self.unknown.saturating_add(op.unknown_outcomes);
+                self.not_run = self.not_run.saturating_add(op.not_run);
             }
-            self.aborted |= !outcome.aborted.is_empty();
-            if let Some(action) = &outcome.action
+            self.aborted |= !phase.aborted.is_empty();
+            if let Some(action) = &phase.action
                 && let Some(error) = &action.error
             {
                 self.actions.push(format!(
                     "{pass}background action {} of phase {} failed: {error}",
-                    action.kind, outcome.name
+                    action.kind, phase.name
                 ));
             }
         }
+    }
+
+    /// What went wrong in the whole of `result`: each repetition's phases, or the run's;
+    /// a rate search's steps are judged by its thresholds, not here.
+    pub fn of_result(result: &RunResult) -> Counts {
+        let mut counts = Counts::default();
+        let steps = result.search.as_ref().map_or(0, |s| s.steps.len());
+        let judged = |phases: &[PhaseResult]| phases.len().saturating_sub(steps);
+        if result.repetitions.is_empty() {
+            counts.add(&result.phases[..judged(&result.phases)], "");
+        }
+        for repetition in &result.repetitions {
+            let phases = &repetition.phases[..judged(&repetition.phases)];
+            counts.add(phases, &format!("repetition {}: ", repetition.index));
+        }
+        counts
     }
 }
 
@@ -144,5 +158,76 @@ pub fn judge(counts: &Counts) -> Verdict {
     Verdict {
         actions: counts.actions.clone(),
         operations: parts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{ActionResult, OperationResult, RepetitionResult};
+
+    fn phase(failed: u64, not_run: u64, action_error: Option<&str>) -> PhaseResult {
+        let mut failures = std::collections::BTreeMap::new();
+        failures.insert("500".to_string(), failed);
+        failures.insert("unknown_row".to_string(), 2);
+        let op = OperationResult {
+            operation: "create".to_string(),
+            failed,
+            failures,
+            not_run,
+            ..OperationResult::unmeasured()
+        };
+        let mut phase = PhaseResult::of_operations("crud", 1.0, vec![op]);
+        phase.action = action_error.map(|error| ActionResult {
+            kind: "compact".to_string(),
+            started_seconds: None,
+            finished_seconds: None,
+            size_before: None,
+            size_after: None,
+            size_field: None,
+            error: Some(error.to_string()),
+            note: None,
+        });
+        phase
+    }
+
+    fn repetition(index: u64, phases: Vec<PhaseResult>) -> RepetitionResult {
+        RepetitionResult {
+            index,
+            database_name: format!("db-{index}"),
+            id_prefix: format!("p{index}"),
+            started_at: String::new(),
+            ended_at: String::new(),
+            interrupted: false,
+            database_deleted: false,
+            phases,
+        }
+    }
+
+    #[test]
+    fn a_result_is_judged_as_its_run_was() {
+        let result = RunResult::of_phases(vec![phase(3, 4, None)]);
+        let verdict = judge(&Counts::of_result(&result));
+        assert_eq!(
+            verdict.operations,
+            [
+                "3 operations failed",
+                "2 bulk insert answer rows were for documents never sent (unknown_row)",
+                "4 planned operations were not run"
+            ]
+        );
+        assert!(verdict.actions.is_empty());
+        // With repetitions, each one's own phases, an action named by its repetition.
+        let mut repeated = RunResult::of_phases(vec![phase(9, 0, None)]);
+        repeated.repetitions = vec![
+            repetition(1, vec![phase(1, 0, None)]),
+            repetition(2, vec![phase(0, 0, Some("boom"))]),
+        ];
+        let verdict = judge(&Counts::of_result(&repeated));
+        assert_eq!(verdict.operations[0], "1 operations failed");
+        assert_eq!(
+            verdict.actions,
+            ["repetition 2: background action compact of phase crud failed: boom"]
+        );
     }
 }
