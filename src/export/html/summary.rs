@@ -17,66 +17,22 @@ pub struct Verdict {
     pub reasons: Vec<String>,
 }
 
-/// Failure counts of the whole run, as the run's own verdict counts them.
-#[derive(Default)]
-struct Counts {
-    operations: u64,
-    /// Documents a bulk insert's answer refused (`doc:*`).
-    documents: u64,
-    /// Bulk answer rows for documents never sent.
-    unknown_rows: u64,
-    unknown: u64,
-    not_run: u64,
-}
-
-fn counts(result: &RunResult) -> Counts {
-    let mut counts = Counts::default();
-    for op in result.phases.iter().flat_map(|p| &p.operations) {
-        counts.operations = counts.operations.saturating_add(op.failed);
-        for (kind, n) in &op.failures {
-            if kind == "unknown_row" {
-                counts.unknown_rows = counts.unknown_rows.saturating_add(*n);
-            } else if kind.starts_with("doc:") {
-                counts.documents = counts.documents.saturating_add(*n);
+/// The reasons the run's own verdict gives, in its words: thresholds recorded in the
+/// result and judged again (a result written before they were kept has none), then what
+/// the run's verdict counts (`run::verdict`), then a rate search without an answer.
+fn reasons(result: &RunResult) -> Vec<String> {
+    let mut reasons = Vec::new();
+    match crate::run::thresholds::recorded(result, "the result") {
+        Ok(outcomes) => {
+            let failed = crate::run::thresholds::failed(&outcomes);
+            if failed > 0 {
+                reasons.push(format!("{} failed", counted(failed as u64, "threshold")));
             }
         }
-        counts.unknown = counts.unknown.saturating_add(op.unknown_outcomes);
-        counts.not_run = counts.not_run.saturating_add(op.not_run);
+        Err(_) => reasons.push("its recorded thresholds cannot be read".to_string()),
     }
-    counts
-}
-
-/// The same reasons, in the same words, as the run's verdict (`run::verdict`) gives.
-fn reasons(result: &RunResult) -> Vec<String> {
-    let c = counts(result);
-    let parts = [
-        (c.operations, "operations failed"),
-        (c.documents, "documents failed in bulk insert answers"),
-        (
-            c.unknown_rows,
-            "bulk insert answer rows were for documents never sent (unknown_row)",
-        ),
-        (c.unknown, "documents have an unknown outcome"),
-        (c.not_run, "planned operations were not run"),
-    ];
-    let mut reasons: Vec<String> = parts
-        .into_iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{} {what}", grouped(n)))
-        .collect();
-    if result.phases.iter().any(|p| !p.aborted.is_empty()) {
-        reasons.push("connections stopped early".to_string());
-    }
-    for phase in &result.phases {
-        if let Some(action) = &phase.action
-            && let Some(error) = &action.error
-        {
-            reasons.push(format!(
-                "background action {} of phase {} failed: {error}",
-                action.kind, phase.name
-            ));
-        }
-    }
+    let counts = crate::run::verdict::Counts::of_result(result);
+    reasons.extend(crate::run::verdict::judge(&counts).reasons());
     if let Some(search) = &result.search
         && search.answer.is_none()
     {
@@ -115,9 +71,8 @@ pub fn summary_section(out: &mut String, result: &RunResult, seconds: f64) {
         verdict.word.to_lowercase(),
         verdict.word
     );
-    // The thresholds a run checked are printed, not kept in the result.
-    if result.search.is_none() {
-        out.push_str("<p class=\"muted\">Thresholds (<code>--threshold</code>) are not kept in the result: <code>sofabench check result.json --threshold …</code> judges them.</p>\n");
+    if result.search.is_none() && !result.config.contains_key("thresholds") {
+        out.push_str("<p class=\"muted\">No thresholds were given (<code>--threshold</code>): <code>sofabench check result.json --threshold …</code> judges some later.</p>\n");
     }
     let ops = result.phases.iter().flat_map(|p| &p.operations);
     let succeeded: u64 = ops.clone().map(|o| o.succeeded).sum();
@@ -146,6 +101,7 @@ mod tests {
         assert_eq!(v.reasons, ["2 operations failed"]);
         for op in &mut result.phases[0].operations {
             op.failed = 0;
+            op.failures.clear();
         }
         assert_eq!(verdict(&result).word, "PASSED");
         result.phases[0].operations[0].unknown_outcomes = 2;
@@ -161,5 +117,35 @@ mod tests {
         let v = verdict(&result);
         assert_eq!(v.word, "INTERRUPTED");
         assert_eq!(v.reasons[0], "the figures cover what was done");
+    }
+
+    #[test]
+    fn thresholds_recorded_in_the_result_are_judged_again() {
+        let mut result = crate::export::sample::result();
+        for op in &mut result.phases[0].operations {
+            op.failed = 0;
+            op.failures.clear();
+        }
+        result.config.insert(
+            "thresholds".to_string(),
+            serde_json::json!(["error_rate < 50%", "p50 < 0.001ms"]),
+        );
+        let v = verdict(&result);
+        assert_eq!(
+            (v.word, v.reasons),
+            ("FAILED", vec!["1 threshold failed".to_string()])
+        );
+        result.config.insert(
+            "thresholds".to_string(),
+            serde_json::json!(["error_rate < 50%"]),
+        );
+        assert_eq!(verdict(&result).word, "PASSED");
+        result
+            .config
+            .insert("thresholds".to_string(), serde_json::json!(7));
+        assert_eq!(
+            verdict(&result).reasons,
+            ["its recorded thresholds cannot be read"]
+        );
     }
 }
