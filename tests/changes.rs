@@ -427,7 +427,7 @@ fn drawn_beside(phase: &Value) -> (u64, u64) {
 }
 
 #[test]
-fn the_html_page_charts_the_consumers_and_the_disk_on_the_phases_time_axis() {
+fn the_html_page_charts_the_consumers_and_the_disk_on_the_phases_time_axis_in_chromium() {
     let server = PouchServer::secured(Storage::Disk);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

@@ -520,7 +520,7 @@ fn the_html_page_renders_its_charts_in_chromium() {
 }
 
 #[test]
-fn a_sweep_page_draws_the_swept_setting_and_the_reference_lines() {
+fn a_sweep_page_draws_the_swept_setting_and_the_reference_lines_in_chromium() {
     let (dir, documents) = sweep_dir();
     let result = RunResult::read(&dir.join("result.json")).unwrap();
     // Each phase knows its place in the sweep, and the database holds what it wrote.
