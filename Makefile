@@ -1,12 +1,18 @@
-# The two commands of the README, the benchmark of the generator, and the performance
-# harness against wrk and oha (docs/PERFORMANCE.md).
-.PHONY: demo test bench bench-smoke bench-generate bench-queries
+# The commands of the README's Quick start, the benchmark of the generator, and the
+# performance harness against wrk and oha (docs/PERFORMANCE.md).
+.PHONY: demo server test test-quick bench bench-smoke bench-generate bench-queries
 
 demo:        ## build, start a local PouchDB Server, run the benchmark against it, stop it
 	bash scripts/demo.sh
 
-test:        ## formatting, lints, unit and functional tests (starts its own PouchDB Server)
+server:      ## a PouchDB Server on disk with an admin for your own runs, in the foreground until Ctrl-C (SERVER_DIR, PASSWORD)
+	bash scripts/server.sh
+
+test:        ## formatting, lints, unit and functional tests (starts its own PouchDB Server; installs Chromium and a PyPI package)
 	bash scripts/test.sh
+
+test-quick:  ## formatting, lints, unit and PouchDB Server tests: no root, no Chromium, no Python
+	bash scripts/test.sh --quick
 
 bench-generate:  ## documents generated per second on one core
 	cargo bench --bench generate

@@ -262,15 +262,19 @@ fn a_thousand_connections_meeting_a_401_together_log_in_once() {
     assert_eq!(logins(&result), 2, "{text}");
     let (resends, failures) = resends_and_failures(&result);
     assert_eq!(failures, 0);
-    // Every request refused was sent once more, and counted so. A crowd met the 401
+    // Every operation refused was sent once more, and counted so. A crowd met the 401
     // while the one login was on its way (all 1,000 connections on an idle machine,
-    // some hundreds beside busy loops).
-    assert!(
-        server.refused() >= 100,
-        "only {} met the 401",
+    // some hundreds beside busy loops). The run's looks at the database's sizes, one an
+    // interval, meet it too when one falls in that while (more likely on a busy machine,
+    // where the run lasts longer); they are sent again too, but are no operations.
+    let refused = server.refused_documents();
+    assert!(refused >= 100, "only {refused} operations met the 401");
+    assert_eq!(
+        resends,
+        refused,
+        "resends, and operations refused ({} requests refused in all)",
         server.refused()
     );
-    assert_eq!(resends, server.refused(), "resends, and requests refused");
     assert_eq!(server.documents("crowd"), 10_000);
     assert_hidden(&["pw-of-bench"], &run, &text);
 }

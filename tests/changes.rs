@@ -355,9 +355,10 @@ fn the_built_in_scenario_follows_its_writes_with_the_flags_feed() {
     );
     // The load's 40 documents were written before the consumers started.
     // How many writes the server took in 3 s depends on the machine (300 at the rate,
-    // about 130 beside busy loops); each must be followed.
+    // about 130 beside busy loops, 18 with other builds beside them too); each must be
+    // followed.
     let made = writes_in(&server.admin_db(database)) - 40;
-    assert!(made >= 20, "{made}");
+    assert!(made > 0, "{made}");
     assert_eq!(field(writes, "writes_tracked"), made);
     assert_eq!(field(writes, "missing_writes"), 0, "{writes}");
     let intervals = writes["intervals"].as_array().unwrap();
@@ -427,7 +428,7 @@ fn drawn_beside(phase: &Value) -> (u64, u64) {
 }
 
 #[test]
-fn the_html_page_charts_the_consumers_and_the_disk_on_the_phases_time_axis() {
+fn the_html_page_charts_the_consumers_and_the_disk_on_the_phases_time_axis_in_chromium() {
     let server = PouchServer::secured(Storage::Disk);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -456,10 +457,31 @@ fn the_html_page_charts_the_consumers_and_the_disk_on_the_phases_time_axis() {
     // (PouchDB Server gives the file's, not the active size).
     assert_eq!(crud("changes"), Some(2 * sampled));
     assert_eq!(crud("disk"), Some(sizes));
-    // PouchDB Server has `_active_tasks` (none running), not `_node/_local/_system`.
-    assert!(crud("server-work").is_some_and(|n| n >= 4));
+    // PouchDB Server has `_active_tasks` (none running), not `_node/_local/_system`: a
+    // point for each drawn interval a look at it landed beside (a busy machine makes
+    // fewer looks than the 8 intervals).
+    let looked = looked_at_tasks(&result["phases"][1]);
+    assert!(looked >= 1, "{}", result["phases"][1]);
+    assert_eq!(crud("server-work"), Some(looked));
     assert_eq!(crud("server-memory"), None);
     assert!(!dom.contains("data-chart=\"server-memory\""));
+}
+
+/// The phase's drawn intervals (at least half the longest) that carry a look at the
+/// server's tasks.
+fn looked_at_tasks(phase: &Value) -> u64 {
+    let intervals = phase["intervals"].as_array().unwrap();
+    let length = |i: &Value| i["length_seconds"].as_f64().unwrap();
+    let longest = intervals.iter().map(length).fold(0.0, f64::max);
+    intervals
+        .iter()
+        .filter(|i| length(i) >= longest / 2.0)
+        .filter(|i| {
+            i["server"]
+                .as_array()
+                .is_some_and(|nodes| nodes.iter().any(|n| n.get("tasks").is_some()))
+        })
+        .count() as u64
 }
 
 /// Writes a result says its node made: documents of the writing operations.

@@ -602,7 +602,7 @@ fn the_run_latency_goes_logarithmic_when_phases_differ_a_hundredfold() {
 }
 
 #[test]
-fn a_sweep_page_draws_the_swept_setting_and_the_reference_lines() {
+fn a_sweep_page_draws_the_swept_setting_and_the_reference_lines_in_chromium() {
     let (dir, documents) = sweep_dir();
     let result = RunResult::read(&dir.join("result.json")).unwrap();
     // Each phase knows its place in the sweep, and the database holds what it wrote.

@@ -62,8 +62,10 @@ fn a_stall_shows_in_response_time_not_in_service_time() {
         run.stdout
     );
     assert!(response[7] > 900.0, "response max {} ms", response[7]);
+    // The service time leaves the stall out: its p99 stays far below the stall's 1 s (a
+    // busy machine adds tens of milliseconds to a 1 ms server, not hundreds).
     assert!(
-        service[5] < 50.0,
+        service[5] < 300.0,
         "service p99 {} ms should not show the stall:\n{}",
         service[5],
         run.stdout
@@ -175,6 +177,10 @@ fn ctrl_c_prints_the_interrupted_summary() {
         "--database_name=int",
         "--quiet",
         "--num_connections=2",
+        // A small bulk insert step, so that the CRUD step runs when Ctrl-C comes even on a
+        // busy machine (20,000 documents took more than the 1.5 s there).
+        "--num_bulk_insert_operations=1",
+        "--num_documents_per_bulk_insert=10",
         "--duration=60s",
     ]);
     std::thread::sleep(Duration::from_millis(1500));

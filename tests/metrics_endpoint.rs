@@ -357,7 +357,17 @@ fn the_endpoint_follows_a_run_and_ends_on_its_result_and_the_database() {
         run.stderr
             .contains(&format!("metrics at http://127.0.0.1:{port}/metrics"))
     );
-    assert!(scrapes.len() >= 8, "{} scrapes", scrapes.len());
+    // Counters were read as they grew, not only at the end: scrapes are a Python parse
+    // each, so a busy machine makes fewer of them (5, where an idle one makes 8 or more).
+    let during = scrapes
+        .iter()
+        .filter(|s| s.get("sofabench_run_finished", &[]) == 0.0)
+        .count();
+    assert!(
+        during >= 2,
+        "{during} of {} scrapes during the run",
+        scrapes.len()
+    );
     assert_eq!(
         phases.last().map(String::as_str),
         Some("crud"),
@@ -371,10 +381,30 @@ fn the_endpoint_follows_a_run_and_ends_on_its_result_and_the_database() {
     assert_counts_match(last, &result);
     let phase = [("phase", "crud"), ("number", "2")];
     assert_eq!(last.get("sofabench_phase_info", &phase), 1.0);
-    // The schedule's operations in the last interval over its length: 80/s, give or
-    // take the rounding of the division.
+    // The schedule's operations in the last interval over its length, as the result's
+    // last interval has it: 80/s in a whole interval within the 6 s, give or take one
+    // operation; the last one, which late ticks on a busy machine push past the 6 s,
+    // holds fewer, or none.
     let target = last.get("sofabench_target_rate_operations_per_second", &[]);
-    assert!((target - 80.0).abs() < 0.01, "target rate {target}");
+    let intervals = result["phases"][1]["intervals"].as_array().unwrap();
+    let recorded = intervals.last().unwrap()["target_rate"].as_f64().unwrap();
+    assert!(
+        (target - recorded).abs() < 0.01,
+        "target rate {target}, {recorded} in the result"
+    );
+    let whole: Vec<&Value> = intervals
+        .iter()
+        .filter(|i| {
+            i["length_seconds"].as_f64().unwrap() >= 0.45
+                && i["elapsed_seconds"].as_f64().unwrap() <= 6.0
+        })
+        .collect();
+    assert!(!whole.is_empty(), "{intervals:?}");
+    for interval in whole {
+        let length = interval["length_seconds"].as_f64().unwrap();
+        let aimed = interval["target_rate"].as_f64().unwrap();
+        assert!((aimed - 80.0).abs() * length <= 1.01, "{interval}");
+    }
     assert!(
         last.get("sofabench_logins_total", &[]) >= 1.0,
         "--auth cookie logs in"
@@ -548,7 +578,9 @@ fn clients_that_misbehave_are_cut_off_and_the_run_goes_on_unaffected() {
         "--database_name=adversaries",
         "--num_bulk_insert_operations=1",
         "--num_documents_per_bulk_insert=10",
-        "--duration=10s",
+        // Long enough for the misbehaving clients below on a busy machine, where they
+        // took more than 10 s and the endpoint was gone before the last of them.
+        "--duration=20s",
         "--rate=40",
         "--cleanup",
         "--quiet",
@@ -638,10 +670,10 @@ fn clients_that_misbehave_are_cut_off_and_the_run_goes_on_unaffected() {
     drop(holding);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("panick"), "{}", run.stderr);
-    // 10 s of operations, the setup, and at most 3 s of lingering for a final scrape
+    // 20 s of operations, the setup, and at most 3 s of lingering for a final scrape
     // that never comes.
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        started.elapsed() < Duration::from_secs(40),
         "{:?}",
         started.elapsed()
     );
@@ -649,7 +681,7 @@ fn clients_that_misbehave_are_cut_off_and_the_run_goes_on_unaffected() {
     let crud = &result["phases"][1];
     assert_eq!(crud["name"], "crud");
     assert!(
-        crud["wall_seconds"].as_f64().unwrap() < 11.0,
+        crud["wall_seconds"].as_f64().unwrap() < 21.0,
         "{}",
         crud["wall_seconds"]
     );
@@ -662,6 +694,10 @@ fn clients_that_misbehave_are_cut_off_and_the_run_goes_on_unaffected() {
         .iter()
         .map(|o| o["succeeded"].as_u64().unwrap())
         .sum();
-    // 40 operations a second for 10 s, give or take the last one.
-    assert!((395..=401).contains(&succeeded), "{succeeded}");
+    // 40 operations a second for 20 s, give or take the last one, when every one
+    // started on time; never more; on a busy machine the server falls behind (468).
+    assert!(succeeded <= 801, "{succeeded}");
+    if crud["late"] == 0 {
+        assert!(succeeded >= 795, "{succeeded}");
+    }
 }

@@ -21,6 +21,13 @@ fn mean_rate(from_s: f64, to_s: f64) -> f64 {
     (due(to_s) - due(from_s)) / (to_s - from_s)
 }
 
+/// Whether the report warns that operations started late (and names why).
+fn fell_behind_warned(stdout: &str) -> bool {
+    stdout
+        .lines()
+        .any(|l| l.contains("WARNING:") && l.contains("operations started late"))
+}
+
 fn number(value: &Value) -> f64 {
     value.as_f64().unwrap()
 }
@@ -97,11 +104,20 @@ fn a_ramping_phase_aims_and_achieves_along_its_ramp_and_its_documents_land() {
         .iter()
         .map(|op| op["succeeded"].as_u64().unwrap())
         .sum();
-    assert!((400..=421).contains(&succeeded), "{succeeded} of 420 due");
+    // Never more than the ramp makes due. All of it when every operation started on
+    // time; on a busy machine the server falls behind, and the run says so.
+    assert!(succeeded <= 421, "{succeeded} of 420 due");
+    let kept_up = phase["late"] == 0;
+    if kept_up {
+        assert!(succeeded >= 400, "{succeeded} of 420 due");
+    } else {
+        assert!(fell_behind_warned(&run.stdout), "{}", run.stdout);
+    }
 
     // Interval by interval: the target is the ramp's mean over the interval, and what
-    // the server answered keeps up with it (an operation counts where it ends, so a
-    // little of each interval's work lands in the next).
+    // the server answered keeps up with it where operations started on time (an
+    // operation counts where it ends, so a little of each interval's work lands in the
+    // next).
     let intervals = phase["intervals"].as_array().unwrap();
     let whole: Vec<&Value> = intervals
         .iter()
@@ -126,16 +142,25 @@ fn a_ramping_phase_aims_and_achieves_along_its_ramp_and_its_documents_land() {
             .map(|op| op["succeeded"].as_u64().unwrap())
             .sum();
         let rate = done as f64 / length;
-        assert!(
-            (rate - target).abs() <= 0.25 * target + 3.0,
-            "achieved {rate}/s in an interval aiming at {target}/s: {interval}"
-        );
+        if kept_up {
+            assert!(
+                (rate - target).abs() <= 0.25 * target + 3.0,
+                "achieved {rate}/s in an interval aiming at {target}/s: {interval}"
+            );
+        } else {
+            assert!(
+                rate <= 1.25 * target + 3.0,
+                "achieved {rate}/s in an interval aiming at {target}/s: {interval}"
+            );
+        }
         targets.push(target);
         achieved.push(rate);
     }
     assert!(targets.windows(2).all(|w| w[1] > w[0]), "{targets:?}");
     let (first, last) = (achieved[0], achieved[achieved.len() - 1]);
-    assert!(last > 2.5 * first, "{achieved:?}");
+    if kept_up {
+        assert!(last > 2.5 * first, "{achieved:?}");
+    }
 
     // The database holds the bulk insert's documents and every create the report counts.
     let creates = phase["operations"]
@@ -146,7 +171,9 @@ fn a_ramping_phase_aims_and_achieves_along_its_ramp_and_its_documents_land() {
         .unwrap();
     assert_eq!(creates["failed"], 0);
     let created = creates["succeeded"].as_u64().unwrap();
-    assert!(created > 100, "{created}");
+    if kept_up {
+        assert!(created > 100, "{created}");
+    }
     assert_eq!(doc_count(&server.admin_db("ramp")), 50 + created);
 }
 
@@ -186,14 +213,20 @@ fn the_rate_flag_ramps_the_crud_step_and_the_result_records_it() {
         bulk.get("ramp").is_none() && bulk["target_rate"].is_null(),
         "{bulk}"
     );
-    // From 0: 15 t² operations due by t, 60 in the 2 s.
+    // From 0: 15 t² operations due by t, 60 in the 2 s: all of them when every one
+    // started on time, never more; on a busy machine the run says it fell behind.
     let done: u64 = crud["operations"]
         .as_array()
         .unwrap()
         .iter()
         .map(|op| op["succeeded"].as_u64().unwrap() + op["failed"].as_u64().unwrap())
         .sum();
-    assert!((57..=61).contains(&done), "{done}");
+    assert!(done <= 61, "{done}");
+    if crud["late"] == 0 {
+        assert!(done >= 57, "{done}");
+    } else {
+        assert!(fell_behind_warned(&run.stdout), "{}", run.stdout);
+    }
 }
 
 #[test]

@@ -18,6 +18,8 @@ struct Figures {
     lag_p50: f64,
     lag_p90: f64,
     lag_p99: f64,
+    /// Operations whose connection was free at their slot, of the 600 due.
+    count: u64,
 }
 
 impl Figures {
@@ -25,8 +27,10 @@ impl Figures {
     /// lag made the gap and the lag's p50 0.9–1.5 ms. The p99 is not held here: other
     /// processes' bursts on two shared cores reached 170 ms in it; `make bench` measures
     /// it on a quiet machine.
+    /// A run where other processes kept connections busy past their slots (fewer than
+    /// 500 of 600 free at theirs) measured the machine more than the tool.
     fn on_time(&self) -> bool {
-        self.gap < 0.5 && self.lag_p50 < 0.3 && self.lag_p90 < 1.0
+        self.count >= 500 && self.gap < 0.5 && self.lag_p50 < 0.3 && self.lag_p90 < 1.0
     }
 }
 
@@ -58,12 +62,15 @@ fn one_run(server: &DelayServer) -> (Figures, String) {
     assert_eq!(read["operation"], "read");
     let ms = |v: &Value| v.as_f64().unwrap();
     let lag = &crud["send_lag"];
-    assert!(lag["count"].as_u64().unwrap() >= 500, "{lag}");
+    let count = lag["count"].as_u64().unwrap();
+    let started = read["succeeded"].as_u64().unwrap() + read["failed"].as_u64().unwrap();
+    assert!(count > 0 && count <= started, "{lag}, {started} started");
     let figures = Figures {
         gap: ms(&read["response"]["p50_ms"]) - ms(&read["latency"]["p50_ms"]),
         lag_p50: ms(&lag["p50_ms"]),
         lag_p90: ms(&lag["p90_ms"]),
         lag_p99: ms(&lag["p99_ms"]),
+        count,
     };
     (figures, run.stdout)
 }
@@ -90,13 +97,13 @@ fn the_open_model_sends_on_time_against_a_2_ms_server() {
         .iter()
         .map(|(f, _)| {
             format!(
-                "gap {:.3}, lag p50 {:.3}, p90 {:.3}, p99 {:.3}",
-                f.gap, f.lag_p50, f.lag_p90, f.lag_p99
+                "{} lagged, gap {:.3}, lag p50 {:.3}, p90 {:.3}, p99 {:.3}",
+                f.count, f.gap, f.lag_p50, f.lag_p90, f.lag_p99
             )
         })
         .collect();
     panic!(
-        "{figures:?} ms: no run had gap < 0.5, lag p50 < 0.3 and p90 < 1:\n{}",
+        "{figures:?} ms: no run had 500 lagged, gap < 0.5, lag p50 < 0.3 and p90 < 1:\n{}",
         runs[0].1
     );
 }

@@ -174,7 +174,7 @@ fn drawn_with(phase: &Value, field: &str) -> u64 {
 }
 
 #[test]
-fn the_html_page_charts_the_servers_figures_on_the_phases_time_axis() {
+fn the_html_page_charts_the_servers_figures_on_the_phases_time_axis_in_chromium() {
     let couch = CouchLike::start("watched", Timeline::INSTANT);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.toml");

@@ -82,6 +82,9 @@ impl Tokens {
 struct Counts {
     logins: AtomicU64,
     refused: AtomicU64,
+    /// Of `refused`, the requests to a document (`/db/…`): the run's operations, not its
+    /// looks at the database or the node.
+    refused_documents: AtomicU64,
     served: AtomicU64,
 }
 
@@ -137,6 +140,13 @@ impl AuthServer {
     /// Requests answered 401 for want of valid credentials.
     pub fn refused(&self) -> u64 {
         self.state.counts.refused.load(Ordering::SeqCst)
+    }
+
+    /// Of [`AuthServer::refused`], the requests to a document (`/db/…`): the run's
+    /// operations; the looks at the database's sizes (`GET /db`) and at the node's
+    /// statistics (`/_node/…`) meet the 401 too.
+    pub fn refused_documents(&self) -> u64 {
+        self.state.counts.refused_documents.load(Ordering::SeqCst)
     }
 
     /// Requests that passed the check.
@@ -373,6 +383,13 @@ fn jwt_valid(key: &[u8], token: &str) -> bool {
     *signature == expected && header["alg"] == "HS256" && claims["sub"].is_string() && unexpired
 }
 
+/// Whether `path` names a document of a database (`/db/id`), not a database or the node.
+fn to_document(path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or("");
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    segments.next().is_some_and(|db| !db.starts_with('_')) && segments.next().is_some()
+}
+
 fn serve(stream: TcpStream, state: &State) {
     let _ = stream.set_nodelay(true);
     let mut writer = stream.try_clone().unwrap();
@@ -390,6 +407,12 @@ fn serve(stream: TcpStream, state: &State) {
             ("POST", "/_session") => state.log_in(&request.body),
             _ if !state.passes(&request.headers) => {
                 state.counts.refused.fetch_add(1, Ordering::SeqCst);
+                if to_document(path) {
+                    state
+                        .counts
+                        .refused_documents
+                        .fetch_add(1, Ordering::SeqCst);
+                }
                 let refusal = json!({"error": "unauthorized", "reason": "You are not authorized to access this db."});
                 ("401 Unauthorized", refusal, None)
             }

@@ -73,11 +73,12 @@ pub fn chart_attribute(dom: &str, kind: &str, name: &str) -> Vec<String> {
 }
 
 /// The page in headless Chromium: its DOM after the script ran (no script error), and a
-/// screenshot kept as `name`.png among the test artifacts.
+/// screenshot kept as `name`.png among the test artifacts. A test that calls it ends its
+/// name in `_in_chromium`, which `make test-quick` skips (it installs no Chromium).
 pub fn render_in_chromium(page: &Path, name: &str) -> String {
     assert!(
         Path::new(CHROMIUM).exists(),
-        "{CHROMIUM} is missing: the HTML report test needs headless Chromium; run scripts/test.sh (make test), which installs Debian's chromium package"
+        "{CHROMIUM} is missing: the HTML report test needs headless Chromium; run scripts/test.sh (make test), which installs Debian's chromium package; make test-quick leaves out the tests that need it"
     );
     let page = page.canonicalize().unwrap();
     let profile = tempfile::tempdir().unwrap();
