@@ -26,23 +26,31 @@ fi
 if $quick; then
   echo "make test-quick: formatting, lints, unit and PouchDB Server tests (no Chromium, no Python); the first time about 11 minutes on 2 cores and 3 GB in target/; installs PouchDB Server (npm ci, 44 MB in node_modules/) if missing" >&2
 else
-  echo "make test: formatting, lints, unit tests (release and debug) and every functional test; the first time about 13 minutes on 2 cores and 3.9 GB in target/. Installs what is missing: PouchDB Server (npm ci, 44 MB in node_modules/), Debian's chromium (apt-get, needs root, 290 MB and more with its libraries), PyPI's prometheus-client 0.26.0 (a 26 MB venv in target/test-python). make test-quick needs only the first." >&2
+  echo "make test: formatting, lints, unit tests (release and debug) and every functional test; the first time about 13 minutes on 2 cores and 3.9 GB in target/. Installs what is missing: PouchDB Server (npm ci, 44 MB in node_modules/), Debian's chromium, zsh, fish and groff (apt-get, needs root, 290 MB and more with their libraries), PyPI's prometheus-client 0.26.0 (a 26 MB venv in target/test-python). make test-quick needs only the first." >&2
 fi
 
 install_pouchdb_server
 
-install_chromium() {
-  if [ -x /usr/bin/chromium ]; then
+# Debian packages some tests drive: Chromium renders the HTML page; zsh and fish try the
+# completion scripts; groff renders the man pages. A test whose program is missing says
+# it skipped that check.
+install_debian_tools() {
+  local missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  command -v zsh >/dev/null || missing+=(zsh)
+  command -v fish >/dev/null || missing+=(fish)
+  command -v groff >/dev/null || missing+=(groff-base)
+  if [ ${#missing[@]} = 0 ]; then
     return 0
   fi
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-    echo "headless Chromium is missing: install Debian's chromium package (the HTML report's tests need it), or run make test-quick, which leaves them out" >&2
+    echo "missing: ${missing[*]} (Debian packages; the HTML page's tests need chromium, the completion and man page tests zsh, fish and groff): install them, or run make test-quick, which needs none" >&2
     return 0
   fi
-  echo "installing Chromium (Debian's chromium package, apt-get) for the HTML report's tests ..." >&2
+  echo "installing ${missing[*]} (Debian's packages, apt-get) for the HTML page's, completions' and man pages' tests ..." >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # The metrics endpoint's tests read its text with PyPI's prometheus-client, pinned, in a
@@ -70,7 +78,7 @@ install_prometheus_client() {
 }
 
 if ! $quick; then
-  install_chromium
+  install_debian_tools
   install_prometheus_client
 fi
 
