@@ -1,8 +1,12 @@
 //! `sofabench completions SHELL` and `sofabench man [SUBCOMMAND]`, run as a user would:
 //! the built binary, its exit code and output, and the shells and roff tools that read it.
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+
+use common::{printed, sofabench};
 
 const BAD_INPUT: i32 = 2;
 
@@ -18,25 +22,6 @@ const SUBCOMMANDS: [&str; 9] = [
     "completions",
     "man",
 ];
-
-fn sofabench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sofabench"))
-        .args(args)
-        .output()
-        .expect("run sofabench")
-}
-
-/// Standard output of a command line that must succeed.
-fn printed(args: &[&str]) -> String {
-    let output = sofabench(args);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
 
 /// Feeds `input` to a program; None when the program is not installed.
 fn pipe_through(program: &str, args: &[&str], input: &str) -> Option<Output> {
@@ -98,8 +83,8 @@ fn every_shell_gets_a_script_naming_the_subcommands() {
     }
     // A shell sofabench has no script for is a usage error that names the choices.
     let unknown = sofabench(&["completions", "tcsh"]);
-    assert_eq!(unknown.status.code(), Some(BAD_INPUT));
-    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert_eq!(unknown.code, BAD_INPUT);
+    let message = &unknown.stderr;
     assert!(message.contains("tcsh") && message.contains("bash, elvish, fish"));
 }
 
@@ -146,8 +131,8 @@ fn a_subcommand_page_documents_its_flags() {
     assert!(page.contains("[default: http://127.0.0.1:5984]"));
 
     let unknown = sofabench(&["man", "nope"]);
-    assert_eq!(unknown.status.code(), Some(BAD_INPUT));
-    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert_eq!(unknown.code, BAD_INPUT);
+    let message = &unknown.stderr;
     assert!(
         message.contains("\"nope\"") && message.contains("run, generate"),
         "{message}"

@@ -3,11 +3,13 @@
 //! spellings, and the man pages and completion scripts come from the same parser.
 //! The binary is run as a user would; the parser is walked through `Cli::command()`.
 
+mod common;
+
 use std::ffi::OsString;
-use std::process::{Command, Output};
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
+use common::printed;
 use sofabench::cli::Cli;
 
 /// `run`'s headings, in the order help shows them.
@@ -25,27 +27,6 @@ const HEADINGS: [&str; 9] = [
 
 /// The most lines `-h` may print: a screen.
 const SCREEN: usize = 60;
-
-fn sofabench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sofabench"))
-        .args(args)
-        .env_remove("SOFABENCH_USER")
-        .env_remove("SOFABENCH_PASSWORD")
-        .output()
-        .expect("run sofabench")
-}
-
-/// Standard output of a command line that must succeed.
-fn printed(args: &[&str]) -> String {
-    let output = sofabench(args);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
 
 fn subcommand_names() -> Vec<String> {
     Cli::command()

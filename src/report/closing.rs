@@ -136,6 +136,20 @@ fn thresholds_line(outcomes: &[ThresholdOutcome]) -> String {
     }
 }
 
+/// The verdict of a run that failed for `reasons` (none: it passed): `PASSED`, `FAILED`,
+/// or `INTERRUPTED`, whose first reason is then that its figures cover what was done.
+/// The SUMMARY and the HTML page say it alike.
+pub fn verdict_word(interrupted: bool, reasons: &mut Vec<String>) -> &'static str {
+    if interrupted {
+        reasons.insert(0, "the figures cover what was done".to_string());
+        "INTERRUPTED"
+    } else if reasons.is_empty() {
+        "PASSED"
+    } else {
+        "FAILED"
+    }
+}
+
 fn verdict_line(closing: &Closing) -> String {
     let failed = closing.thresholds.iter().filter(|o| !o.passed).count();
     let mut reasons = Vec::new();
@@ -143,14 +157,7 @@ fn verdict_line(closing: &Closing) -> String {
         reasons.push(format!("{} failed", counted(failed as u64, "threshold")));
     }
     reasons.extend(closing.problems.iter().cloned());
-    let verdict = if closing.result.interrupted {
-        reasons.insert(0, "the figures cover what was done".to_string());
-        "INTERRUPTED"
-    } else if reasons.is_empty() {
-        "PASSED"
-    } else {
-        "FAILED"
-    };
+    let verdict = verdict_word(closing.result.interrupted, &mut reasons);
     match reasons.is_empty() {
         true => format!("  verdict: {verdict}\n"),
         false => format!("  verdict: {verdict}: {}\n", reasons.join("; ")),

@@ -328,6 +328,16 @@ pub fn sofabench_in(dir: &Path, args: &[&str]) -> Run {
     let started = Instant::now();
     let mut command = Command::new(env!("CARGO_BIN_EXE_sofabench"));
     command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    // A developer's own login and node settings must not reach a test's runs (or help,
+    // which shows an environment variable's value).
+    for variable in [
+        "SOFABENCH_USER",
+        "SOFABENCH_PASSWORD",
+        "SOFABENCH_NODE_COUNT",
+        "JOB_COMPLETION_INDEX",
+    ] {
+        command.env_remove(variable);
+    }
     die_with_parent(&mut command);
     let Output {
         status,
@@ -344,6 +354,13 @@ pub fn sofabench_in(dir: &Path, args: &[&str]) -> Run {
 
 pub fn sofabench(args: &[&str]) -> Run {
     sofabench_in(&repository(), args)
+}
+
+/// Standard output of a command line that must succeed.
+pub fn printed(args: &[&str]) -> String {
+    let run = sofabench(args);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    run.stdout
 }
 
 /// Starts sofabench without waiting for it.

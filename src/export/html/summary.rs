@@ -45,14 +45,7 @@ fn reasons(result: &RunResult) -> Vec<String> {
 /// on, or passed.
 pub fn verdict(result: &RunResult) -> Verdict {
     let mut reasons = reasons(result);
-    let word = if result.interrupted {
-        reasons.insert(0, "the figures cover what was done".to_string());
-        "INTERRUPTED"
-    } else if reasons.is_empty() {
-        "PASSED"
-    } else {
-        "FAILED"
-    };
+    let word = crate::report::closing::verdict_word(result.interrupted, &mut reasons);
     Verdict { word, reasons }
 }
 
