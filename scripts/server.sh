@@ -26,9 +26,9 @@ if ! port_is_free "$port"; then
   echo "port 5984 is taken; using $port" >&2
 fi
 # PouchDB Server hashes the admin's password into this file when it starts.
-cat > "$dir/config.json" <<EOF
-{"admins":{"admin":"$password"},"log":{"file":"$dir/pouchdb-server.log","level":"warning"}}
-EOF
+# Written by Python's json, so that a password with quotes or backslashes stays one.
+python3 -c 'import json, sys; print(json.dumps({"admins": {"admin": sys.argv[1]}, "log": {"file": sys.argv[2], "level": "warning"}}))' \
+  "$password" "$dir/pouchdb-server.log" > "$dir/config.json"
 version="$(node -p "require('./node_modules/pouchdb-server/package.json').version")"
 echo "starting PouchDB Server $version on disk in $dir ..." >&2
 # In a session of its own, so that Ctrl-C reaches this script, which stops the server,
@@ -66,7 +66,9 @@ if ! curl -fsS "$url/" >/dev/null 2>&1; then
   exit 1
 fi
 
-address="http://admin:$password@127.0.0.1:$port"
+# Percent-encoded, so that a password with @, : or / stays in its place in the address.
+encoded="$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$password")"
+address="http://admin:$encoded@127.0.0.1:$port"
 cat <<EOF
 
 PouchDB Server $version is up, with the admin "admin", its data in $dir.
