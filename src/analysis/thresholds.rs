@@ -842,10 +842,13 @@ mod tests {
 
     /// Every threshold the README shows must parse, so that a user can copy it.
     #[test]
-    fn the_readme_thresholds_parse() {
-        let readme = include_str!("../../README.md");
+    fn the_documented_thresholds_parse() {
+        let pages = [
+            include_str!("../../README.md"),
+            include_str!("../../docs/thresholds-and-comparisons.md"),
+        ];
         let mut found = Vec::new();
-        for part in readme.split("--threshold").skip(1) {
+        for part in pages.iter().flat_map(|page| page.split("--threshold").skip(1)) {
             let part = part.trim_start_matches(['=', ' ']);
             if let Some(quoted) = part.strip_prefix('\'') {
                 found.push(quoted.split('\'').next().unwrap_or_default().to_string());
@@ -857,7 +860,7 @@ mod tests {
             "{found:?}"
         );
         for expression in &found {
-            Threshold::parse(expression).unwrap_or_else(|e| panic!("README: {e}"));
+            Threshold::parse(expression).unwrap_or_else(|e| panic!("{expression}: {e}"));
         }
     }
 
