@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 const MIB: usize = 1 << 20;
 
-/// The memory any accepted file may take, as the README states it: four times the bytes
+/// The memory any accepted file may take, as docs/misbehaving-servers.md states it: four times the bytes
 /// read and 100 MB, in KiB for `ulimit -v`.
 fn allowance_kib(files: &[&Path]) -> u64 {
     let bytes: u64 = files

@@ -1,7 +1,7 @@
 //! Partition queries (`partition = true`) need a partitioned database: without
 //! `--db-partitioned` the run stops before it sends anything, with one message naming the
 //! query and the fix. (PouchDB Server has no partitions; the queries themselves were
-//! checked on Apache CouchDB 3.5, see the README.)
+//! checked on Apache CouchDB 3.5, see docs/verified.md.)
 
 mod common;
 
