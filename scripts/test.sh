@@ -101,13 +101,11 @@ if $quick; then
       targets+=(--test "$name")
     fi
   done
-  step cargo test --release --no-fail-fast "${targets[@]}" -- --quiet --skip _in_chromium
-  step cargo test --release --doc --quiet
+  step cargo test --profile checked --no-fail-fast "${targets[@]}" -- --quiet --skip _in_chromium
+  step cargo test --profile checked --doc --quiet
 else
-  # The unit tests once more in the debug profile, whose arithmetic checks for overflow
-  # (the release profile's wraps silently).
-  step cargo test --lib --quiet
-  step cargo test --release --no-fail-fast -- --quiet
+  # The profile `checked` (Cargo.toml): release speed, arithmetic checked for overflow.
+  step cargo test --profile checked --no-fail-fast -- --quiet
 fi
 
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -154,7 +154,14 @@ fn two_way_to_many_reaches_every_replica_and_leaves_no_job_or_password() {
         &["--cleanup", &csv_flag, &html_flag],
         &json,
     );
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code,
+        0,
+        "{}\n{}\nthe server's last words:\n{}",
+        run.stdout,
+        run.stderr,
+        server.last_words()
+    );
     let text = std::fs::read_to_string(&json).unwrap();
     let result: Value = serde_json::from_str(&text).unwrap();
     let replication = &result["phases"][0]["replication"];

@@ -848,7 +848,10 @@ mod tests {
             include_str!("../../docs/thresholds-and-comparisons.md"),
         ];
         let mut found = Vec::new();
-        for part in pages.iter().flat_map(|page| page.split("--threshold").skip(1)) {
+        for part in pages
+            .iter()
+            .flat_map(|page| page.split("--threshold").skip(1))
+        {
             let part = part.trim_start_matches(['=', ' ']);
             if let Some(quoted) = part.strip_prefix('\'') {
                 found.push(quoted.split('\'').next().unwrap_or_default().to_string());

@@ -194,6 +194,13 @@ impl PouchServer {
         format!("{}/{}", self.url, name)
     }
 
+    /// The last lines the server wrote on its standard error: why it died, when it did.
+    pub fn last_words(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join("server.err")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
     /// The database's URL with the admin's credentials, for checking it afterwards.
     pub fn admin_db(&self, name: &str) -> String {
         format!("{}/{}", self.admin_url, name)
@@ -218,9 +225,19 @@ fn spawn_server(storage: Storage, port: u16, config: &Path, dir: &Path) -> Child
         .arg(format!("{}/", dir.display()))
         .current_dir(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(server_log(dir));
     die_with_parent(&mut command);
     command.spawn().expect("start pouchdb-server")
+}
+
+/// Where the server's standard error goes: a file in its folder, appended to across
+/// restarts, so that a test whose server died can say what it said last.
+fn server_log(dir: &Path) -> Stdio {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.err"))
+        .map_or_else(|_| Stdio::null(), Stdio::from)
 }
 
 impl Drop for PouchServer {
