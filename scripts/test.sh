@@ -21,12 +21,12 @@ if [ "${1:-}" = --quick ]; then
 fi
 
 # What it takes from a fresh clone on a quiet 2-core machine: make test took 767 s in CI
-# with a debug and a release build, and left 3.9 GB in target/; the tests now build once
-# (the `checked` profile). make test-quick leaves out 7 tests (4 need Chromium, 3 Python).
+# with a debug and a release build, and left 3.9 GB in target/; built once (the `checked`
+# profile), 782 s and 1.7 GB. make test-quick leaves out 7 tests (4 need Chromium, 3 Python).
 if $quick; then
   echo "make test-quick: formatting, lints, unit and PouchDB Server tests (no Chromium, no Python); the first time about 11 minutes on 2 cores; installs PouchDB Server (npm ci, 44 MB in node_modules/) if missing" >&2
 else
-  echo "make test: formatting, lints, unit tests and every functional test, built once with overflow checks; the first time at most about 13 minutes on 2 cores and under 4 GB in target/. Installs what is missing: PouchDB Server (npm ci, 44 MB in node_modules/), Debian's chromium, zsh, fish and groff (apt-get, needs root, 290 MB and more with their libraries), PyPI's prometheus-client 0.26.0 (a 26 MB venv in target/test-python). make test-quick needs only the first." >&2
+  echo "make test: formatting, lints, unit tests and every functional test, built once with overflow checks; the first time about 13 minutes on 2 cores and 1.7 GB in target/. Installs what is missing: PouchDB Server (npm ci, 44 MB in node_modules/), Debian's chromium, zsh, fish and groff (apt-get, needs root, 290 MB and more with their libraries), PyPI's prometheus-client 0.26.0 (a 26 MB venv in target/test-python). make test-quick needs only the first." >&2
 fi
 
 install_pouchdb_server
