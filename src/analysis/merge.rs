@@ -814,6 +814,8 @@ mod tests {
             index,
             count,
             host: format!("host-{index}"),
+            client: None,
+            server: None,
         }
     }
 

@@ -257,6 +257,8 @@ pub(crate) mod sample {
                 index: 0,
                 count: 1,
                 host: "test".to_string(),
+                client: None,
+                server: None,
             }],
             phases: vec![phase],
             repetitions: Vec::new(),

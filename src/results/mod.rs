@@ -8,6 +8,7 @@ pub mod build;
 pub mod changes;
 mod checked;
 mod disk;
+pub mod environment;
 mod hot;
 pub mod replication;
 mod search;
@@ -24,6 +25,7 @@ pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
 pub use disk::{DiskResult, disk_result};
+pub use environment::{ClientEnvironment, ServerEnvironment};
 pub use hot::{HotResult, hot_counts, hot_result};
 pub use replication::ReplicationResult;
 pub use search::{SearchResult, SearchStep};
@@ -105,6 +107,13 @@ pub struct NodeInfo {
     pub index: u64,
     pub count: u64,
     pub host: String,
+    /// This machine and the sofabench on it; absent in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientEnvironment>,
+    /// The server as this machine found it at setup; absent in results written before it
+    /// was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerEnvironment>,
 }
 
 /// One phase (Iron Cushion's steps are the phases `bulk_insert` and `crud`).
@@ -263,6 +272,8 @@ impl RunResult {
             index: 0,
             count: 1,
             host: String::new(),
+            client: None,
+            server: None,
         };
         let epoch = std::time::UNIX_EPOCH;
         build::run(BTreeMap::new(), epoch, epoch, false, node, phases)

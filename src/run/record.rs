@@ -122,6 +122,8 @@ mod tests {
             index: 0,
             count: 1,
             host: "h".to_string(),
+            client: None,
+            server: None,
         };
         Record::new(BTreeMap::new(), SystemTime::now(), node, repeated)
     }

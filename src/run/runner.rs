@@ -119,6 +119,8 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         index: node.index,
         count: node.count,
         host: crate::host::name(),
+        client: None,
+        server: None,
     };
     let mut record = Record::new(config.to_map(), started, node, passes.len() > 1);
     let run = Run {
