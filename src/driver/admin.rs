@@ -9,7 +9,11 @@ use serde::Deserialize;
 
 use super::auth::Mode;
 use super::connection::{Call, Client, Endpoint, Exchange};
+use super::environment::answers::{
+    WELCOME, answers_like_database, kept, read_layout, read_welcome,
+};
 use super::http1::Method;
+use crate::results::environment::ServerNode;
 use crate::target::{Shards, Target};
 
 /// Administrative requests are few; a generous limit still ends a hung server quickly.
@@ -51,25 +55,10 @@ pub struct PreparedDatabase {
     pub documents_before: u64,
 }
 
+/// `GET /{db}` as far as setting up reads it; its shape is [`read_layout`]'s.
 #[derive(Deserialize)]
 struct DatabaseInfo {
     doc_count: u64,
-    /// CouchDB 2 and later: the database's shards and copies. PouchDB Server has none.
-    cluster: Option<Cluster>,
-    /// CouchDB 3 and later: `{"partitioned": true}` for a partitioned database.
-    props: Option<Props>,
-}
-
-#[derive(Deserialize)]
-struct Props {
-    #[serde(default)]
-    partitioned: bool,
-}
-
-#[derive(Deserialize)]
-struct Cluster {
-    q: u64,
-    n: u64,
 }
 
 /// One administrative client per target, talking to its first node.
@@ -143,27 +132,33 @@ impl Admin {
         })
     }
 
-    /// Checks that the node answers like a CouchDB server: `GET /` gives a welcome object.
-    pub async fn check_server(&mut self) -> Result<(), SetupError> {
+    /// Checks that the node answers like a CouchDB server, and returns it as it answered
+    /// `GET /`. A welcome will do; a node whose `GET /` gives none (an error, garbage, no
+    /// welcome's keys) is taken if its database answers like CouchDB's, and is returned
+    /// with what `GET /` gave instead (see [`ServerNode::answered`]).
+    pub async fn check_server(&mut self) -> Result<ServerNode, SetupError> {
         let node = self.client.endpoint().node.to_string();
         let answer = self.call(Method::Get, "/").await?;
         self.credentials_problem(answer.status, "GET /")?;
-        let welcome: Option<serde_json::Map<String, serde_json::Value>> =
-            serde_json::from_slice(&answer.body).ok();
-        let looks_right = answer.status == 200
-            && welcome.is_some_and(|w| {
-                w.contains_key("couchdb")
-                    || w.contains_key("express-pouchdb")
-                    || w.contains_key("vendor")
-            });
-        if looks_right {
-            Ok(())
+        let secrets = &self.client.endpoint().credential;
+        let mut answered = read_welcome(answer.status, &answer.body, secrets);
+        answered.address = kept(&node, secrets);
+        if answered.answered == WELCOME || self.database_answers_like_couchdb().await? {
+            Ok(answered)
         } else {
             Err(SetupError::server(format!(
                 "{node} does not answer like a CouchDB server (GET / gave status {} without a CouchDB welcome); check --database_address",
                 answer.status
             )))
         }
+    }
+
+    /// Whether `GET /{db}` answers like CouchDB, whether the database exists or not.
+    async fn database_answers_like_couchdb(&mut self) -> Result<bool, SetupError> {
+        let path = self.database_path.clone();
+        let answer = self.call(Method::Get, &path).await?;
+        self.credentials_problem(answer.status, "GET on the database")?;
+        Ok(answers_like_database(answer.status, &answer.body))
     }
 
     /// The database's document count, or `None` when it does not exist.
@@ -263,8 +258,7 @@ impl Admin {
         }
         let path = self.database_path.clone();
         let answer = self.call(Method::Get, &path).await?;
-        let info: Option<DatabaseInfo> = serde_json::from_slice(&answer.body).ok();
-        let Some(cluster) = info.and_then(|i| i.cluster) else {
+        let Some((q, n)) = read_layout(&answer.body).and_then(|l| l.shards) else {
             return Err(SetupError {
                 message: format!(
                     "the server does not shard databases (GET on {} has no \"cluster\"), so --db-q and --db-n cannot be honoured: they need Apache CouchDB 2 or later (PouchDB Server has neither); leave them out",
@@ -274,24 +268,22 @@ impl Admin {
             });
         };
         let wanted = |asked: Option<u32>, has: u64| asked.is_none_or(|a| u64::from(a) == has);
-        if wanted(self.shards.q, cluster.q) && wanted(self.shards.n, cluster.n) {
+        if wanted(self.shards.q, q) && wanted(self.shards.n, n) {
             return Ok(());
         }
         let (target, asked) = (&self.target_text, self.shards.describe());
         let message = if created {
-            let why = if wanted(self.shards.n, cluster.n) {
+            let why = if wanted(self.shards.n, n) {
                 "the server chose otherwise; leave --db-q out, or set it as the server allows"
             } else {
                 "a server keeps at most one copy of a shard per node (a single node keeps n=1, whatever is asked); give --db-n no larger than the cluster's number of nodes, or leave it out"
             };
             format!(
-                "the run made {target} asking for {asked}, and the server gave it q={}, n={}: {why}",
-                cluster.q, cluster.n
+                "the run made {target} asking for {asked}, and the server gave it q={q}, n={n}: {why}"
             )
         } else {
             format!(
-                "{target} exists with q={}, n={}, not the {asked} asked for: an existing database keeps the shards it was made with (add --recreate to make it anew), and a server keeps at most one copy of a shard per node",
-                cluster.q, cluster.n
+                "{target} exists with q={q}, n={n}, not the {asked} asked for: an existing database keeps the shards it was made with (add --recreate to make it anew), and a server keeps at most one copy of a shard per node"
             )
         };
         Err(SetupError {
@@ -308,10 +300,9 @@ impl Admin {
         }
         let path = self.database_path.clone();
         let answer = self.call(Method::Get, &path).await?;
-        let info: Option<DatabaseInfo> = serde_json::from_slice(&answer.body).ok();
-        let (partitioned, has_cluster) = info.map_or((false, false), |i| {
-            (i.props.is_some_and(|p| p.partitioned), i.cluster.is_some())
-        });
+        let layout = read_layout(&answer.body).unwrap_or_default();
+        let partitioned = layout.partitioned == Some(true);
+        let has_cluster = layout.shards.is_some();
         if partitioned {
             return Ok(());
         }

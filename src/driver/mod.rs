@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod auth;
 pub mod connection;
+pub mod environment;
 pub mod generated;
 pub mod http1;
 pub mod pinned;

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use super::repeat::Pass;
 use crate::analysis::repetitions::Merger;
+use crate::results::environment::{DatabaseShape, ServerEnvironment};
 use crate::results::{self, NodeInfo, PhaseResult, RepetitionResult, RunResult, SearchResult};
 
 pub struct Record {
@@ -41,6 +42,22 @@ impl Record {
             current: None,
             search: None,
         }
+    }
+
+    /// The server as the run found it at setup.
+    pub fn found_server(&mut self, server: ServerEnvironment) {
+        self.node.server = Some(server);
+    }
+
+    /// The database the run used, as it found or made it, and why its shape is unknown
+    /// when it is; kept beside the server.
+    pub fn found_database(&mut self, (shape, unknown): (DatabaseShape, Option<String>)) {
+        let server = self
+            .node
+            .server
+            .get_or_insert_with(ServerEnvironment::default);
+        server.database = Some(shape);
+        server.unknown_because.extend(unknown);
     }
 
     /// The run's settings, as its result records them.

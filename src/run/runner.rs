@@ -20,6 +20,7 @@ use crate::analysis::thresholds::{Threshold, evaluate_all};
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase, SetupError};
 use crate::driver::auth;
+use crate::driver::environment::{self, answers::WELCOME};
 use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, RunSettings, Stop};
 use crate::exit::{Failed, INTERRUPTED, RUN_FAILED};
@@ -27,6 +28,7 @@ use crate::report;
 use crate::report::Detail;
 use crate::report::closing::Closing;
 use crate::report::repetitions::heading;
+use crate::results::environment::ServerNode;
 use crate::results::{
     self, BuiltWhen, IndexBuildResult, NodeInfo, PhaseResult, RunResult, SearchResult,
 };
@@ -92,9 +94,10 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
     let target = setup.engine.target.clone();
     let endpoints = Endpoint::all(&target, &setup.engine.auth, setup.engine.max_response_size);
     log_in(&endpoints).await?;
-    let setup_node = live_nodes(&target, setup.engine.failover, &endpoints)
+    let (setup_node, answered) = live_nodes(&target, setup.engine.failover, &endpoints)
         .await
         .map_err(setup_failed)?;
+    let server = environment::capture(&setup_node, answered).await;
     let passes = repeat::passes(&target.database, setup.engine.ids.prefix(), setup.runs);
     if passes.len() > 1 {
         refuse_filled(&target, &setup_node, &passes, setup.database.existing).await?;
@@ -123,6 +126,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         server: None,
     };
     let mut record = Record::new(config.to_map(), started, node, passes.len() > 1);
+    record.found_server(server);
     let run = Run {
         settings: engine,
         scenario,
@@ -194,6 +198,13 @@ async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Fai
     crate::query::setup::check_partitions(partitioned, &run.scenario.queries)
         .map_err(Failed::bad_input)?;
     let prepared = databases::prepare(&target, &run.setup_node, run.database.existing).await?;
+    // The result records one database's shape: the first repetition's (each is made
+    // alike), or with --databases the first of them.
+    if pass.index == 1 {
+        let (first, made) = &prepared.each[0];
+        let found = environment::database(&run.setup_node, first, made.created).await;
+        record.found_database(found);
+    }
     // What works on one database (hot documents, existing data) works on the first: a
     // run over several refuses it.
     let mut admin = Admin::new(&prepared.each[0].0, run.setup_node.clone());
@@ -543,19 +554,23 @@ async fn log_in(endpoints: &[Arc<Endpoint>]) -> Result<(), Failed> {
 }
 
 /// Checks that every node answers like CouchDB, and returns the node that sets the
-/// database up. With `--failover`, nodes down at the start are named and left to the
-/// connections' failover, and the first live node sets up.
+/// database up, and every node as it answered `GET /` (in the order given). With
+/// `--failover`, nodes down at the start are named and left to the connections'
+/// failover, and the first live node sets up.
 async fn live_nodes(
     target: &Target,
     failover: bool,
     endpoints: &[Arc<Endpoint>],
-) -> Result<Arc<Endpoint>, SetupError> {
+) -> Result<(Arc<Endpoint>, Vec<ServerNode>), SetupError> {
     let mut first_live = None;
     let mut first_problem = None;
+    let mut answered = Vec::with_capacity(endpoints.len());
     for endpoint in endpoints {
         match Admin::new(target, endpoint.clone()).check_server().await {
-            Ok(()) => {
+            Ok(node) => {
                 first_live.get_or_insert_with(|| endpoint.clone());
+                say_no_welcome(&node);
+                answered.push(node);
             }
             Err(problem) if failover && endpoints.len() > 1 && !problem.bad_input => {
                 crate::text::sink::err(&format!(
@@ -563,14 +578,26 @@ async fn live_nodes(
                     endpoint.node, problem.message
                 ));
                 first_problem.get_or_insert(problem);
+                answered.push(environment::down(endpoint));
             }
             Err(problem) => return Err(problem),
         }
     }
     match (first_live, first_problem) {
-        (Some(node), _) => Ok(node),
+        (Some(node), _) => Ok((node, answered)),
         (None, Some(problem)) => Err(problem),
-        (None, None) => Ok(endpoints[0].clone()),
+        (None, None) => Ok((endpoints[0].clone(), answered)),
+    }
+}
+
+/// A node taken without a welcome (its database answers like CouchDB's) is said once:
+/// the result knows nothing of its version.
+fn say_no_welcome(node: &ServerNode) {
+    if node.answered != WELCOME {
+        crate::text::sink::err(&format!(
+            "sofabench: warning: {} gave no CouchDB welcome at GET / ({}), but its database answers like CouchDB's: the run goes on, and the result records the server's version and features as unknown",
+            node.address, node.answered
+        ));
     }
 }
 
