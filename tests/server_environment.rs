@@ -267,3 +267,25 @@ fn looks_that_fail_leave_their_facts_unknown_and_say_why() {
     assert_eq!(described["database"]["name"], "env-run1", "{described}");
     assert_eq!(described["nodes"][0]["version"], "test");
 }
+
+#[test]
+fn every_node_given_is_recorded_in_order_and_without_credentials() {
+    let server = RewritingServer::start(|_, _| None);
+    let live = server
+        .url
+        .replace("http://", "http://runner:n0t-in-results@");
+    let dead = format!("http://runner:n0t-in-results@127.0.0.1:{}", free_port());
+    let (run, result) = run_against(&format!("{dead},{live}"), &["--failover"]);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    let nodes = recorded(&result)["nodes"].as_array().unwrap().clone();
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    assert_eq!(
+        nodes[0]["address"],
+        dead.replace("runner:n0t-in-results@", "")
+    );
+    assert_eq!(nodes[0]["answered"], "no answer");
+    assert_eq!(nodes[1]["address"].as_str(), Some(server.url.as_str()));
+    assert_eq!(nodes[1]["answered"], "welcome");
+    assert_eq!(nodes[1]["version"], "test");
+    assert!(!result.to_string().contains("n0t-in-results"), "{result}");
+}
