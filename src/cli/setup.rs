@@ -460,7 +460,11 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
         },
         weights: Weights::from_fn(|op| match op {
             // Queries are declared by scenario files, never by Iron Cushion's flags.
-            Operation::BulkInsert | Operation::Find | Operation::View | Operation::AllDocs => 0,
+            Operation::BulkInsert
+            | Operation::Find
+            | Operation::View
+            | Operation::AllDocs
+            | Operation::ChangesRead => 0,
             Operation::Create => args.create_weight,
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,
@@ -496,6 +500,11 @@ fn builtin_options(
         batch_sizes: args.batch_sizes.clone(),
         replica: replica_name(&target.database, prefix),
         query_field: args.query_field.clone(),
+        fabric: crate::scenario::fabric::FabricOptions {
+            docs: args.fabric_docs,
+            single_docs: args.fabric_single_docs,
+            size: args.fabric_doc_size,
+        },
     }
 }
 

@@ -117,3 +117,40 @@ pub fn scaling(phases: &[PhaseResult]) -> String {
     );
     out
 }
+
+/// CouchDB's `fabric_bench`: a line per step it runs, as it prints them, with its figure
+/// (`Hz`): documents per second of the insert and the single writes, reads per second,
+/// rows per second of the `_all_docs` and `_changes` reads. Unrounded: `fabric_bench`
+/// rounds its own to 2 or 3 significant digits. Then the steps' time in all.
+pub fn fabric(phases: &[PhaseResult]) -> String {
+    let mut out = String::new();
+    let mut seconds = 0.0;
+    for (name, label) in crate::scenario::fabric::STEPS {
+        let Some(p) = phases.iter().find(|p| p.name == name) else {
+            continue;
+        };
+        seconds += p.wall_seconds;
+        let (what, n) = match name {
+            "fabric_insert" => ("docs", count(p, "bulk_insert", |o| o.documents)),
+            "fabric_read" => ("reads", count(p, "read", |o| o.succeeded)),
+            "fabric_single_docs" => ("docs", count(p, "create", |o| o.succeeded)),
+            _ => (
+                "rows",
+                count(p, "all_docs", |o| o.rows.unwrap_or(0))
+                    + count(p, "changes_read", |o| o.rows.unwrap_or(0)),
+            ),
+        };
+        let step = format!("{label} ({} {what})", grouped(n));
+        let _ = writeln!(
+            out,
+            " * {step:<44} (Hz): {:>9}",
+            grouped(per_second(n, p.wall_seconds))
+        );
+    }
+    let _ = writeln!(
+        out,
+        " * {:<44}  (s): {:>9.1}",
+        "Time to run all steps", seconds
+    );
+    out
+}

@@ -27,7 +27,7 @@ pub struct Builtin {
 
 /// Flags that only some scenarios take, the others would ignore them: their clap ids
 /// (as `takes` names them) and how the user writes them.
-pub const OWN_FLAGS: [(&str, &str); 12] = [
+pub const OWN_FLAGS: [(&str, &str); 15] = [
     ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
     ("create_weight", "--create_weight"),
     ("read_weight", "--read_weight"),
@@ -40,6 +40,9 @@ pub const OWN_FLAGS: [(&str, &str); 12] = [
     ("reads", "--reads"),
     ("batch_sizes", "--batch-sizes"),
     ("query_field", "--query-field"),
+    ("fabric_docs", "--fabric-docs"),
+    ("fabric_single_docs", "--fabric-single-docs"),
+    ("fabric_doc_size", "--fabric-doc-size"),
 ];
 
 const WEIGHTS: [&str; 6] = [
@@ -73,7 +76,7 @@ impl Builtin {
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 11] = [
+pub static BUILTINS: [Builtin; 12] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -158,6 +161,13 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: super::queries::views,
         takes: &["query_field"],
+    },
+    Builtin {
+        name: "fabric-bench",
+        description: "CouchDB's fabric_bench over HTTP at 1 connection: 100,000 documents bulk inserted, as many random reads, _all_docs and _changes read whole, 1,000 single writes (--fabric-docs, --fabric-single-docs, --fabric-doc-size)",
+        form: Form::Fabric,
+        phases: super::fabric::fabric_bench,
+        takes: &["fabric_docs", "fabric_single_docs", "fabric_doc_size"],
     },
 ];
 
@@ -456,6 +466,7 @@ pub(super) mod tests {
             batch_sizes: vec![50, 100],
             replica: "replica".to_string(),
             query_field: "integer1".to_string(),
+            fabric: crate::scenario::fabric::FabricOptions::default(),
         }
     }
 

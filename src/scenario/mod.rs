@@ -3,6 +3,7 @@
 
 mod builtin;
 mod changes;
+pub mod fabric;
 pub mod file;
 mod queries;
 mod replication;
@@ -25,6 +26,8 @@ pub enum Form {
     Titan,
     /// couchbase-tests' table of counts, durations and rates with a weighted average.
     Scaling,
+    /// CouchDB's `fabric_bench`: a line per step, operations or rows per second.
+    Fabric,
 }
 
 /// A named list of phases.
@@ -78,6 +81,8 @@ pub struct BuiltinOptions {
     pub replica: String,
     /// mango and views: the top-level field of the template their queries draw on.
     pub query_field: String,
+    /// fabric-bench: `fabric_bench`'s counts and document size.
+    pub fabric: fabric::FabricOptions,
 }
 
 /// A scenario file, with `layers` under its phases' keys (the file's top level fills
