@@ -102,9 +102,10 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let node = node(args)?;
     check_runs(args, &prefix).map_err(Failed::bad_input)?;
     let search = search_plan(args, given, &scenario, &checks, node).map_err(Failed::bad_input)?;
-    let (template, template_name) = templates::load(
+    let (template, template_name) = templates::load_or(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
+        scenario.template.as_ref(),
     )?;
     if let Some(prefix) = &args.id_prefix {
         ids::validate_prefix(prefix).map_err(Failed::bad_input)?;

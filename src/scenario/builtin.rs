@@ -23,6 +23,8 @@ pub struct Builtin {
     phases: fn(&Layers, &BuiltinOptions) -> Built,
     /// Which of the [`OWN_FLAGS`] the scenario takes.
     pub takes: &'static [&'static str],
+    /// The scenario's own template and its description, for a run that names none.
+    template: Option<fn(&BuiltinOptions) -> super::OwnTemplate>,
 }
 
 /// Flags that only some scenarios take, the others would ignore them: their clap ids
@@ -70,6 +72,7 @@ impl Builtin {
         let scenario = Scenario::new(self.name, self.description, self.form, planned);
         Ok(Scenario {
             queries: super::queries::of_phases(&scenario.phases),
+            template: self.template.map(|template| template(options)),
             ..scenario
         })
     }
@@ -91,6 +94,7 @@ pub static BUILTINS: [Builtin; 12] = [
             WEIGHTS[4],
             WEIGHTS[5],
         ],
+        template: None,
     },
     Builtin {
         name: "read-ratio-sweep",
@@ -98,6 +102,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Titan,
         phases: read_ratio_sweep,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "scaling",
@@ -105,6 +110,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Scaling,
         phases: scaling,
         takes: &["full", "writes", "reads"],
+        template: None,
     },
     Builtin {
         name: "couchdb-report",
@@ -112,6 +118,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: couchdb_report,
         takes: &["batch_sizes"],
+        template: None,
     },
     Builtin {
         name: "soak",
@@ -119,6 +126,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: soak,
         takes: &WEIGHTS,
+        template: None,
     },
     Builtin {
         name: "doc-size-sweep",
@@ -126,6 +134,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: doc_size_sweep,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "id-scheme",
@@ -133,6 +142,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: id_scheme,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "changes",
@@ -140,6 +150,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: changes,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "replication-lag",
@@ -147,6 +158,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: replication_lag,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "mango",
@@ -154,6 +166,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: super::queries::mango,
         takes: &["query_field"],
+        template: None,
     },
     Builtin {
         name: "views",
@@ -161,6 +174,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Standard,
         phases: super::queries::views,
         takes: &["query_field"],
+        template: None,
     },
     Builtin {
         name: "fabric-bench",
@@ -168,6 +182,7 @@ pub static BUILTINS: [Builtin; 12] = [
         form: Form::Fabric,
         phases: super::fabric::fabric_bench,
         takes: &["fabric_docs", "fabric_single_docs", "fabric_doc_size"],
+        template: Some(super::fabric::template),
     },
 ];
 

@@ -52,13 +52,57 @@ impl FabricSize {
     /// `body(small)`, 13 short members; `body(medium)`, two hex blobs of 1,024
     /// characters, two paragraphs, 15 tags and 1,000 integers and 1,000 floats; and
     /// `body(large)`, medium with 32 members of 4,096 hex characters. Counted from its
-    /// source; sofabench pads the run's template's documents to them.
+    /// source; sofabench pads its documents to them (see [`FabricSize::template`]).
     pub fn bytes(self) -> u64 {
         match self {
             FabricSize::Small => 335,
             FabricSize::Medium => 14_555,
             FabricSize::Large => 145_874,
         }
+    }
+}
+
+impl FabricSize {
+    /// A template of `fabric_bench`'s body of this size: its members, in its order, with
+    /// its kinds of value and its arrays' lengths (what the server's JSON decoding costs
+    /// follow: medium's 1,000 integers and 1,000 floats above all), each value drawn
+    /// (its integers from 1 to 1,000, as its `lists:seq(1, 1000)`; its floats `f32`s
+    /// below 1, as `0.8474894`, where its are `1.0` to `1000.0`); its strings (hex
+    /// blobs, paragraphs, tags) become one word each, and the padding, one string of
+    /// random letters and digits, brings each document to [`FabricSize::bytes`]. Medium's
+    /// floats write 3.5 KB more than its, more than its strings save: its documents are
+    /// 2 to 5 % above its size, unpadded.
+    pub fn template(self) -> String {
+        use serde_json::{Value, json};
+        let int = |min: u64, max: u64| json!({ "$integer": { "min": min, "max": max } });
+        let random_val = int(1, 1 << 50);
+        // One dictionary word (3 to 15 characters): short enough for the small body's
+        // ten strings to stay under its 335 bytes, the padding making up the rest.
+        let s = json!({ "$string": { "distinct": 32_768 } });
+        let mut body = match self {
+            FabricSize::Small => json!({
+                "random_val": random_val, "worker_id": 72, "foo": s, "bar": s, "baz": s,
+                "blah": s, "num1": s, "num2": s, "biz": s, "zab": s, "mtime": s,
+                "ctime": s, "bool": false
+            }),
+            FabricSize::Medium | FabricSize::Large => json!({
+                "random_val": random_val, "index": int(0, 0), "blob1": s, "guid": s,
+                "isActive": true, "name": s, "company": s, "about": s, "extra": s,
+                "registered": s, "latitude": 0.5, "longitude": 0.5,
+                "tags": vec![s.clone(); 15],
+                "array_ints": vec![int(1, 1000); 1000],
+                "array_floats": vec![Value::from(0.5); 1000],
+                "blob2": s
+            }),
+        };
+        if self == FabricSize::Large
+            && let Some(members) = body.as_object_mut()
+        {
+            for field in 1..=32 {
+                members.insert(field.to_string(), s.clone());
+            }
+        }
+        body.to_string()
     }
 }
 
@@ -81,6 +125,19 @@ impl Default for FabricOptions {
             size: FabricSize::Medium,
         }
     }
+}
+
+/// The scenario's template, `fabric_bench`'s body of `--fabric-doc-size`, described.
+pub fn template(options: &super::BuiltinOptions) -> super::OwnTemplate {
+    let size = options.fabric.size;
+    (
+        size.template(),
+        format!(
+            "fabric_bench's {} body, padded to {} bytes (built in; --json_document_schema_filename for your own)",
+            size.name(),
+            size.bytes()
+        ),
+    )
 }
 
 /// `batch_size`: documents per `_bulk_docs` request.
@@ -295,6 +352,52 @@ mod tests {
         );
         assert!(phases.iter().all(|p| p.connections == 3));
         assert_eq!(phases[0].shape.doc_size, Some(DocSize::fixed(145_874)));
+    }
+
+    /// Each size's documents have `fabric_bench`'s members and arrays, and its bytes
+    /// once padded (small and large); medium's 1,000 floats alone write 3.5 KB more
+    /// than its, which leaves it 2 to 5 % above (nothing to pad).
+    #[test]
+    fn the_templates_have_fabric_bench_s_shape_and_pad_to_its_size() {
+        use crate::template::{DocumentWriter, Template};
+        for size in FabricSize::ALL {
+            let template = Template::from_json_str(&size.template(), "fabric").unwrap();
+            let writer = DocumentWriter::new(template, 3);
+            for number in 0..20 {
+                let id = format!("sofabench-{number:010}");
+                let mut plain = Vec::new();
+                writer.write(&mut plain, number, 1, Some(&id), None);
+                let mut padded = Vec::new();
+                let fixed = Some(DocSize::fixed(size.bytes()));
+                writer.write_sized(&mut padded, number, 1, Some(&id), None, fixed);
+                let (natural, bytes) = (plain.len() as u64, padded.len() as u64);
+                match size {
+                    FabricSize::Medium => {
+                        assert_eq!(bytes, natural, "nothing to pad");
+                        let (low, high) = (size.bytes() * 102 / 100, size.bytes() * 105 / 100);
+                        assert!((low..=high).contains(&bytes), "medium {bytes}");
+                    }
+                    _ => assert_eq!(bytes, size.bytes(), "{} from {natural}", size.name()),
+                }
+                let doc: serde_json::Value = serde_json::from_slice(&padded).unwrap();
+                let members = doc.as_object().unwrap().len();
+                let ints = doc["array_ints"].as_array().map(|a| a.len());
+                match size {
+                    // Its members, `_id` and (but medium) the padding.
+                    FabricSize::Small => assert_eq!((members, ints), (13 + 2, None)),
+                    FabricSize::Medium => assert_eq!((members, ints), (16 + 1, Some(1000))),
+                    FabricSize::Large => assert_eq!((members, ints), (48 + 2, Some(1000))),
+                }
+                if let Some(ints) = doc["array_ints"].as_array() {
+                    assert!(
+                        ints.iter()
+                            .all(|i| (1..=1000).contains(&i.as_u64().unwrap()))
+                    );
+                    assert_eq!(doc["array_floats"].as_array().unwrap().len(), 1000);
+                    assert_eq!(doc["tags"].as_array().unwrap().len(), 15);
+                }
+            }
+        }
     }
 
     #[test]

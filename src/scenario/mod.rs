@@ -30,6 +30,9 @@ pub enum Form {
     Fabric,
 }
 
+/// A document template's JSON text and its description for the header.
+pub type OwnTemplate = (String, String);
+
 /// A named list of phases.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -44,6 +47,9 @@ pub struct Scenario {
     /// The queries the scenario declares, whose indexes are made before the first phase
     /// that runs queries.
     pub queries: Vec<Arc<Query>>,
+    /// The scenario's own document template (JSON) and its description, used when the
+    /// run names none (fabric-bench: `fabric_bench`'s body).
+    pub template: Option<OwnTemplate>,
 }
 
 impl Scenario {
@@ -62,6 +68,7 @@ impl Scenario {
             form,
             top_level: Keys::default(),
             queries: Vec::new(),
+            template: None,
         }
     }
 }
