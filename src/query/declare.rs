@@ -383,6 +383,43 @@ mod tests {
     }
 
     #[test]
+    fn whole_reads_of_all_docs_and_changes_are_declared() {
+        let declared = queries(&entries(
+            r#"
+            [query.everything]
+            kind = "all_docs"
+            whole = true
+            include_docs = true
+            [query.feed]
+            kind = "changes_read"
+            limit = 50
+            "#,
+        ))
+        .unwrap();
+        let kinds: Vec<(&str, bool, Operation)> = declared
+            .iter()
+            .map(|q| (q.name.as_str(), q.is_whole(), q.operation()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("everything", true, Operation::AllDocs),
+                ("feed", true, Operation::ChangesRead)
+            ]
+        );
+        let QueryKind::ChangesRead(feed) = &declared[1].kind else {
+            panic!("{declared:?}")
+        };
+        assert_eq!((feed.include_docs, feed.limit), (false, Some(50)));
+        let wrong = queries(&entries(
+            "[query.a]\nkind = \"all_docs\"\nwhole = true\nkeys = 2\n[query.b]\nkind = \"changes_read\"\nkeys = 2\n",
+        ))
+        .unwrap_err();
+        assert!(wrong[0].contains("leave out keys"), "{wrong:?}");
+        assert!(wrong[1].contains("keys does not apply"), "{wrong:?}");
+    }
+
+    #[test]
     fn partition_applies_to_every_kind_but_not_to_keys() {
         let declared = queries(&entries(
             r#"

@@ -154,3 +154,50 @@ pub fn fabric(phases: &[PhaseResult]) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::OperationResult;
+
+    fn phase(name: &str, seconds: f64, op: OperationResult) -> PhaseResult {
+        PhaseResult::of_operations(name, seconds, vec![op])
+    }
+
+    #[test]
+    fn fabric_bench_s_lines_give_documents_reads_or_rows_per_second() {
+        let op = |operation: &str, succeeded, documents, rows| OperationResult {
+            operation: operation.to_string(),
+            succeeded,
+            documents,
+            rows,
+            ..OperationResult::unmeasured()
+        };
+        let phases = [
+            phase("fabric_insert", 2.0, op("bulk_insert", 10, 10_000, None)),
+            phase("fabric_read", 4.0, op("read", 10_000, 10_000, None)),
+            phase("fabric_all_docs", 0.5, op("all_docs", 1, 1, Some(10_000))),
+            phase(
+                "fabric_changes",
+                0.25,
+                op("changes_read", 1, 1, Some(10_000)),
+            ),
+        ];
+        let lines = fabric(&phases);
+        let rates: Vec<&str> = lines
+            .lines()
+            .map(|l| l.rsplit(' ').next().unwrap())
+            .collect();
+        assert_eq!(
+            rates,
+            ["5,000", "2,500", "20,000", "40,000", "6.8"],
+            "{lines}"
+        );
+        assert!(lines.starts_with(" * Add docs (10,000 docs) "), "{lines}");
+        assert!(lines.contains("Changes (10,000 rows)"), "{lines}");
+        assert!(
+            !lines.contains("include_docs"),
+            "a step not run has no line"
+        );
+    }
+}

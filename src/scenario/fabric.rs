@@ -133,7 +133,7 @@ pub fn template(options: &super::BuiltinOptions) -> super::OwnTemplate {
     (
         size.template(),
         format!(
-            "fabric_bench's {} body, padded to {} bytes (built in; --json_document_schema_filename for your own)",
+            "fabric_bench's {} body: its members and arrays, padded to its {} bytes where shorter (built in; --json_document_schema_filename for your own)",
             size.name(),
             size.bytes()
         ),
