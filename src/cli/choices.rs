@@ -42,6 +42,19 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Choices<T> {
     }
 }
 
+/// `--fabric-doc-size`: `fabric_bench`'s three bodies, as their bytes.
+pub const FABRIC_SIZES: [Choice; 3] = [
+    ("small", "335 bytes: fabric_bench's 13 short members"),
+    (
+        "medium",
+        "14,555 bytes: its hex blobs, text, tags and 2,000 numbers (the default)",
+    ),
+    (
+        "large",
+        "145,874 bytes: medium and 32 blobs of 4,096 hex characters",
+    ),
+];
+
 /// `--id-scheme`: every [`IdScheme`](crate::workload::IdScheme).
 pub const ID_SCHEMES: [Choice; 3] = [
     (

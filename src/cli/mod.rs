@@ -34,7 +34,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 
 use crate::exit::Failed;
 use crate::workload::{DocSize, IdScheme, KeyChoice};
-use choices::{AUTH_MODES, Choices, EXISTING_WRITES, ID_SCHEMES, PARTITION_SPREADS};
+use choices::{AUTH_MODES, Choices, EXISTING_WRITES, FABRIC_SIZES, ID_SCHEMES, PARTITION_SPREADS};
 use examples::after_long_help;
 
 #[derive(Parser, Debug)]
@@ -553,6 +553,18 @@ pub struct RunArgs {
         hide_short_help = true
     )]
     batch_sizes: Vec<u64>,
+
+    /// fabric-bench: documents bulk inserted, then read at random as many times
+    #[arg(long = "fabric-docs", value_name = "N", default_value_t = 100_000, help_heading = SCENARIO, hide_short_help = true)]
+    fabric_docs: u64,
+
+    /// fabric-bench: new documents written one at a time in its last step
+    #[arg(long = "fabric-single-docs", value_name = "N", default_value_t = 1_000, help_heading = SCENARIO, hide_short_help = true)]
+    fabric_single_docs: u64,
+
+    /// fabric-bench: its document size
+    #[arg(long = "fabric-doc-size", value_name = "SIZE", default_value = "medium", value_parser = Choices::new(crate::scenario::fabric::FabricSize::named, &FABRIC_SIZES), help_heading = SCENARIO, hide_short_help = true)]
+    fabric_doc_size: crate::scenario::fabric::FabricSize,
 
     // ---- Output and thresholds ----
     /// Write every result file into this folder

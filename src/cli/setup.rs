@@ -102,9 +102,10 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     let node = node(args)?;
     check_runs(args, &prefix).map_err(Failed::bad_input)?;
     let search = search_plan(args, given, &scenario, &checks, node).map_err(Failed::bad_input)?;
-    let (template, template_name) = templates::load(
+    let (template, template_name) = templates::load_or(
         args.json_document_schema_filename.as_deref(),
         args.xml_document_schema_filename.as_deref(),
+        scenario.template.as_ref(),
     )?;
     if let Some(prefix) = &args.id_prefix {
         ids::validate_prefix(prefix).map_err(Failed::bad_input)?;
@@ -460,7 +461,11 @@ fn plan(args: &RunArgs, values: &Keys) -> Plan {
         },
         weights: Weights::from_fn(|op| match op {
             // Queries are declared by scenario files, never by Iron Cushion's flags.
-            Operation::BulkInsert | Operation::Find | Operation::View | Operation::AllDocs => 0,
+            Operation::BulkInsert
+            | Operation::Find
+            | Operation::View
+            | Operation::AllDocs
+            | Operation::ChangesRead => 0,
             Operation::Create => args.create_weight,
             Operation::Read => args.read_weight,
             Operation::Update => args.update_weight,
@@ -496,6 +501,11 @@ fn builtin_options(
         batch_sizes: args.batch_sizes.clone(),
         replica: replica_name(&target.database, prefix),
         query_field: args.query_field.clone(),
+        fabric: crate::scenario::fabric::FabricOptions {
+            docs: args.fabric_docs,
+            single_docs: args.fabric_single_docs,
+            size: args.fabric_doc_size,
+        },
     }
 }
 

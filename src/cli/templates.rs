@@ -25,6 +25,21 @@ pub fn load(json: Option<&Path>, xml: Option<&Path>) -> Result<(Template, String
     loaded.map_err(|e| Failed::bad_input(e.to_string()))
 }
 
+/// As [`load`], with the scenario's own template (JSON text, description) in place of
+/// the built-in example when the command names none.
+pub fn load_or(
+    json: Option<&Path>,
+    xml: Option<&Path>,
+    own: Option<&crate::scenario::OwnTemplate>,
+) -> Result<(Template, String), Failed> {
+    match (json, xml, own) {
+        (None, None, Some((text, name))) => Template::from_json_str(text, name)
+            .map(|t| (t, name.clone()))
+            .map_err(|e| Failed::bad_input(e.to_string())),
+        _ => load(json, xml),
+    }
+}
+
 /// Loads a template by its file name: XML when it ends in `.xml`, JSON otherwise.
 pub fn load_by_extension(path: &Path) -> Result<Template, Failed> {
     let is_xml = path

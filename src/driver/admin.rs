@@ -105,6 +105,12 @@ impl Admin {
         Ok(answer)
     }
 
+    /// `GET path`, whatever its status (the caller reads it): for what a run only looks
+    /// at, which a 401 or 404 leaves unknown rather than failing the run.
+    pub async fn look(&mut self, path: &str) -> Result<Exchange, SetupError> {
+        self.call(Method::Get, path).await
+    }
+
     /// The path of the database below the node's base path, e.g. `/mydb`.
     pub fn database_path(&self) -> &str {
         &self.database_path

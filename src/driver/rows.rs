@@ -1,5 +1,6 @@
 //! Counting the rows of a query's answer without building a document tree: the elements
-//! of the top-level `"rows":[…]` (views, `_all_docs`) or `"docs":[…]` (`_find`) array.
+//! of the top-level `"rows":[…]` (views, `_all_docs`), `"docs":[…]` (`_find`) or
+//! `"results":[…]` (`_changes`) array.
 //!
 //! The counter is fed the answer in pieces, as they arrive, and keeps a few bytes of
 //! state whatever the answer holds: nesting is a number, a key is compared as it goes.
@@ -7,7 +8,7 @@
 //! fails or grows.
 
 /// The top-level keys whose array elements are rows.
-const ROW_KEYS: [&[u8]; 2] = [b"rows", b"docs"];
+const ROW_KEYS: [&[u8]; 3] = [b"rows", b"docs", b"results"];
 
 /// The bytes that matter inside a row, outside its strings: a string's start and the
 /// nesting. (A value's start matters only at the rows array's own depth.)
@@ -30,7 +31,7 @@ pub struct RowCounter {
     escaped: bool,
     /// The key (a string at depth 1) being read or just read: how many of its bytes
     /// matched each row key so far, `None` for one that cannot match.
-    key_match: [Option<usize>; 2],
+    key_match: [Option<usize>; 3],
     /// True between a row key's `:` and its value.
     row_key_colon: bool,
     /// Inside the rows array (at depth 2), and whether an element began in it.
@@ -95,7 +96,7 @@ impl RowCounter {
                 self.in_string = true;
                 self.begin_element();
                 if self.depth == 1 {
-                    self.key_match = [Some(0), Some(0)];
+                    self.key_match = [Some(0); 3];
                 }
             }
             b'{' | b'[' => {
@@ -153,13 +154,13 @@ impl RowCounter {
     fn string_byte(&mut self, byte: u8) {
         if self.escaped {
             self.escaped = false;
-            self.key_match = [None, None];
+            self.key_match = [None; 3];
             return;
         }
         match byte {
             b'\\' => {
                 self.escaped = true;
-                self.key_match = [None, None];
+                self.key_match = [None; 3];
             }
             b'"' => self.in_string = false,
             _ if self.depth == 1 => {
@@ -197,6 +198,11 @@ mod tests {
         assert_eq!(count(br#"{"rows":[]}"#), Some(0));
         assert_eq!(count(br#"{"rows":[{"key":null,"value":42}]}"#), Some(1));
         assert_eq!(count(br#"{"rows":[1, 2 ,3]}"#), Some(3));
+        let changes = br#"{"results":[{"seq":"1-g","id":"a","changes":[{"rev":"1-x"}]},
+            {"seq":"2-g","id":"b","changes":[{"rev":"1-y"}],"deleted":true}],
+            "last_seq":"2-g","pending":0}"#;
+        assert_eq!(count(changes), Some(2));
+        assert_eq!(count(br#"{"results":[],"last_seq":0}"#), Some(0));
     }
 
     #[test]

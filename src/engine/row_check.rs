@@ -10,11 +10,12 @@ use crate::query::expected::{self, Expected};
 use crate::workload::{Action, Operation, Phase};
 
 /// Operations that change no document.
-const STILL: [Operation; 5] = [
+const STILL: [Operation; 6] = [
     Operation::Read,
     Operation::Find,
     Operation::View,
     Operation::AllDocs,
+    Operation::ChangesRead,
     Operation::AttachmentRead,
 ];
 

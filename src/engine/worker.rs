@@ -884,7 +884,7 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 Operation::Read => self.read(&mut metrics, start).await,
                 Operation::Update => self.update(&mut metrics, start).await,
                 Operation::Delete => self.delete(&mut metrics, start).await,
-                Operation::Find | Operation::View | Operation::AllDocs => {
+                Operation::Find | Operation::View | Operation::AllDocs | Operation::ChangesRead => {
                     self.query(&mut metrics, operation, start).await
                 }
                 Operation::AttachmentWrite => self.attachment_write(&mut metrics, start).await,

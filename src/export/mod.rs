@@ -141,6 +141,7 @@ pub(crate) mod sample {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            rows_per_sec: None,
             hot: None,
             existing: None,
             row_check: None,
@@ -184,6 +185,7 @@ pub(crate) mod sample {
             changes: None,
             replication: None,
             index_builds: Vec::new(),
+            settle: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],
             iron_cushion: IronCushion {
                 time_taken: 2.0,

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [query.by_age]
-//! kind = "find"                    # find, view or all_docs
+//! kind = "find"                    # find, view, all_docs or changes_read
 //! field = "Age"                    # top-level field whose value a known document gives
 //! range = 10                       # optional: from the value to value + 10
 //! limit = 25
@@ -20,7 +20,11 @@
 //! kind = "all_docs"
 //! keys = 5                         # ids of 5 known documents; 0 (default): a range
 //! include_docs = true
-//! limit = 20
+//! limit = 20                       # or whole = true: every document, no startkey
+//! [query.feed]
+//! kind = "changes_read"            # GET /db/_changes once, its rows counted
+//! include_docs = false
+//! limit = 1000                     # none: the whole feed
 //! partition = true                 # any kind: /db/_partition/P/… of the drawn document's
 //!                                  # partition (not with keys)
 //! ```
@@ -30,7 +34,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::{AllDocs, Draw, Find, PhaseQueries, Query, QueryKind, Update, View};
+use super::{AllDocs, ChangesRead, Draw, Find, PhaseQueries, Query, QueryKind, Update, View};
 use crate::workload::Operation;
 
 /// The design document views go in unless the query names one.
@@ -67,6 +71,8 @@ pub struct QueryEntry {
     include_docs: bool,
     #[serde(default)]
     partition: bool,
+    #[serde(default)]
+    whole: bool,
 }
 
 /// The keys each kind takes besides `kind`.
@@ -94,7 +100,8 @@ fn allowed(kind: &str) -> &'static [&'static str] {
             "stable",
             "partition",
         ],
-        _ => &["keys", "include_docs", "limit", "partition"],
+        "changes_read" => &["include_docs", "limit"],
+        _ => &["keys", "include_docs", "limit", "partition", "whole"],
     }
 }
 
@@ -117,6 +124,7 @@ fn given(entry: &QueryEntry) -> Vec<&'static str> {
         ("keys", entry.keys.is_some()),
         ("include_docs", entry.include_docs),
         ("partition", entry.partition),
+        ("whole", entry.whole),
     ];
     pairs
         .into_iter()
@@ -218,19 +226,29 @@ fn all_docs(entry: &QueryEntry) -> Result<QueryKind, String> {
     if keys > MOST_KEYS {
         return Err(format!("keys: {keys} ids; give at most {MOST_KEYS}"));
     }
+    if entry.whole && (keys > 0 || entry.partition) {
+        return Err(
+            "whole reads every document from the first: leave out keys and partition, or whole"
+                .to_string(),
+        );
+    }
     Ok(QueryKind::AllDocs(AllDocs {
         keys,
         include_docs: entry.include_docs,
         limit: limit(entry)?,
+        whole: entry.whole,
     }))
 }
 
 /// One `[query.NAME]` table, checked.
 pub fn query(name: &str, entry: &QueryEntry) -> Result<Query, String> {
     let context = |e: String| format!("query {name:?}: {e}");
-    if !matches!(entry.kind.as_str(), "find" | "view" | "all_docs") {
+    if !matches!(
+        entry.kind.as_str(),
+        "find" | "view" | "all_docs" | "changes_read"
+    ) {
         return Err(context(format!(
-            "kind: {:?} is not a query kind; use find, view or all_docs",
+            "kind: {:?} is not a query kind; use find, view, all_docs or changes_read",
             entry.kind
         )));
     }
@@ -245,6 +263,12 @@ pub fn query(name: &str, entry: &QueryEntry) -> Result<Query, String> {
     let kind = match entry.kind.as_str() {
         "find" => find(entry),
         "view" => view(name, entry),
+        "changes_read" => limit(entry).map(|limit| {
+            QueryKind::ChangesRead(ChangesRead {
+                include_docs: entry.include_docs,
+                limit,
+            })
+        }),
         _ => all_docs(entry),
     }
     .map_err(context)?;
@@ -287,7 +311,7 @@ pub fn phase_queries(
         let operation = Operation::named(kind)
             .filter(|op| op.is_query())
             .ok_or_else(|| {
-                format!("queries: {kind:?} is not a query operation; use find, view or all_docs")
+                format!("queries: {kind:?} is not a query operation; use find, view, all_docs or changes_read")
             })?;
         let query = declared.iter().find(|q| &q.name == name).ok_or_else(|| {
             format!("queries: {kind} = {name:?}, but no [query.{name}] is declared")
@@ -356,6 +380,43 @@ mod tests {
         };
         assert_eq!(find.index, Some(serde_json::json!({"fields": ["Age"]})));
         assert_eq!(find.draw.quoted_field, "\"Age\"");
+    }
+
+    #[test]
+    fn whole_reads_of_all_docs_and_changes_are_declared() {
+        let declared = queries(&entries(
+            r#"
+            [query.everything]
+            kind = "all_docs"
+            whole = true
+            include_docs = true
+            [query.feed]
+            kind = "changes_read"
+            limit = 50
+            "#,
+        ))
+        .unwrap();
+        let kinds: Vec<(&str, bool, Operation)> = declared
+            .iter()
+            .map(|q| (q.name.as_str(), q.is_whole(), q.operation()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("everything", true, Operation::AllDocs),
+                ("feed", true, Operation::ChangesRead)
+            ]
+        );
+        let QueryKind::ChangesRead(feed) = &declared[1].kind else {
+            panic!("{declared:?}")
+        };
+        assert_eq!((feed.include_docs, feed.limit), (false, Some(50)));
+        let wrong = queries(&entries(
+            "[query.a]\nkind = \"all_docs\"\nwhole = true\nkeys = 2\n[query.b]\nkind = \"changes_read\"\nkeys = 2\n",
+        ))
+        .unwrap_err();
+        assert!(wrong[0].contains("leave out keys"), "{wrong:?}");
+        assert!(wrong[1].contains("keys does not apply"), "{wrong:?}");
     }
 
     #[test]

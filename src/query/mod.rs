@@ -35,6 +35,7 @@ pub enum QueryKind {
     Find(Find),
     View(View),
     AllDocs(AllDocs),
+    ChangesRead(ChangesRead),
 }
 
 impl Query {
@@ -44,6 +45,7 @@ impl Query {
             QueryKind::Find(_) => Operation::Find,
             QueryKind::View(_) => Operation::View,
             QueryKind::AllDocs(_) => Operation::AllDocs,
+            QueryKind::ChangesRead(_) => Operation::ChangesRead,
         }
     }
 }
@@ -108,13 +110,39 @@ impl Update {
 }
 
 /// `GET /db/_all_docs` over a range of ids from a known document's, or `POST` with the
-/// ids of `keys` known documents.
+/// ids of `keys` known documents, or every document (`whole`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AllDocs {
     /// Ids of this many known documents (`keys`); 0 for a range from one document's id.
     pub keys: u64,
     pub include_docs: bool,
     pub limit: Option<u64>,
+    /// From the first document on (no `startkey`, no document drawn): with no limit, a
+    /// read of the whole database, as CouchDB's `fabric_bench` times it.
+    pub whole: bool,
+}
+
+/// `GET /db/_changes` once (the normal feed, from the start), as `fabric_bench` times it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangesRead {
+    pub include_docs: bool,
+    pub limit: Option<u64>,
+}
+
+/// The most bytes a read of the whole database (`_all_docs` or `_changes` without a
+/// limit) is counted up to: its answer is counted as it comes, never held, so it may pass
+/// `--max-response-size`; 100,000 documents of 146 KB with `include_docs` make 15 GB.
+pub const WHOLE_READ_MOST: u64 = 64 << 30;
+
+impl Query {
+    /// True for a query that reads from the first row on without drawing a document.
+    pub fn is_whole(&self) -> bool {
+        match &self.kind {
+            QueryKind::AllDocs(all) => all.whole,
+            QueryKind::ChangesRead(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// The query each query operation of a phase runs.
@@ -123,6 +151,7 @@ pub struct PhaseQueries {
     pub find: Option<Arc<Query>>,
     pub view: Option<Arc<Query>>,
     pub all_docs: Option<Arc<Query>>,
+    pub changes_read: Option<Arc<Query>>,
     /// The rows each `find` answer should hold, when the phase writes nothing and the
     /// query can be checked (set by the engine as the phase starts).
     pub find_rows: Option<Arc<expected::Expected>>,
@@ -135,19 +164,24 @@ impl PhaseQueries {
             Operation::Find => self.find.as_ref(),
             Operation::View => self.view.as_ref(),
             Operation::AllDocs => self.all_docs.as_ref(),
+            Operation::ChangesRead => self.changes_read.as_ref(),
             _ => None,
         }
     }
 
     /// True when the phase declares no query.
     pub fn is_empty(&self) -> bool {
-        self.find.is_none() && self.view.is_none() && self.all_docs.is_none()
+        self.find.is_none()
+            && self.view.is_none()
+            && self.all_docs.is_none()
+            && self.changes_read.is_none()
     }
 
     pub fn set(&mut self, query: Arc<Query>) {
         match query.operation() {
             Operation::Find => self.find = Some(query),
             Operation::View => self.view = Some(query),
+            Operation::ChangesRead => self.changes_read = Some(query),
             _ => self.all_docs = Some(query),
         }
     }

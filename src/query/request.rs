@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use super::{AllDocs, Draw, Find, View};
+use super::{AllDocs, ChangesRead, Draw, Find, View};
 
 /// The upper end of a range of `width` from `value` (a JSON number), written as JSON;
 /// `None` when `value` is not a number (a string range runs from the value on).
@@ -138,6 +138,27 @@ pub fn all_docs_range(query: &AllDocs, id: &str, database: &str, path: &mut Stri
     let quoted = serde_json::to_string(id).unwrap_or_default();
     parameter(path, "startkey", quoted.as_bytes());
     all_docs_options(query, path);
+}
+
+/// `GET /db/_all_docs?…` from the first document on.
+pub fn all_docs_whole(query: &AllDocs, database: &str, path: &mut String) {
+    path.clear();
+    path.push_str(database);
+    path.push_str("/_all_docs");
+    all_docs_options(query, path);
+}
+
+/// `GET /db/_changes?…`: the normal feed from the start.
+pub fn changes_read(query: &ChangesRead, database: &str, path: &mut String) {
+    path.clear();
+    path.push_str(database);
+    path.push_str("/_changes");
+    if query.include_docs {
+        parameter(path, "include_docs", b"true");
+    }
+    if let Some(limit) = query.limit {
+        parameter(path, "limit", limit.to_string().as_bytes());
+    }
 }
 
 /// `POST /db/_all_docs` with `{"keys":[…]}` of `ids`.
@@ -275,6 +296,7 @@ mod tests {
             keys: 0,
             include_docs: true,
             limit: Some(5),
+            whole: false,
         };
         let (mut path, mut body) = (String::new(), Vec::new());
         all_docs_range(&query, "doc-1", "/db", &mut path);
@@ -285,5 +307,36 @@ mod tests {
         all_docs_keys(&query, ["a", "b"].into_iter(), "/db", &mut path, &mut body);
         assert_eq!(path, "/db/_all_docs?include_docs=true&limit=5");
         assert_eq!(body, br#"{"keys":["a","b"]}"#);
+    }
+
+    #[test]
+    fn whole_reads_start_at_the_first_row() {
+        let all = AllDocs {
+            keys: 0,
+            include_docs: false,
+            limit: None,
+            whole: true,
+        };
+        let mut path = String::new();
+        all_docs_whole(&all, "/db", &mut path);
+        assert_eq!(path, "/db/_all_docs");
+        let included = AllDocs {
+            include_docs: true,
+            ..all
+        };
+        all_docs_whole(&included, "/db", &mut path);
+        assert_eq!(path, "/db/_all_docs?include_docs=true");
+        let feed = ChangesRead {
+            include_docs: false,
+            limit: None,
+        };
+        changes_read(&feed, "/db", &mut path);
+        assert_eq!(path, "/db/_changes");
+        let limited = ChangesRead {
+            include_docs: true,
+            limit: Some(3),
+        };
+        changes_read(&limited, "/db", &mut path);
+        assert_eq!(path, "/db/_changes?include_docs=true&limit=3");
     }
 }

@@ -34,7 +34,7 @@ pub fn check_fields(writer: &DocumentWriter, queries: &[Arc<Query>]) -> Result<(
         let draw = match &query.kind {
             QueryKind::Find(find) => &find.draw,
             QueryKind::View(view) => &view.draw,
-            QueryKind::AllDocs(_) => continue,
+            QueryKind::AllDocs(_) | QueryKind::ChangesRead(_) => continue,
         };
         let value = field::top_level_value(&document, draw.quoted_field.as_bytes())
             .ok_or_else(|| {

@@ -133,6 +133,7 @@ mod tests {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            rows_per_sec: None,
             hot: None,
             existing: None,
             row_check: None,

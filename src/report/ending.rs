@@ -26,6 +26,10 @@ pub fn form_lines(config: &BTreeMap<String, serde_json::Value>, phases: &[PhaseR
             forms::titan(phases)
         ),
         Some(Form::Scaling) => format!("SCALING TABLE:\n{}", forms::scaling(phases)),
+        Some(Form::Fabric) => format!(
+            "FABRIC_BENCH STEPS (per second of each step's wall-clock time):\n{}",
+            forms::fabric(phases)
+        ),
         Some(Form::Standard) | None => String::new(),
     }
 }

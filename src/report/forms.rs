@@ -117,3 +117,87 @@ pub fn scaling(phases: &[PhaseResult]) -> String {
     );
     out
 }
+
+/// CouchDB's `fabric_bench`: a line per step it runs, as it prints them, with its figure
+/// (`Hz`): documents per second of the insert and the single writes, reads per second,
+/// rows per second of the `_all_docs` and `_changes` reads. Unrounded: `fabric_bench`
+/// rounds its own to 2 or 3 significant digits. Then the steps' time in all.
+pub fn fabric(phases: &[PhaseResult]) -> String {
+    let mut out = String::new();
+    let mut seconds = 0.0;
+    for (name, label) in crate::scenario::fabric::STEPS {
+        let Some(p) = phases.iter().find(|p| p.name == name) else {
+            continue;
+        };
+        seconds += p.wall_seconds;
+        let (what, n) = match name {
+            "fabric_insert" => ("docs", count(p, "bulk_insert", |o| o.documents)),
+            "fabric_read" => ("reads", count(p, "read", |o| o.succeeded)),
+            "fabric_single_docs" => ("docs", count(p, "create", |o| o.succeeded)),
+            _ => (
+                "rows",
+                count(p, "all_docs", |o| o.rows.unwrap_or(0))
+                    + count(p, "changes_read", |o| o.rows.unwrap_or(0)),
+            ),
+        };
+        let step = format!("{label} ({} {what})", grouped(n));
+        let _ = writeln!(
+            out,
+            " * {step:<44} (Hz): {:>9}",
+            grouped(per_second(n, p.wall_seconds))
+        );
+    }
+    let _ = writeln!(
+        out,
+        " * {:<44}  (s): {:>9.1}",
+        "Time to run all steps", seconds
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::OperationResult;
+
+    fn phase(name: &str, seconds: f64, op: OperationResult) -> PhaseResult {
+        PhaseResult::of_operations(name, seconds, vec![op])
+    }
+
+    #[test]
+    fn fabric_bench_s_lines_give_documents_reads_or_rows_per_second() {
+        let op = |operation: &str, succeeded, documents, rows| OperationResult {
+            operation: operation.to_string(),
+            succeeded,
+            documents,
+            rows,
+            ..OperationResult::unmeasured()
+        };
+        let phases = [
+            phase("fabric_insert", 2.0, op("bulk_insert", 10, 10_000, None)),
+            phase("fabric_read", 4.0, op("read", 10_000, 10_000, None)),
+            phase("fabric_all_docs", 0.5, op("all_docs", 1, 1, Some(10_000))),
+            phase(
+                "fabric_changes",
+                0.25,
+                op("changes_read", 1, 1, Some(10_000)),
+            ),
+        ];
+        let lines = fabric(&phases);
+        let rates: Vec<&str> = lines
+            .lines()
+            .map(|l| l.rsplit(' ').next().unwrap())
+            .collect();
+        assert_eq!(
+            rates,
+            ["5,000", "2,500", "20,000", "40,000", "6.8"],
+            "{lines}"
+        );
+        assert!(lines.starts_with(" * Add docs (10,000 docs) "), "{lines}");
+        assert!(lines.contains("Changes (10,000 rows)"), "{lines}");
+        assert!(
+            !lines.contains("include_docs"),
+            "a step not run has no line"
+        );
+    }
+}

@@ -62,6 +62,7 @@ pub fn remote_field(operation: Operation) -> &'static str {
         Operation::Find => "remoteFindProcessing",
         Operation::View => "remoteViewProcessing",
         Operation::AllDocs => "remoteAllDocsProcessing",
+        Operation::ChangesRead => "remoteChangesReadProcessing",
         Operation::AttachmentWrite => "remoteAttachmentWriteProcessing",
         Operation::AttachmentRead => "remoteAttachmentReadProcessing",
     }
@@ -201,6 +202,7 @@ fn operation(op: Operation, tally: &OperationTally, wall_seconds: f64) -> Operat
         bytes_sent: m.bytes_sent,
         bytes_received: m.bytes_received,
         rows: op.is_query().then_some(m.rows),
+        rows_per_sec: op.is_query().then(|| per_second(m.rows, wall_seconds)),
         hot: super::hot_result(&m.hot),
         existing: (!m.existing.is_empty()).then(|| m.existing.clone()),
         row_check: (m.rows_checked > 0).then_some(crate::results::RowCheck {
@@ -359,6 +361,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         sweep: facts.sweep,
         // Made by the runner, which sets them on the result of the phase they came before.
         index_builds: Vec::new(),
+        settle: None,
         server_notes: facts.server_notes,
         send_lag: facts.target_rate.map(|_| latency(&tally.send_lag)),
         connection_setup: connection_setup(&tally.setup),

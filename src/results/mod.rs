@@ -189,12 +189,54 @@ pub struct PhaseResult {
     /// `_node/_local/_stats`: `…: GET /_node/_local/_stats gave 404`); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_notes: Vec<String>,
+    /// The wait before the phase for the server to settle (`fabric-bench`); absent for a
+    /// phase that does not wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleResult>,
     /// What the phase's `_changes` consumers saw; absent for a phase without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangesResult>,
     /// What the phase's continuous replications measured; absent for a phase without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replication: Option<ReplicationResult>,
+}
+
+/// How the wait before a phase for the server to settle ended: no compaction of the
+/// database in `_active_tasks` and no internal replication backlog in
+/// `_node/_local/_system`, where the server shows them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SettleResult {
+    pub outcome: SettleOutcome,
+    /// The time waited, looks included.
+    pub seconds: f64,
+    /// Looks at the server before it settled or the wait ended.
+    pub looks: u64,
+    /// The most compactions of the database (its shards, its views) seen at one look.
+    pub compactions: u64,
+    /// The largest internal replication backlog seen (`internal_replication_jobs`).
+    pub replication_backlog: u64,
+    /// Whether the server showed its tasks (`_active_tasks`) and its internal
+    /// replication backlog (`_node/_local/_system`): PouchDB Server shows the first only.
+    pub shows_tasks: bool,
+    pub shows_backlog: bool,
+    /// Compactions of the database running when the phase ended: its figures include
+    /// them (one look at the end; a compaction that started and ended within the phase
+    /// is not seen).
+    #[serde(default)]
+    pub compactions_at_end: u64,
+}
+
+/// How a wait for the server to settle ended.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SettleOutcome {
+    /// Nothing was running.
+    Settled,
+    /// Still busy at the end of the longest wait; the phase ran anyway.
+    TimedOut,
+    /// The server shows neither (PouchDB Server has no `_active_tasks` compaction
+    /// entries nor `_node/_local/_system`), or not to these credentials.
+    NotVisible,
 }
 
 /// One index's build: from its creation until a query that waits for it answered.
@@ -305,6 +347,7 @@ impl OperationResult {
             bytes_sent: 0,
             bytes_received: 0,
             rows: None,
+            rows_per_sec: None,
             hot: None,
             existing: None,
             row_check: None,
@@ -354,6 +397,7 @@ impl PhaseResult {
             sweep: None,
             disk: None,
             index_builds: Vec::new(),
+            settle: None,
             server_notes: Vec::new(),
             changes: None,
             replication: None,
@@ -481,6 +525,10 @@ pub struct OperationResult {
     /// Queries only: rows (`rows` or `docs` elements) in the successful answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
+    /// Queries only: `rows` per second of the phase's wall-clock time (what `fabric_bench`
+    /// reports of its `_all_docs` and `_changes` reads); absent in results written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_per_sec: Option<f64>,
     /// Updates of hot documents only (`--hot-docs`): the 409s met, the revisions fetched
     /// and the attempts each update took; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

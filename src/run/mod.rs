@@ -17,6 +17,7 @@ mod record;
 pub mod repeat;
 pub mod runner;
 mod search;
+mod settle;
 mod setup;
 pub mod thresholds;
 pub mod verdict;

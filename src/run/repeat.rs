@@ -140,6 +140,7 @@ mod tests {
             replication: None,
             queries: Default::default(),
             indexes_during: false,
+            settle: false,
         };
         let scenario = Scenario::new(
             "s",

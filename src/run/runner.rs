@@ -12,6 +12,7 @@ use super::output::OutputFiles;
 use super::record::Record;
 use super::repeat::{self, Pass};
 use super::search::Search;
+use super::settle::Settle;
 use super::thresholds::failed;
 use super::verdict::{Counts, Verdict, judge};
 use super::{DatabasePolicy, Setup};
@@ -31,6 +32,7 @@ use crate::report::repetitions::heading;
 use crate::results::environment::ServerNode;
 use crate::results::{
     self, BuiltWhen, IndexBuildResult, NodeInfo, PhaseResult, RunResult, SearchResult,
+    SettleOutcome, SettleResult,
 };
 use crate::scenario::Scenario;
 use crate::target::Target;
@@ -260,10 +262,15 @@ async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Fai
     let partitions = run.settings.ids.partitions().map(|p| p.count);
     let stop = run.stop.stop.clone();
     let indexes = Indexes::new(&target, run.setup_node.clone(), &scenario, partitions, stop)?;
+    let mut settle = scenario
+        .phases
+        .iter()
+        .any(|p| p.settle)
+        .then(|| Settle::new(&target, run.setup_node.clone()));
     let measured = run_phases(
         &mut engine,
         &scenario,
-        (&run.shares, &indexes),
+        (&run.shares, &indexes, &mut settle),
         record,
         (outputs, run.detail),
         searching,
@@ -318,7 +325,7 @@ pub(super) fn checkpoint(outputs: &OutputFiles, record: &Record) {
 async fn run_phases(
     engine: &mut Engine,
     scenario: &Scenario,
-    (shares, indexes): (&[PhaseShare], &Indexes),
+    (shares, indexes, settle): (&[PhaseShare], &Indexes, &mut Option<Settle>),
     record: &mut Record,
     (outputs, detail): (&OutputFiles, Detail),
     searching: Option<(&SearchPlan, &[Threshold])>,
@@ -342,10 +349,18 @@ async fn run_phases(
     let plain = scenario.phases.len() - usize::from(search.is_some());
     for (k, (phase, share)) in scenario.phases.iter().zip(shares).take(plain).enumerate() {
         let mut index_builds = indexes.before(k).await?;
+        let settled = match settle.as_mut().filter(|_| phase.settle) {
+            Some(settle) => Some(settle_before(settle, &phase.name).await?),
+            None => None,
+        };
         let (outcome, built) = run_building(engine, (phase, *share), indexes.during(k)).await?;
         index_builds.extend(built);
         let mut result = results::build::phase(&outcome, phase.sweep.clone());
         result.index_builds = index_builds;
+        result.settle = match (settle.as_mut(), settled) {
+            (Some(settle), Some(settled)) => Some(settle_after(settle, settled).await?),
+            _ => None,
+        };
         print(&report::phase_text(&result, outcome.interrupted, detail));
         record.add(result.clone()).map_err(Failed::run)?;
         measured.phases.push(result);
@@ -369,6 +384,31 @@ async fn run_phases(
         search.run(engine, &mut measured, record, outputs).await?;
     }
     Ok(measured)
+}
+
+/// The wait for the server to settle before a phase, said as it ends.
+async fn settle_before(settle: &mut Settle, phase: &str) -> Result<SettleResult, Failed> {
+    let settled = settle.wait().await?;
+    print(&super::settle::line(phase, &settled));
+    Ok(settled)
+}
+
+/// The wait's result with the compactions running at the phase's end, said when any
+/// was (the phase's figures include it).
+async fn settle_after(
+    settle: &mut Settle,
+    mut settled: SettleResult,
+) -> Result<SettleResult, Failed> {
+    if settled.outcome != SettleOutcome::NotVisible {
+        settled.compactions_at_end = settle.compactions_now().await?;
+        if settled.compactions_at_end > 0 {
+            print(&format!(
+                "  a compaction of the database was running as the phase ended ({} at once): its figures include it\n",
+                settled.compactions_at_end
+            ));
+        }
+    }
+    Ok(settled)
 }
 
 /// Runs a phase while `building` builds its indexes, if it has any to build then. A

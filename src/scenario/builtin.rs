@@ -23,11 +23,13 @@ pub struct Builtin {
     phases: fn(&Layers, &BuiltinOptions) -> Built,
     /// Which of the [`OWN_FLAGS`] the scenario takes.
     pub takes: &'static [&'static str],
+    /// The scenario's own template and its description, for a run that names none.
+    template: Option<fn(&BuiltinOptions) -> super::OwnTemplate>,
 }
 
 /// Flags that only some scenarios take, the others would ignore them: their clap ids
 /// (as `takes` names them) and how the user writes them.
-pub const OWN_FLAGS: [(&str, &str); 12] = [
+pub const OWN_FLAGS: [(&str, &str); 15] = [
     ("num_bulk_insert_operations", "--num_bulk_insert_operations"),
     ("create_weight", "--create_weight"),
     ("read_weight", "--read_weight"),
@@ -40,6 +42,9 @@ pub const OWN_FLAGS: [(&str, &str); 12] = [
     ("reads", "--reads"),
     ("batch_sizes", "--batch-sizes"),
     ("query_field", "--query-field"),
+    ("fabric_docs", "--fabric-docs"),
+    ("fabric_single_docs", "--fabric-single-docs"),
+    ("fabric_doc_size", "--fabric-doc-size"),
 ];
 
 const WEIGHTS: [&str; 6] = [
@@ -67,13 +72,14 @@ impl Builtin {
         let scenario = Scenario::new(self.name, self.description, self.form, planned);
         Ok(Scenario {
             queries: super::queries::of_phases(&scenario.phases),
+            template: self.template.map(|template| template(options)),
             ..scenario
         })
     }
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 11] = [
+pub static BUILTINS: [Builtin; 12] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -88,6 +94,7 @@ pub static BUILTINS: [Builtin; 11] = [
             WEIGHTS[4],
             WEIGHTS[5],
         ],
+        template: None,
     },
     Builtin {
         name: "read-ratio-sweep",
@@ -95,6 +102,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Titan,
         phases: read_ratio_sweep,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "scaling",
@@ -102,6 +110,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Scaling,
         phases: scaling,
         takes: &["full", "writes", "reads"],
+        template: None,
     },
     Builtin {
         name: "couchdb-report",
@@ -109,6 +118,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: couchdb_report,
         takes: &["batch_sizes"],
+        template: None,
     },
     Builtin {
         name: "soak",
@@ -116,6 +126,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: soak,
         takes: &WEIGHTS,
+        template: None,
     },
     Builtin {
         name: "doc-size-sweep",
@@ -123,6 +134,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: doc_size_sweep,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "id-scheme",
@@ -130,6 +142,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: id_scheme,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "changes",
@@ -137,6 +150,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: changes,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "replication-lag",
@@ -144,6 +158,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: replication_lag,
         takes: &[],
+        template: None,
     },
     Builtin {
         name: "mango",
@@ -151,6 +166,7 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: super::queries::mango,
         takes: &["query_field"],
+        template: None,
     },
     Builtin {
         name: "views",
@@ -158,6 +174,15 @@ pub static BUILTINS: [Builtin; 11] = [
         form: Form::Standard,
         phases: super::queries::views,
         takes: &["query_field"],
+        template: None,
+    },
+    Builtin {
+        name: "fabric-bench",
+        description: "CouchDB's fabric_bench over HTTP at 1 connection: 100,000 documents bulk inserted, as many random reads, _all_docs and _changes read whole, 1,000 single writes (--fabric-docs, --fabric-single-docs, --fabric-doc-size)",
+        form: Form::Fabric,
+        phases: super::fabric::fabric_bench,
+        takes: &["fabric_docs", "fabric_single_docs", "fabric_doc_size"],
+        template: Some(super::fabric::template),
     },
 ];
 
@@ -456,6 +481,7 @@ pub(super) mod tests {
             batch_sizes: vec![50, 100],
             replica: "replica".to_string(),
             query_field: "integer1".to_string(),
+            fabric: crate::scenario::fabric::FabricOptions::default(),
         }
     }
 

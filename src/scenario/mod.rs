@@ -3,6 +3,7 @@
 
 mod builtin;
 mod changes;
+pub mod fabric;
 pub mod file;
 mod queries;
 mod replication;
@@ -25,7 +26,12 @@ pub enum Form {
     Titan,
     /// couchbase-tests' table of counts, durations and rates with a weighted average.
     Scaling,
+    /// CouchDB's `fabric_bench`: a line per step, operations or rows per second.
+    Fabric,
 }
+
+/// A document template's JSON text and its description for the header.
+pub type OwnTemplate = (String, String);
 
 /// A named list of phases.
 #[derive(Clone, Debug)]
@@ -41,6 +47,9 @@ pub struct Scenario {
     /// The queries the scenario declares, whose indexes are made before the first phase
     /// that runs queries.
     pub queries: Vec<Arc<Query>>,
+    /// The scenario's own document template (JSON) and its description, used when the
+    /// run names none (fabric-bench: `fabric_bench`'s body).
+    pub template: Option<OwnTemplate>,
 }
 
 impl Scenario {
@@ -59,6 +68,7 @@ impl Scenario {
             form,
             top_level: Keys::default(),
             queries: Vec::new(),
+            template: None,
         }
     }
 }
@@ -78,6 +88,8 @@ pub struct BuiltinOptions {
     pub replica: String,
     /// mango and views: the top-level field of the template their queries draw on.
     pub query_field: String,
+    /// fabric-bench: `fabric_bench`'s counts and document size.
+    pub fabric: fabric::FabricOptions,
 }
 
 /// A scenario file, with `layers` under its phases' keys (the file's top level fills

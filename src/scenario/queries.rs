@@ -240,6 +240,7 @@ pub fn of_phases(phases: &[Phase]) -> Vec<Arc<Query>> {
             &phase.queries.find,
             &phase.queries.view,
             &phase.queries.all_docs,
+            &phase.queries.changes_read,
         ];
         for query in its.into_iter().flatten() {
             if !all.iter().any(|q| q.name == query.name) {

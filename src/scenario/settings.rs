@@ -310,6 +310,8 @@ pub struct Spec {
     pub shape: Shape,
     pub changes: Option<ChangesFeed>,
     pub replication: Option<ContinuousReplication>,
+    /// Waits for the server to settle before the phase (see [`Phase::settle`]).
+    pub settle: bool,
 }
 
 impl Spec {
@@ -326,6 +328,7 @@ impl Spec {
             shape: Shape::default(),
             changes: None,
             replication: None,
+            settle: false,
         }
     }
 
@@ -348,6 +351,7 @@ impl Spec {
             // A scenario file sets them once its queries are read.
             queries: Default::default(),
             indexes_during: false,
+            settle: self.settle,
         };
         (phase, decided.origins)
     }

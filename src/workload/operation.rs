@@ -25,11 +25,14 @@ pub enum Operation {
     AttachmentWrite,
     /// `GET /db/{id}/{name}` of an attachment written earlier, counted, not kept.
     AttachmentRead,
+    /// `GET /db/_changes`: one read of the feed, its rows counted (not a consumer
+    /// following it, as a phase's `changes` consumers do).
+    ChangesRead,
 }
 
 impl Operation {
     /// How many kinds of operation there are.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
 
     pub const ALL: [Operation; Operation::COUNT] = [
         Operation::BulkInsert,
@@ -42,10 +45,16 @@ impl Operation {
         Operation::AllDocs,
         Operation::AttachmentWrite,
         Operation::AttachmentRead,
+        Operation::ChangesRead,
     ];
 
     /// The operations that run a query the scenario declares.
-    pub const QUERIES: [Operation; 3] = [Operation::Find, Operation::View, Operation::AllDocs];
+    pub const QUERIES: [Operation; 4] = [
+        Operation::Find,
+        Operation::View,
+        Operation::AllDocs,
+        Operation::ChangesRead,
+    ];
 
     /// The four operations of the CRUD step, in Iron Cushion's order.
     pub const CRUD: [Operation; 4] = [
@@ -73,6 +82,7 @@ impl Operation {
             Operation::AllDocs => "all_docs",
             Operation::AttachmentWrite => "attachment_write",
             Operation::AttachmentRead => "attachment_read",
+            Operation::ChangesRead => "changes_read",
         }
     }
 
@@ -92,6 +102,7 @@ impl Operation {
                 | Operation::Find
                 | Operation::View
                 | Operation::AllDocs
+                | Operation::ChangesRead
                 | Operation::AttachmentWrite
                 | Operation::AttachmentRead
         )

@@ -87,6 +87,10 @@ pub struct Phase {
     /// The indexes of its queries that no earlier phase built are built while its
     /// operations run, not before it starts (`indexes = "during"`).
     pub indexes_during: bool,
+    /// Before its operations start, the run waits (bounded) until the server shows no
+    /// compaction of the database and no internal replication backlog, where it shows
+    /// them (`fabric-bench`'s care for stable figures).
+    pub settle: bool,
 }
 
 /// The setting a sweep varies from phase to phase.
@@ -231,6 +235,7 @@ impl Phase {
             replication: None,
             queries: Default::default(),
             indexes_during: false,
+            settle: false,
         }
     }
 }

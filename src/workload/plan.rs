@@ -114,6 +114,7 @@ impl Plan {
             replication: None,
             queries: Default::default(),
             indexes_during: false,
+            settle: false,
         };
         [bulk, self.crud_phase(rate)]
             .into_iter()
@@ -142,6 +143,7 @@ impl Plan {
             replication: None,
             queries: Default::default(),
             indexes_during: false,
+            settle: false,
         }
     }
 

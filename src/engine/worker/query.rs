@@ -1,5 +1,6 @@
-//! Query operations: `find`, `view` and `all_docs`, each running the query its phase
-//! names, with parameters drawn from a document the connection knows. A document's
+//! Query operations: `find`, `view`, `all_docs` and `changes_read`, each running the
+//! query its phase names, with parameters drawn from a document the connection knows
+//! (a read of the whole database draws none). A document's
 //! values are a function of the seed, its number and its version, so the worker writes
 //! the document again to read them instead of keeping it. The answer's rows are counted
 //! as it is read, without keeping it or building a tree of it, and in a phase that writes nothing a `find` answer's rows are
@@ -9,7 +10,7 @@ use super::{Start, Worker};
 use crate::driver::{Method, Streaming};
 use crate::engine::transport::{Clock, Transport};
 use crate::metrics::{ConnectionMetrics, Failure};
-use crate::query::{Draw, PhaseQueries, QueryKind, field, request};
+use crate::query::{Draw, PhaseQueries, Query, QueryKind, WHOLE_READ_MOST, field, request};
 use crate::workload::Operation;
 
 /// What a worker keeps for its queries.
@@ -42,6 +43,9 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 .failed(metrics, operation, Failure::NoDocument, 0);
             return Ok(());
         };
+        if query.is_whole() {
+            return self.whole_read(metrics, operation, &query, start).await;
+        }
         let Some(slot) = self.pick(metrics, operation) else {
             return Ok(());
         };
@@ -71,6 +75,8 @@ impl<T: Transport, C: Clock> Worker<T, C> {
                 request::view(view, value, database, &mut self.path);
                 (Method::Get, false)
             }
+            // Read whole in `whole_read`, never here.
+            QueryKind::ChangesRead(_) => return Ok(()),
             QueryKind::AllDocs(all) if all.keys == 0 => {
                 request::all_docs_range(all, &self.id, database, &mut self.path);
                 (Method::Get, false)
@@ -91,9 +97,58 @@ impl<T: Transport, C: Clock> Worker<T, C> {
             }
         };
         self.queries.scope = scope;
-        // The answer is counted as it is read, never held: its rows with it.
+        self.counted(metrics, operation, (method, with_body), expected, start)
+            .await
+    }
+
+    /// A read of the whole database from its first row (`_all_docs` or `_changes`):
+    /// no document is drawn, and its answer is counted up to [`WHOLE_READ_MOST`]
+    /// rather than `--max-response-size`, being counted and never held.
+    async fn whole_read(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        query: &Query,
+        start: Start,
+    ) -> Result<(), super::Abort> {
+        let database = self.shared.database_path();
+        match &query.kind {
+            QueryKind::AllDocs(all) => request::all_docs_whole(all, database, &mut self.path),
+            QueryKind::ChangesRead(feed) => request::changes_read(feed, database, &mut self.path),
+            // Only the kinds above read whole.
+            QueryKind::Find(_) | QueryKind::View(_) => return Ok(()),
+        }
+        let most = Some(WHOLE_READ_MOST);
+        self.counted_up_to(metrics, operation, (Method::Get, false), None, start, most)
+            .await
+    }
+
+    /// Sends the query written in the buffers; its answer is counted as it is read,
+    /// never held, its rows with it.
+    async fn counted(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        request: (Method, bool),
+        expected: Option<u64>,
+        start: Start,
+    ) -> Result<(), super::Abort> {
+        self.counted_up_to(metrics, operation, request, expected, start, None)
+            .await
+    }
+
+    async fn counted_up_to(
+        &mut self,
+        metrics: &mut ConnectionMetrics,
+        operation: Operation,
+        (method, with_body): (Method, bool),
+        expected: Option<u64>,
+        start: Start,
+        most: Option<u64>,
+    ) -> Result<(), super::Abort> {
         self.streaming = Streaming {
             count_rows: true,
+            count_answer_up_to: most,
             ..Streaming::NONE
         };
         let done = self

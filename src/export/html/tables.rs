@@ -374,6 +374,14 @@ pub fn reference_table(out: &mut String, result: &RunResult) {
                 escape(&forms::scaling(&result.phases))
             );
         }
+        Some(Form::Fabric) => {
+            out.push_str("<h3>CouchDB fabric_bench's steps</h3>\n<p class=\"muted\">Per step: documents, reads or rows per second of the step's wall-clock time, as fabric_bench prints them (unrounded).</p>\n");
+            let _ = writeln!(
+                out,
+                "<pre class=\"form\">{}</pre>",
+                escape(&forms::fabric(&result.phases))
+            );
+        }
         Some(Form::Standard) | None => {}
     }
 }

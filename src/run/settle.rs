@@ -1,0 +1,238 @@
+//! Waiting, before a phase that asks so (`fabric-bench`'s measured steps), until the
+//! server shows no compaction of the database and no internal replication backlog:
+//! what CouchDB's `fabric_bench` does inside the server (it turns compaction off for its
+//! shards and waits for `mem3_sync`'s backlog to clear), as far as a client can see it.
+//! The wait is bounded; a server that shows neither (PouchDB Server) is said so once per
+//! phase and the phase runs at once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::driver::Endpoint;
+use crate::driver::admin::Admin;
+use crate::exit::Failed;
+use crate::results::{SettleOutcome, SettleResult};
+use crate::target::Target;
+
+/// The longest wait before a phase: `fabric_bench` waits without end, a run does not.
+pub const MOST_WAIT: Duration = Duration::from_secs(120);
+
+/// Between looks: `fabric_bench` looks every 4 s; a client's look costs the server two
+/// small requests.
+const BETWEEN_LOOKS: Duration = Duration::from_millis(500);
+
+/// Task types whose work on the database would weigh on a measured step.
+const COMPACTIONS: [&str; 2] = ["database_compaction", "view_compaction"];
+
+/// What one look found; `None` where the server did not tell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Look {
+    pub compactions: Option<u64>,
+    pub backlog: Option<u64>,
+}
+
+impl Look {
+    fn visible(self) -> bool {
+        self.compactions.is_some() || self.backlog.is_some()
+    }
+
+    fn quiet(self) -> bool {
+        self.compactions.unwrap_or(0) == 0 && self.backlog.unwrap_or(0) == 0
+    }
+}
+
+/// True when an `_active_tasks` entry's `database` is `database` or one of its shards
+/// (`shards/00000000-7fffffff/NAME.1700000000` in CouchDB 2 and later).
+pub fn is_of(entry: &str, database: &str) -> bool {
+    if entry == database {
+        return true;
+    }
+    let Some(shard) = entry.strip_prefix("shards/") else {
+        return false;
+    };
+    let name = shard.split_once('/').map_or("", |(_, name)| name);
+    name.strip_prefix(database)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|suffix| !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Compactions of `database` among an `_active_tasks` answer's entries; `None` when it
+/// is not a list of tasks.
+pub fn compactions(tasks: &serde_json::Value, database: &str) -> Option<u64> {
+    let tasks = tasks.as_array()?;
+    let of_database = |task: &&serde_json::Value| {
+        let kind = task.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        let on = task.get("database").and_then(|d| d.as_str()).unwrap_or("");
+        COMPACTIONS.contains(&kind) && is_of(on, database)
+    };
+    Some(tasks.iter().filter(of_database).count() as u64)
+}
+
+/// `internal_replication_jobs` of a `_node/_local/_system` answer.
+pub fn backlog(system: &serde_json::Value) -> Option<u64> {
+    system.get("internal_replication_jobs")?.as_u64()
+}
+
+/// Looks at the server for one database.
+pub struct Settle {
+    admin: Admin,
+    database: String,
+}
+
+impl Settle {
+    pub fn new(target: &Target, node: Arc<Endpoint>) -> Settle {
+        Settle {
+            admin: Admin::new(target, node),
+            database: target.database.clone(),
+        }
+    }
+
+    /// One look: `_active_tasks` and the node's `_system`, each read when it answers 200
+    /// with what CouchDB writes there. A server that stopped answering fails the run.
+    pub async fn look(&mut self) -> Result<Look, Failed> {
+        let tasks = self.json("/_active_tasks").await?;
+        let system = self.json("/_node/_local/_system").await?;
+        Ok(Look {
+            compactions: tasks.and_then(|t| compactions(&t, &self.database)),
+            backlog: system.and_then(|s| backlog(&s)),
+        })
+    }
+
+    async fn json(&mut self, path: &str) -> Result<Option<serde_json::Value>, Failed> {
+        let answer = self
+            .admin
+            .look(path)
+            .await
+            .map_err(super::runner::setup_failed)?;
+        Ok((answer.status == 200)
+            .then(|| serde_json::from_slice(&answer.body).ok())
+            .flatten())
+    }
+
+    /// Looks until the server is quiet, shows nothing, or `MOST_WAIT` has passed.
+    pub async fn wait(&mut self) -> Result<SettleResult, Failed> {
+        let started = Instant::now();
+        let mut result = SettleResult {
+            outcome: SettleOutcome::Settled,
+            seconds: 0.0,
+            looks: 0,
+            compactions: 0,
+            replication_backlog: 0,
+            shows_tasks: false,
+            shows_backlog: false,
+            compactions_at_end: 0,
+        };
+        loop {
+            let look = self.look().await?;
+            result.looks += 1;
+            result.shows_tasks = look.compactions.is_some();
+            result.shows_backlog = look.backlog.is_some();
+            result.compactions = result.compactions.max(look.compactions.unwrap_or(0));
+            result.replication_backlog = result.replication_backlog.max(look.backlog.unwrap_or(0));
+            let outcome = if !look.visible() {
+                Some(SettleOutcome::NotVisible)
+            } else if look.quiet() {
+                Some(SettleOutcome::Settled)
+            } else if started.elapsed() + BETWEEN_LOOKS > MOST_WAIT {
+                Some(SettleOutcome::TimedOut)
+            } else {
+                None
+            };
+            if let Some(outcome) = outcome {
+                result.outcome = outcome;
+                result.seconds = started.elapsed().as_secs_f64();
+                return Ok(result);
+            }
+            tokio::time::sleep(BETWEEN_LOOKS).await;
+        }
+    }
+
+    /// Compactions of the database running now (at a phase's end).
+    pub async fn compactions_now(&mut self) -> Result<u64, Failed> {
+        Ok(self.look().await?.compactions.unwrap_or(0))
+    }
+}
+
+/// The line the run prints before the phase: what the wait found, and what the server
+/// does not show.
+pub fn line(phase: &str, settled: &SettleResult) -> String {
+    let unseen = match (settled.shows_tasks, settled.shows_backlog) {
+        (true, false) => {
+            "; it shows no internal replication backlog (_node/_local/_system: a CouchDB 2+ node's)"
+        }
+        (false, true) => "; it shows no _active_tasks (an admin's)",
+        _ => "",
+    };
+    format!("{}{unseen}\n", said(phase, settled))
+}
+
+fn said(phase: &str, settled: &SettleResult) -> String {
+    let waited = format!("{:.1} s, {} looks", settled.seconds, settled.looks);
+    let seen = format!(
+        "at most {} compactions of the database and an internal replication backlog of {}",
+        settled.compactions, settled.replication_backlog
+    );
+    match settled.outcome {
+        SettleOutcome::Settled if settled.looks == 1 => {
+            format!("  {phase}: the server was settled (no compaction of the database running)")
+        }
+        SettleOutcome::Settled => {
+            format!("  {phase}: waited for the server to settle ({waited}; {seen})")
+        }
+        SettleOutcome::TimedOut => format!(
+            "  {phase}: the server did not settle in {} s ({seen}); the phase runs anyway and its figures include that work",
+            MOST_WAIT.as_secs()
+        ),
+        SettleOutcome::NotVisible => format!(
+            "  {phase}: the server shows neither _active_tasks nor _node/_local/_system (not to these credentials, or not at all): compaction and internal replication not waited for"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_database_s_shards_and_views_are_its_own() {
+        assert!(is_of("shards/00000000-7fffffff/bench.1700000000", "bench"));
+        assert!(is_of("bench", "bench"));
+        assert!(!is_of(
+            "shards/00000000-7fffffff/bench2.1700000000",
+            "bench"
+        ));
+        assert!(!is_of("shards/00000000-7fffffff/bench.", "bench"));
+        assert!(!is_of("shards/00000000-7fffffff/other.1700000000", "bench"));
+        let tasks = json!([
+            {"type": "database_compaction", "database": "shards/00000000-7fffffff/bench.17"},
+            {"type": "view_compaction", "database": "shards/80000000-ffffffff/bench.17"},
+            {"type": "database_compaction", "database": "shards/00000000-ffffffff/other.17"},
+            {"type": "replication", "database": "shards/00000000-7fffffff/bench.17"},
+            {"type": "indexer"}
+        ]);
+        assert_eq!(compactions(&tasks, "bench"), Some(2));
+        assert_eq!(compactions(&json!([]), "bench"), Some(0));
+        assert_eq!(compactions(&json!({"error": "not_found"}), "bench"), None);
+    }
+
+    #[test]
+    fn the_backlog_is_the_system_s_internal_replication_jobs() {
+        assert_eq!(
+            backlog(&json!({"internal_replication_jobs": 3, "uptime": 9})),
+            Some(3)
+        );
+        assert_eq!(backlog(&json!({"uptime": 9})), None);
+        let quiet = Look {
+            compactions: Some(0),
+            backlog: None,
+        };
+        assert!(quiet.visible() && quiet.quiet());
+        let busy = Look {
+            backlog: Some(2),
+            ..quiet
+        };
+        assert!(!busy.quiet());
+        assert!(!Look::default().visible(), "a server that shows neither");
+    }
+}
