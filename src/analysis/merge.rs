@@ -1217,7 +1217,7 @@ mod tests {
         };
         let a = node_result(&[0, 1], with(node(0, 2), machine(2, 0.5)), 1);
         let b = node_result(&[2, 3], with(node(1, 2), machine(8, 1.25)), 1);
-        let merged = merge(&named(vec![a.clone(), b])).unwrap().result;
+        let merged = merge(&named(vec![a, b])).unwrap().result;
         let clients: Vec<_> = merged.nodes.iter().map(|n| n.client.clone()).collect();
         assert_eq!(clients, [Some(machine(2, 0.5)), Some(machine(8, 1.25))]);
         let value = |name: &str| {
@@ -1228,10 +1228,12 @@ mod tests {
         assert_eq!(value("client.load_average"), "0.50 | 1.25");
         assert_eq!(value("client.sofabench"), "0.1.0");
         assert_eq!(value("client.machines"), "2");
-        // The same node's result, its environment edited, is still the same node.
-        let mut edited = a.clone();
+        // The same node's result, its environment edited, is still the same node (a
+        // node of a run of one has no index to tell it by: it was merged twice before).
+        let single = node_result(&[0, 1], with(node(0, 1), machine(2, 0.5)), 1);
+        let mut edited = single.clone();
         edited.nodes[0].client = Some(machine(2, 3.0));
-        let err = merge(&named(vec![a, edited])).unwrap_err();
+        let err = merge(&named(vec![single, edited])).unwrap_err();
         assert!(err.contains("same node's result"), "{err}");
     }
 
