@@ -355,10 +355,10 @@ fn an_interrupted_result_fails_a_check_unless_allowed() {
     );
 }
 
-/// This machine's cores, as `nproc` counts them (those the process may use).
+/// The cores this process may use: `nproc`'s count (its affinity), or fewer under a
+/// cgroup CPU quota, which a container's CI may set and `nproc` does not read.
 fn nproc() -> String {
-    let out = std::process::Command::new("nproc").output().expect("nproc");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    std::thread::available_parallelism().unwrap().to_string()
 }
 
 /// The cargo profile the binary under test was built in: its folder under target/.
