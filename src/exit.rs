@@ -19,7 +19,7 @@ pub const STATUSES: [(u8, &str); 4] = [
     ),
     (
         RUN_FAILED,
-        "the run went wrong: operations failed, a threshold failed (or a rate search found no rate that met them), the server could not be reached or broke down, or a result file could not be written; for check, a threshold failed",
+        "the run went wrong: operations failed, a threshold failed (or a rate search found no rate that met them), the server could not be reached or broke down, or a result file could not be written; for check, a threshold or an expectation failed",
     ),
     (
         BAD_INPUT,

@@ -1,5 +1,7 @@
 //! This machine's name: a result records the node it ran on, and a temporary file says
-//! which machine's process left it.
+//! which machine's process left it; and what else a result records of it ([`client`]).
+
+pub mod client;
 
 /// The host name, or an empty string where the system does not give it.
 pub fn name() -> String {

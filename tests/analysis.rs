@@ -1,5 +1,6 @@
 //! Functional tests of result analysis: runs of several nodes against one PouchDB Server
-//! merged into one result, thresholds on a run and on a saved result.
+//! merged into one result, thresholds on a run and on a saved result, and the
+//! environment a saved result must have run against and from (`check --expect`).
 
 mod common;
 
@@ -7,6 +8,9 @@ use std::path::Path;
 
 use common::*;
 use sofabench::results::RunResult;
+use sofabench::results::environment::{
+    ClientEnvironment, DatabaseShape, ServerEnvironment, ServerNode,
+};
 
 /// A small run's flags against `db` of `server`, plus `extra`.
 fn run_args(server: &PouchServer, db: &str, extra: &[&str]) -> Vec<String> {
@@ -349,4 +353,197 @@ fn an_interrupted_result_fails_a_check_unless_allowed() {
         "{}",
         check.stdout
     );
+}
+
+/// The cores this process may use: `nproc`'s count (its affinity), or fewer under a
+/// cgroup CPU quota, which a container's CI may set and `nproc` does not read.
+fn nproc() -> String {
+    std::thread::available_parallelism().unwrap().to_string()
+}
+
+/// The cargo profile the binary under test was built in: its folder under target/.
+fn profile() -> String {
+    let binary = Path::new(env!("CARGO_BIN_EXE_sofabench"));
+    let folder = binary.parent().and_then(Path::file_name).unwrap();
+    folder.to_str().unwrap().to_string()
+}
+
+/// A run against PouchDB Server on disk with an admin records this machine: `check
+/// --expect` passes on what it is and fails, with exit 1 and what the result says, on
+/// what it is not; a name that is no fact is bad input that lists the names.
+#[test]
+fn a_run_records_its_client_and_check_expects_it() {
+    let server = PouchServer::secured(Storage::Disk);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let mut args = run_args(
+        &server,
+        "expected",
+        &[&format!("--json={}", json.display())],
+    );
+    args.retain(|a| !a.starts_with("--database_address="));
+    args.push(format!("--database_address={}", server.admin_url));
+    let run = sofabench(&strs(&args));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let json = json.display().to_string();
+    let (cores, version) = (nproc(), env!("CARGO_PKG_VERSION"));
+    let expect = |fact: &str| format!("--expect={fact}");
+    let met = [
+        expect(&format!("client.cores={cores}")),
+        expect(&format!("client.threads={cores}")),
+        expect(&format!("client.sofabench={version}")),
+        expect(&format!("client.profile={}", profile())),
+        expect("client.machines=1"),
+    ];
+    let mut line = vec!["check", json.as_str()];
+    line.extend(met.iter().map(String::as_str));
+    let check = sofabench(&line);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check
+            .stdout
+            .starts_with(&format!("ENVIRONMENT:\n  PASS  client.cores={cores}\n")),
+        "{}",
+        check.stdout
+    );
+    assert!(!check.stdout.contains("THRESHOLDS"), "{}", check.stdout);
+
+    let more = format!("{}", cores.parse::<u64>().unwrap() + 1);
+    let wrong = expect(&format!("client.cores={more}"));
+    let check = sofabench(&["check", &json, &wrong, "--threshold=errors == 0"]);
+    assert_eq!(check.code, 1, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check.stdout.contains(&format!(
+            "  FAIL  expected client.cores={more}, the result says {cores}\n"
+        )),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        check.stdout.contains("PASS  errors == 0"),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(check.stderr.trim(), "sofabench: 1 of 1 expectation failed");
+
+    let check = sofabench(&["check", &json, "--expect=client.core=2"]);
+    assert_eq!(check.code, 2, "{}\n{}", check.stdout, check.stderr);
+    for words in [
+        "client.core",
+        "no fact is named",
+        "client.cores",
+        "server.version",
+    ] {
+        assert!(check.stderr.contains(words), "{words}: {}", check.stderr);
+    }
+    // Neither a threshold nor an expectation: nothing to check.
+    let check = sofabench(&["check", &json]);
+    assert_eq!(check.code, 2, "{}", check.stderr);
+    assert!(
+        check.stderr.contains("--threshold") && check.stderr.contains("--expect"),
+        "{}",
+        check.stderr
+    );
+}
+
+/// A result of the written layout, from the old fixture (a result written before the
+/// environment was kept) with `nodes` put in its place, saved as `name` in `dir`.
+fn with_nodes(dir: &Path, name: &str, nodes: Vec<sofabench::results::NodeInfo>) -> String {
+    let mut result = read(&repository().join("tests/fixtures/result-v2.json"));
+    result.nodes = nodes;
+    let path = dir.join(name);
+    std::fs::write(&path, result.to_json()).unwrap();
+    path.display().to_string()
+}
+
+/// `check --expect` on results built here: an old result answers "unknown" for every
+/// fact but the machine count; a merged one's differing values are expected whole; the
+/// server's facts are compared as text.
+#[test]
+fn expectations_are_compared_as_text_on_old_merged_and_server_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |file: &str, facts: &[&str]| {
+        let mut line = vec!["check".to_string(), file.to_string()];
+        line.extend(facts.iter().map(|f| format!("--expect={f}")));
+        sofabench(&strs(&line))
+    };
+
+    let old = repository().join("tests/fixtures/result-v2.json");
+    let old = old.display().to_string();
+    let run = check(&old, &["server.version=unknown", "client.cores=unknown"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = check(&old, &["client.sofabench=0.1.0"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("FAIL  expected client.sofabench=0.1.0, the result says unknown"),
+        "{}",
+        run.stdout
+    );
+
+    let machine = |index: u64, cores: u64| sofabench::results::NodeInfo {
+        index,
+        count: 2,
+        host: format!("client-{index}"),
+        client: Some(ClientEnvironment {
+            sofabench: "0.1.0".to_string(),
+            cores: Some(cores),
+            ..ClientEnvironment::default()
+        }),
+        server: None,
+    };
+    let merged = with_nodes(
+        dir.path(),
+        "merged.json",
+        vec![machine(0, 2), machine(1, 8)],
+    );
+    let run = check(&merged, &["client.cores=2 | 8", "client.machines=2"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = check(&merged, &["client.cores=2"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("the result says 2 | 8"),
+        "{}",
+        run.stdout
+    );
+
+    let mut node = machine(0, 2);
+    node.count = 1;
+    node.server = Some(ServerEnvironment {
+        product: Some("Apache CouchDB".to_string()),
+        nodes: vec![ServerNode {
+            address: "http://127.0.0.1:5984/".to_string(),
+            answered: "welcome".to_string(),
+            version: Some("3.5.0".to_string()),
+            ..ServerNode::default()
+        }],
+        database: Some(DatabaseShape {
+            name: "db".to_string(),
+            created: true,
+            q: Some(2),
+            n: Some(3),
+            partitioned: None,
+        }),
+        ..ServerEnvironment::default()
+    });
+    let couchdb = with_nodes(dir.path(), "couchdb.json", vec![node]);
+    let run = check(
+        &couchdb,
+        &[
+            "server.product=Apache CouchDB",
+            "database.q=2",
+            "database.n=3",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = check(
+        &couchdb,
+        &["server.version=3.5.2", "database.partitioned=unknown"],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "ENVIRONMENT:\n  FAIL  expected server.version=3.5.2, the result says 3.5.0\n  PASS  database.partitioned=unknown\n"
+    );
+    assert_eq!(run.stderr.trim(), "sofabench: 1 of 2 expectations failed");
 }

@@ -92,9 +92,31 @@ fn a_two_phase_run_leads_with_the_answer_and_report_prints_it_again() {
     }
     assert!(notes(printed).is_empty(), "{printed}");
 
+    // The header's one line of what the run measured against and from: this machine.
+    let header = &run.stdout[..run.stdout.len() - printed.len()];
+    let against = header
+        .lines()
+        .find(|l| l.starts_with("  against: "))
+        .unwrap_or_else(|| panic!("no environment line:\n{header}"));
+    let cores: u64 = std::thread::available_parallelism().unwrap().get() as u64;
+    let client = format!(", client: sofabench {} (", env!("CARGO_PKG_VERSION"));
+    let on = if cores == 1 {
+        " on 1 core, load ".to_string()
+    } else {
+        format!(" on {cores} cores, load ")
+    };
+    assert!(
+        against.contains(&client) && against.contains(&on),
+        "{against}"
+    );
+
+    // `report` prints it again, then what the run printed after its live lines.
     let again = report(&json, &[]);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert_eq!(again.stdout, without_files(printed));
+    assert_eq!(
+        again.stdout,
+        format!("{against}\n{}", without_files(printed))
+    );
 }
 
 #[test]
@@ -128,9 +150,31 @@ fn verbose_adds_the_detail_and_says_each_server_note_once() {
         "{notes:?}"
     );
 
+    // The header names every fact of the environment; `report -v` too, then what the
+    // run printed after its live lines.
+    let header = &run.stdout[..run.stdout.len() - printed.len()];
+    let facts = "\n  environment (names for check --expect):\n    server.product ";
+    assert!(header.contains(facts), "{header}");
     let again = report(&json, &["--verbose"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert_eq!(again.stdout, without_files(printed));
+    let after = without_files(printed);
+    assert!(again.stdout.ends_with(&after), "{}", again.stdout);
+    let environment = &again.stdout[..again.stdout.len() - after.len()];
+    assert!(environment.starts_with("  against: "), "{environment}");
+    assert!(environment.contains(facts), "{environment}");
+    // The threads it names are those the header's client line says.
+    let threads: u64 = header
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("  client: ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no client line:\n{header}"));
+    let named = format!("\n    {:<26} {threads}\n", "client.threads");
+    assert!(environment.contains(&named), "{environment}");
     // And the file read again at the default says what a default run says.
     let brief = report(&json, &[]);
     assert!(

@@ -184,9 +184,13 @@ fn check_nodes(inputs: &[(String, RunResult)], notes: &mut Vec<String>) -> Resul
                     node.index, node.count
                 ));
             }
+            // The same node by its place and machine: its environment (the load average
+            // at its start) says nothing of which node it was.
             let same = inputs[at + 1..].iter().find(|(_, other)| {
                 other.started_at == result.started_at
-                    && other.nodes.iter().any(|n| n == node)
+                    && other.nodes.iter().any(|n| {
+                        (n.index, n.count, &n.host) == (node.index, node.count, &node.host)
+                    })
                     && other.config.get("id_prefix") == result.config.get("id_prefix")
             });
             if let Some((other_name, _)) = same {
@@ -1196,6 +1200,41 @@ mod tests {
             "{:?}",
             phase.intervals.iter().map(reads).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn each_nodes_client_machine_is_kept_and_a_node_given_twice_is_refused() {
+        use crate::results::environment::{ClientEnvironment, facts};
+        let machine = |cores, load| ClientEnvironment {
+            sofabench: "0.1.0".to_string(),
+            cores: Some(cores),
+            load_average: Some(load),
+            ..ClientEnvironment::default()
+        };
+        let with = |mut node: NodeInfo, client| {
+            node.client = Some(client);
+            node
+        };
+        let a = node_result(&[0, 1], with(node(0, 2), machine(2, 0.5)), 1);
+        let b = node_result(&[2, 3], with(node(1, 2), machine(8, 1.25)), 1);
+        let merged = merge(&named(vec![a, b])).unwrap().result;
+        let clients: Vec<_> = merged.nodes.iter().map(|n| n.client.clone()).collect();
+        assert_eq!(clients, [Some(machine(2, 0.5)), Some(machine(8, 1.25))]);
+        let value = |name: &str| {
+            let facts = facts(&merged);
+            facts.into_iter().find(|f| f.name == name).unwrap().value
+        };
+        assert_eq!(value("client.cores"), "2 | 8");
+        assert_eq!(value("client.load_average"), "0.50 | 1.25");
+        assert_eq!(value("client.sofabench"), "0.1.0");
+        assert_eq!(value("client.machines"), "2");
+        // The same node's result, its environment edited, is still the same node (a
+        // node of a run of one has no index to tell it by: it was merged twice before).
+        let single = node_result(&[0, 1], with(node(0, 1), machine(2, 0.5)), 1);
+        let mut edited = single.clone();
+        edited.nodes[0].client = Some(machine(2, 3.0));
+        let err = merge(&named(vec![single, edited])).unwrap_err();
+        assert!(err.contains("same node's result"), "{err}");
     }
 
     #[test]

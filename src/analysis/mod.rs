@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod differences;
+pub mod expectations;
 pub mod measure;
 pub mod merge;
 pub mod repetitions;

@@ -86,10 +86,16 @@ const MERGE: [Example; 1] = [example(
     "sofabench merge node0.json node1.json --json all.json",
 )];
 
-const CHECK: [Example; 1] = [example(
-    "Exit 1 unless reads stayed fast and nothing failed",
-    "sofabench check result.json --threshold 'read.p99 < 20ms' --threshold 'error_rate < 0.1%'",
-)];
+const CHECK: [Example; 2] = [
+    example(
+        "Exit 1 unless reads stayed fast and nothing failed",
+        "sofabench check result.json --threshold 'read.p99 < 20ms' --threshold 'error_rate < 0.1%'",
+    ),
+    example(
+        "Exit 1 unless the run was against CouchDB 3.5.0 with 2 shards (in CI, before compare)",
+        "sofabench check result.json --expect server.version=3.5.0 --expect database.q=2",
+    ),
+];
 
 const COMPLETIONS: [Example; 2] = [
     example(

@@ -85,7 +85,7 @@ enum Command {
     /// Merge the result files of several nodes into the result of the whole run.
     #[command(after_long_help = after_long_help("merge"))]
     Merge(MergeArgs),
-    /// Check thresholds (e.g. 'read.p99 < 20ms') on a saved result; exit 1 if one fails.
+    /// Check thresholds (e.g. 'read.p99 < 20ms') and the environment (--expect) of a saved result; exit 1 if one fails.
     #[command(after_long_help = after_long_help("check"))]
     Check(CheckArgs),
     /// Print the completion script for SHELL, e.g. `sofabench completions bash`.
@@ -1044,8 +1044,14 @@ pub struct MergeArgs {
     overwrite: bool,
 }
 
-/// Flags of `sofabench check`.
+/// Flags of `sofabench check`: at least one --threshold or --expect.
 #[derive(Args, Debug)]
+#[command(group(
+    clap::ArgGroup::new("conditions")
+        .required(true)
+        .multiple(true)
+        .args(["threshold", "expect"])
+))]
 pub struct CheckArgs {
     /// The result to check (a file written by --json, --out or merge).
     #[arg(value_name = "RESULT")]
@@ -1054,8 +1060,22 @@ pub struct CheckArgs {
     /// A condition the result must meet, e.g. 'read.p99 < 20ms'
     ///
     /// Repeatable; written as run's --threshold (see `sofabench run --help`).
-    #[arg(long = "threshold", value_name = "EXPR", required = true, action = clap::ArgAction::Append)]
+    #[arg(long = "threshold", value_name = "EXPR", action = clap::ArgAction::Append)]
     threshold: Vec<String>,
+
+    /// What the result must have run against or from, e.g. server.version=3.5.0
+    ///
+    /// Repeatable. NAME is a fact of the result's environment: server.product,
+    /// server.vendor, server.version, server.git_sha, server.features, server.nodes,
+    /// server.cluster_nodes, server.javascript_engine, server.compactions_running,
+    /// database.q, database.n, database.partitioned, client.sofabench, client.commit,
+    /// client.profile, client.os, client.kernel, client.cpu, client.cores,
+    /// client.threads, client.machines, client.load_average (`sofabench report -v` shows
+    /// them). VALUE is compared as text, exactly: "unknown" matches a fact the result does
+    /// not record, and a merged result's differing values ("2 | 8") are given whole. One
+    /// not met fails the check (exit 1).
+    #[arg(long = "expect", value_name = "NAME=VALUE", action = clap::ArgAction::Append)]
+    expect: Vec<String>,
 
     /// Judge a result whose run was interrupted anyway
     ///

@@ -6,6 +6,7 @@ pub mod closing;
 pub mod connections;
 pub mod disk;
 pub mod ending;
+pub mod environment;
 pub mod forms;
 pub mod indexes;
 pub mod ironcushion;
@@ -55,9 +56,11 @@ pub enum Detail {
 
 /// The text report of a whole result, as its run printed it after its live lines: its
 /// phases, or with repetitions each repetition's phases and how their figures spread, then
-/// the run's ending ([`ending::text`]).
+/// the run's ending ([`ending::text`]); first the header's lines the result keeps (its
+/// warnings, what it ran against and from).
 pub fn run_text(result: &RunResult, detail: Detail) -> String {
     let mut text = run_warnings(&result.config);
+    text.push_str(&environment::header(&result.nodes, detail));
     text.push_str(&passes_text(result, detail));
     text
 }

@@ -182,10 +182,20 @@ pub fn bounded(text: &str) -> String {
 /// [`UNKNOWN`]. Where a run's client machines differ (a merged result), a client fact is
 /// the machines' values joined by ` | `, in node order.
 pub fn facts(result: &RunResult) -> Vec<Fact> {
-    let server = result.nodes.iter().find_map(|n| n.server.as_ref());
+    facts_of(&result.nodes)
+}
+
+/// [`facts`] of a run's nodes, before its result is made (the run's header).
+pub fn facts_of(nodes: &[NodeInfo]) -> Vec<Fact> {
+    let server = nodes.iter().find_map(|n| n.server.as_ref());
     let mut facts = server_facts(server);
-    facts.extend(client_facts(&result.nodes));
+    facts.extend(client_facts(nodes));
     facts
+}
+
+/// Every fact's name, in [`facts`]' order.
+pub fn names() -> Vec<&'static str> {
+    facts_of(&[]).into_iter().map(|f| f.name).collect()
 }
 
 fn server_facts(server: Option<&ServerEnvironment>) -> Vec<Fact> {

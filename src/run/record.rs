@@ -65,6 +65,11 @@ impl Record {
         &self.config
     }
 
+    /// The client machine the run records, and the server it found.
+    pub fn node(&self) -> &NodeInfo {
+        &self.node
+    }
+
     pub fn start(&mut self, pass: &Pass) {
         let now = results::build::rfc3339(SystemTime::now());
         self.current = Some(RepetitionResult {

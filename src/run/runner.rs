@@ -105,6 +105,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         refuse_filled(&target, &setup_node, &passes, setup.database.existing).await?;
     }
     print(&describe(&setup));
+    let threads = setup.threads;
     let stop = Stop::default();
     listen_for_interrupts(stop.clone());
     let Setup {
@@ -124,7 +125,7 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         index: node.index,
         count: node.count,
         host: crate::host::name(),
-        client: None,
+        client: Some(crate::host::client::capture(threads)),
         server: None,
     };
     let mut record = Record::new(config.to_map(), started, node, passes.len() > 1);
@@ -144,6 +145,8 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         thresholds,
         detail,
     };
+    let node = std::slice::from_ref(record.node());
+    print(&report::environment::header(node, detail));
     for pass in &passes {
         // Ctrl-C between repetitions: the ones that ended are kept, no other starts.
         if run.stop.stop.is_raised() {

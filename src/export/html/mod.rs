@@ -4,7 +4,8 @@
 //! latency, failures by kind, late starts, the client's CPU); then, for a sweep, its phases drawn against
 //! the swept setting with the reference benchmark's own table; then each phase: its
 //! tables (Iron Cushion's fields, latency percentiles, answers) and its charts over time
-//! per operation and by percentile; last the configuration.
+//! per operation and by percentile; last the environment (server and client machine) and
+//! the configuration.
 //!
 //! Charts are drawn by uPlot (vendored in `assets/uplot/`, MIT) and the page's script
 //! (`assets/report/`). The page needs no network: uPlot, the style sheets, the script and
@@ -14,12 +15,13 @@
 //! [`measures`] (what is drawn of an interval or a phase), [`overview`], [`phase_charts`]
 //! and [`sweep`] (the data of each kind of chart), [`summary`] (the verdict), [`reading`]
 //! (the page's one note on its charts), [`run_section`] and [`phase_section`] (the
-//! sections with their charts' captions, computed from what each draws), [`scale`]
-//! (linear or log), [`tables`], [`markup`] (escaping and a chart's box), and this file,
-//! the page's frame.
+//! sections with their charts' captions, computed from what each draws), [`environment`]
+//! (the server and the client machine), [`scale`] (linear or log), [`tables`],
+//! [`markup`] (escaping and a chart's box), and this file, the page's frame.
 
 mod beside;
 mod disk;
+mod environment;
 mod markup;
 mod measures;
 mod overview;
@@ -167,6 +169,7 @@ pub fn render(result: &RunResult) -> String {
         let charts = (phase, &data.phases[index]);
         phase_section::phase_section(&mut out, index, charts, interrupted, open);
     }
+    environment::environment_section(&mut out, result);
     configuration(&mut out, result);
     out.push_str("<footer>Written by sofabench from a result file (docs/RESULTS.md). Charts drawn with uPlot 1.6.32, © Leon Sorokin, MIT License.</footer>\n");
     let _ = writeln!(

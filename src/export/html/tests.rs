@@ -263,3 +263,38 @@ fn the_disk_table_shows_what_the_server_said_and_unknown_for_the_rest() {
     old.phases[0].disk = None;
     assert!(!render(&old).contains("<h3>Disk</h3>"));
 }
+
+#[test]
+fn the_environment_is_a_table_of_facts_escaped_like_all_page_text() {
+    use crate::results::environment::{ClientEnvironment, ServerEnvironment};
+    let mut result = super::super::sample::result();
+    let old = render(&result);
+    assert!(old.contains(
+        "<h2>Environment</h2>\n<p class=\"muted\">This result was written before sofabench recorded"
+    ));
+    result.nodes[0].client = Some(ClientEnvironment {
+        sofabench: "0.1.0".to_string(),
+        cpu: Some("<script>alert(1)</script>".to_string()),
+        cores: Some(2),
+        ..ClientEnvironment::default()
+    });
+    result.nodes[0].server = Some(ServerEnvironment {
+        product: Some("PouchDB Server".to_string()),
+        unknown_because: vec!["_membership: <b>401</b>".to_string()],
+        ..ServerEnvironment::default()
+    });
+    let page = render(&result);
+    let row = |name: &str, value: &str| {
+        format!("<tr><td><code>{name}</code></td><td class=\"mono\">{value}</td></tr>")
+    };
+    assert!(
+        page.contains(&row("client.cpu", "&lt;script&gt;alert(1)&lt;/script&gt;")),
+        "{page}"
+    );
+    assert!(!page.contains("<script>alert"));
+    assert!(page.contains(&row("client.cores", "2")));
+    assert!(page.contains(&row("server.product", "PouchDB Server")));
+    assert!(page.contains(&row("server.version", "unknown")));
+    assert!(page.contains("<li>_membership: &lt;b&gt;401&lt;/b&gt;</li>"));
+    assert!(at(&page, "<section id=\"environment\"") < at(&page, "<section id=\"configuration\""));
+}
