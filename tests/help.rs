@@ -146,6 +146,7 @@ fn sample(arg: &clap::Arg) -> String {
         "OPS_PER_SEC|FROM..TO" => "50",
         "ADDR" => "9464",
         "EXPR" => "read.p99 < 20ms",
+        "ROW" => "read.p99",
         "JSON" => "{\"type\":\"a\"}",
         "ROLE,ROLE" => "_admin",
         "NAME|FILE" => "scaling",

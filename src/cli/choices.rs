@@ -42,6 +42,18 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Choices<T> {
     }
 }
 
+/// `compare --test`: every [`Test`](crate::analysis::compare::judge::Test).
+pub const COMPARE_TESTS: [Choice; 2] = [
+    (
+        "u",
+        "Mann-Whitney U test on the medians: no distribution assumed (the default)",
+    ),
+    (
+        "welch",
+        "Welch's t-test on the means, as sofabench did before",
+    ),
+];
+
 /// `--id-scheme`: every [`IdScheme`](crate::workload::IdScheme).
 pub const ID_SCHEMES: [Choice; 3] = [
     (
