@@ -277,7 +277,8 @@ fn method(test: Test, rows: &str) -> String {
 /// `the 6 rows judged`, or per contender where they differ.
 fn rows_judged(letters: &[char], judged: &[usize]) -> String {
     if judged.iter().all(|m| *m == judged[0]) {
-        return format!("the {} rows judged", judged[0]);
+        let rows = if judged[0] == 1 { "row" } else { "rows" };
+        return format!("the {} {rows} judged", judged[0]);
     }
     let each: Vec<String> = letters[1..]
         .iter()
