@@ -173,7 +173,7 @@ fn alike_repetitions_give_no_change_and_a_clear_shift_is_found_with_enough_of_th
     let text = compared(&[&a, &same], &[]);
     assert!(!text.contains("WARNING"), "{text}");
     assert!(
-        text.contains("each verdict is the two-sided Mann-Whitney U test"),
+        text.contains("\nverdicts: each by the two-sided Mann-Whitney U test"),
         "{text}"
     );
     // Five operations, each judged on its rate, p50 and p99: all `~`.
@@ -211,7 +211,7 @@ fn alike_repetitions_give_no_change_and_a_clear_shift_is_found_with_enough_of_th
     // Welch's test, asked for, finds the shift as well, and says so.
     let text = compared(&[&a, &shifted], &["--test", "welch"]);
     assert!(
-        text.contains("each verdict is the two-sided Welch's t-test"),
+        text.contains("\nverdicts: each by the two-sided Welch's t-test"),
         "{text}"
     );
     assert!(

@@ -211,7 +211,7 @@ fn cleanup_deletes_each_repetitions_database_and_compare_tests_the_noise() {
     let text = &compared.stdout;
     assert!(text.contains("(3 repetitions, started"), "{text}");
     assert!(
-        text.contains("each verdict is the two-sided Mann-Whitney U test"),
+        text.contains("\nverdicts: each by the two-sided Mann-Whitney U test"),
         "{text}"
     );
     assert!(

@@ -269,7 +269,7 @@ fn method(test: Test, rows: &str) -> String {
         ""
     };
     format!(
-        "{values}; each verdict is the two-sided {}{approximate} with Holm's correction over {rows}: better or worse where the adjusted p ≤ {ALPHA}, ~ where nothing changed significantly",
+        "{values}\nverdicts: each by the two-sided {}{approximate} with Holm's correction over {rows}: better or worse where the adjusted p ≤ {ALPHA}, ~ where nothing changed significantly",
         test.name()
     )
 }
@@ -520,7 +520,7 @@ geometric mean of the throughput ratios (documents per second for bulk inserts):
             "{text}"
         );
         assert!(
-            text.contains("noise: values are means over the repetitions ± their standard deviation; each verdict is the two-sided Welch's t-test with Holm's correction over the 3 rows judged"),
+            text.contains("noise: values are means over the repetitions ± their standard deviation\nverdicts: each by the two-sided Welch's t-test with Holm's correction over the 3 rows judged"),
             "{text}"
         );
         // Welch's test gives no floor to p: no warning of too few repetitions.
