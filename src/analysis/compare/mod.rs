@@ -89,8 +89,15 @@ pub fn compare(sides: &[(&str, &RunResult)], options: &Options) -> Result<String
             }
         })
         .collect();
+    // Holm's family: the rows tested, or those that would be with repetitions.
     let judged: Vec<usize> = (1..sides.len())
-        .map(|side| judge::judged_count(&all, &selected, side))
+        .map(|side| match tested(counts[0], counts[side]) {
+            true => judgements[side - 1]
+                .iter()
+                .filter(|j| matches!(j, Judgement::Judged(_)))
+                .count(),
+            false => judge::judged_count(&all, &selected, side),
+        })
         .collect();
 
     let mut out = String::new();
