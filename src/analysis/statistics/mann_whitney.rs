@@ -216,6 +216,19 @@ mod tests {
         check(&cases, Method::Normal);
     }
 
+    /// The largest exact case stays in integers: fifty a side wholly apart give
+    /// 2 / C(100, 50) (C(100, 50) = 100891344545564193334812497256).
+    #[test]
+    fn fifty_a_side_are_exact_without_overflow() {
+        let a: Vec<f64> = (1..=50).map(f64::from).collect();
+        let b: Vec<f64> = (51..=100).map(f64::from).collect();
+        let test = test(&a, &b).unwrap();
+        assert_eq!(test.method, Method::Exact);
+        let expected = 2.0 / 100_891_344_545_564_193_334_812_497_256.0;
+        assert!((test.p - expected).abs() <= 1e-12 * expected);
+        assert!((smallest_p(50, 50) - expected).abs() <= 1e-12 * expected);
+    }
+
     #[test]
     fn the_smallest_p_sets_the_repetitions_needed() {
         // 2 / C(6, 3) = 0.1: three a side never reach 0.05.
