@@ -222,7 +222,7 @@ fn cleanup_deletes_each_repetitions_database_and_compare_tests_the_noise() {
     // comparison says how many would.
     assert!(
         text.contains("WARNING: too few repetitions for any change between A and B to show as significant: with A 3 repetitions and B 3 repetitions")
-            && text.contains("run at least 6 repetitions per side"),
+            && text.contains("repetitions per side (sofabench run --runs "),
         "{text}"
     );
     // Each judged figure has a p-value (or says why there is none); p90 is not judged,
