@@ -245,6 +245,10 @@ fn too_few_repetitions_say_how_many_would_let_a_change_show() {
     let b4 = files.write("b4.json", &repeated(4, 2.0, 2_000));
     let text = compared(&[&a4, &b4], &one);
     assert!(!text.contains("WARNING"), "{text}");
+    // 1 − 2 / 2⁴ = 87.5 %.
+    assert!(
+        text.contains("  A: 4 repetitions: its intervals (smallest to largest) reach only 88 %")
+    );
     assert!(
         rows(&text, "read throughput/s")[0].ends_with("better p=0.029"),
         "{text}"

@@ -305,7 +305,8 @@ fn interval_levels(counts: &[usize], letters: &[char]) -> String {
         let said = if *count < 2 {
             "too few for an interval".to_string()
         } else {
-            let level = median::coverage(*count, 1) * 100.0;
+            // To a tenth first: the binomial's last digit must not turn 87.5 into 87.
+            let level = (median::coverage(*count, 1) * 1000.0).round() / 10.0;
             format!("its intervals (smallest to largest) reach only {level:.0} %")
         };
         let _ = writeln!(out, "  {letter}: {}: {said}", runs(*count));
