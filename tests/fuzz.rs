@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use bytes::BytesMut;
 use proptest::prelude::*;
-use sofabench::analysis::compare::compare;
+use sofabench::analysis::compare::{Options, compare};
 use sofabench::analysis::thresholds::Threshold;
 use sofabench::driver::Method;
 use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
@@ -226,7 +226,8 @@ proptest! {
         if let Ok(result) = serde_json::from_str::<RunResult>(&text)
             && let Ok(result) = upgrade(result)
         {
-            let _ = compare(("a.json", &result), ("b.json", &result));
+            let sides = [("a.json", &result), ("b.json", &result), ("c.json", &result)];
+            let _ = compare(&sides, &Options::default());
             let readable = tally::check_readable(&result.phases, "r").is_ok()
                 && result
                     .repetitions

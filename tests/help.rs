@@ -147,6 +147,7 @@ fn sample(arg: &clap::Arg) -> String {
         "ADDR" => "9464",
         "EXPR" => "read.p99 < 20ms",
         "NAME=VALUE" => "server.version=3.5.0",
+        "ROW" => "read.p99",
         "JSON" => "{\"type\":\"a\"}",
         "ROLE,ROLE" => "_admin",
         "NAME|FILE" => "scaling",

@@ -40,6 +40,12 @@ type Config = BTreeMap<String, Value>;
 
 /// One line per setting the two runs differ in: `connections: A 1, B 8`.
 pub fn differing(a: &RunResult, b: &RunResult) -> Vec<String> {
+    differing_between(a, b, ('A', 'B'))
+}
+
+/// As [`differing`], each side named by its letter: `connections: A 1, C 8`.
+pub fn differing_between(a: &RunResult, b: &RunResult, letters: (char, char)) -> Vec<String> {
+    let pair = |label: &str, a: &str, b: &str| pair(label, a, b, letters);
     let (a, b) = (&a.config, &b.config);
     let differs = |key: &str| a.get(key) != b.get(key);
     let mut lines = Vec::new();
@@ -77,8 +83,8 @@ pub fn differing(a: &RunResult, b: &RunResult) -> Vec<String> {
     lines
 }
 
-fn pair(label: &str, a: &str, b: &str) -> String {
-    format!("{label}: A {}, B {}", cut(a), cut(b))
+fn pair(label: &str, a: &str, b: &str, (la, lb): (char, char)) -> String {
+    format!("{label}: {la} {}, {lb} {}", cut(a), cut(b))
 }
 
 fn cut(text: &str) -> String {

@@ -50,6 +50,35 @@ impl Measure {
         }
     }
 
+    /// Its name in a row's name (`crud.read.p99`), as `compare --judge` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::DocsPerSec => "docs",
+            Measure::Throughput => "throughput",
+            Measure::P50 => "p50",
+            Measure::P90 => "p90",
+            Measure::P99 => "p99",
+            Measure::P999 => "p99.9",
+            Measure::Max => "max",
+        }
+    }
+
+    /// The rate an operation is compared by: documents per second for a bulk insert
+    /// (whose throughput counts requests), the throughput otherwise.
+    pub fn rate_of(operation: &str) -> Measure {
+        if Measure::DocsPerSec.applies_to(operation) {
+            Measure::DocsPerSec
+        } else {
+            Measure::Throughput
+        }
+    }
+
+    /// Whether `compare` judges the measure of `operation` unless told which rows to
+    /// judge: its rate, p50 and p99.
+    pub fn judged_by_default(self, operation: &str) -> bool {
+        self == Measure::rate_of(operation) || matches!(self, Measure::P50 | Measure::P99)
+    }
+
     pub fn higher_is_better(self) -> bool {
         matches!(self, Measure::Throughput | Measure::DocsPerSec)
     }

@@ -5,6 +5,13 @@
 //! two runs on different builds or servers need not; it works from two repetitions per
 //! side, where a rank test (Mann–Whitney U) cannot reach p < 0.05 before four per side.
 //! The t distribution comes from `statrs`; the test's few lines of arithmetic are here.
+//!
+//! The distribution-free methods `compare` uses by default are in the submodules: the
+//! median with its interval, the Mann–Whitney U test, and Holm's correction.
+
+pub mod holm;
+pub mod mann_whitney;
+pub mod median;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 

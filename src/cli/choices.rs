@@ -55,6 +55,18 @@ pub const FABRIC_SIZES: [Choice; 3] = [
     ),
 ];
 
+/// `compare --test`: every [`Test`](crate::analysis::compare::judge::Test).
+pub const COMPARE_TESTS: [Choice; 2] = [
+    (
+        "u",
+        "Mann-Whitney U test on the medians: no distribution assumed (the default)",
+    ),
+    (
+        "welch",
+        "Welch's t-test on the means, as sofabench did before",
+    ),
+];
+
 /// `--id-scheme`: every [`IdScheme`](crate::workload::IdScheme).
 pub const ID_SCHEMES: [Choice; 3] = [
     (

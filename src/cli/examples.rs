@@ -76,10 +76,20 @@ const REPORT: [Example; 2] = [
     ),
 ];
 
-const COMPARE: [Example; 1] = [example(
-    "Throughput and latency of two runs side by side",
-    "sofabench compare before.json after.json",
-)];
+const COMPARE: [Example; 3] = [
+    example(
+        "Throughput and latency of two runs side by side",
+        "sofabench compare before.json after.json",
+    ),
+    example(
+        "Three server versions against the first, each run with --runs 6",
+        "sofabench compare couchdb-3.3.json couchdb-3.4.json couchdb-3.5.json",
+    ),
+    example(
+        "Judge only reads' p99 and throughput (fewer rows need fewer repetitions)",
+        "sofabench compare a.json b.json --judge crud.read.p99,crud.read.throughput",
+    ),
+];
 
 const MERGE: [Example; 1] = [example(
     "The whole run of two client machines, from their result files",

@@ -34,7 +34,10 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 
 use crate::exit::Failed;
 use crate::workload::{DocSize, IdScheme, KeyChoice};
-use choices::{AUTH_MODES, Choices, EXISTING_WRITES, FABRIC_SIZES, ID_SCHEMES, PARTITION_SPREADS};
+use choices::{
+    AUTH_MODES, COMPARE_TESTS, Choices, EXISTING_WRITES, FABRIC_SIZES, ID_SCHEMES,
+    PARTITION_SPREADS,
+};
 use examples::after_long_help;
 
 #[derive(Parser, Debug)]
@@ -79,7 +82,7 @@ enum Command {
     /// Make any result format (HTML, CSV, HdrHistogram logs, text) from a result's JSON.
     #[command(after_long_help = after_long_help("report"))]
     Report(ReportArgs),
-    /// Compare two result files: throughput and latency percentiles side by side.
+    /// Compare a baseline with one or more results: what differs, then the figures side by side.
     #[command(after_long_help = after_long_help("compare"))]
     Compare(CompareArgs),
     /// Merge the result files of several nodes into the result of the whole run.
@@ -1019,13 +1022,33 @@ pub struct ReportArgs {
 /// Flags of `sofabench compare`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The baseline result (a file written by --json or --out).
+    /// The baseline result, A (a file written by --json or --out).
     #[arg(value_name = "A.json")]
-    a: PathBuf,
+    baseline: PathBuf,
 
-    /// The result compared with the baseline.
-    #[arg(value_name = "B.json")]
-    b: PathBuf,
+    /// The results compared with the baseline: B, C, … (up to 25)
+    ///
+    /// Each is shown beside the baseline with its change from it, as in
+    /// `compare 3.3.json 3.4.json 3.5.json`.
+    #[arg(value_name = "B.json", required = true, num_args = 1..=25)]
+    contenders: Vec<PathBuf>,
+
+    /// The test of each judged row over the repetitions
+    ///
+    /// Either way, Holm's correction is applied over the rows judged, and a change is
+    /// marked better or worse where the adjusted p is at most 0.05, `~` otherwise.
+    #[arg(long, value_name = "TEST", default_value = "u", value_parser = Choices::new(crate::analysis::compare::judge::Test::parse, &COMPARE_TESTS))]
+    test: crate::analysis::compare::judge::Test,
+
+    /// The rows to judge, as [PHASE.]OPERATION.METRIC (e.g. crud.read.p99, read.throughput)
+    ///
+    /// Comma-separated or repeated. METRIC is one of docs (a bulk insert's documents per
+    /// second), throughput, p50, p90, p99, p99.9, max; without a PHASE, the operation's
+    /// row in every phase. By default each operation's rate (docs for a bulk insert,
+    /// throughput otherwise), p50 and p99 are judged. Fewer rows need fewer repetitions
+    /// for a change to show under the correction.
+    #[arg(long, value_name = "ROW", value_delimiter = ',', action = clap::ArgAction::Append)]
+    judge: Vec<String>,
 }
 
 /// Flags of `sofabench merge`.
