@@ -394,6 +394,8 @@ fn a_run_records_its_client_and_check_expects_it() {
         expect(&format!("client.sofabench={version}")),
         expect(&format!("client.profile={}", profile())),
         expect("client.machines=1"),
+        expect("server.product=PouchDB Server"),
+        expect("database.q=unknown"),
     ];
     let mut line = vec!["check", json.as_str()];
     line.extend(met.iter().map(String::as_str));

@@ -145,8 +145,6 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         thresholds,
         detail,
     };
-    let node = std::slice::from_ref(record.node());
-    print(&report::environment::header(node, detail));
     for pass in &passes {
         // Ctrl-C between repetitions: the ones that ended are kept, no other starts.
         if run.stop.stop.is_raised() {
@@ -209,6 +207,9 @@ async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Fai
         let (first, made) = &prepared.each[0];
         let found = environment::database(&run.setup_node, first, made.created).await;
         record.found_database(found);
+        // Said once the database's shape is known, so that the line has its q and n.
+        let node = std::slice::from_ref(record.node());
+        print(&report::environment::header(node, run.detail));
     }
     // What works on one database (hot documents, existing data) works on the first: a
     // run over several refuses it.
