@@ -83,8 +83,17 @@ pub fn differing_between(a: &RunResult, b: &RunResult, letters: (char, char)) ->
     lines
 }
 
+/// The longest pair of values shown on one line; longer ones (a scenario's phases, full
+/// of commas themselves) get a line each, so that where B's begins is plain.
+const MOST_ON_ONE_LINE: usize = 80;
+
 fn pair(label: &str, a: &str, b: &str, (la, lb): (char, char)) -> String {
-    format!("{label}: {la} {}, {lb} {}", cut(a), cut(b))
+    let (a, b) = (cut(a), cut(b));
+    if a.chars().count() + b.chars().count() > MOST_ON_ONE_LINE {
+        format!("{label}:\n    {la} {a}\n    {lb} {b}")
+    } else {
+        format!("{label}: {la} {a}, {lb} {b}")
+    }
 }
 
 fn cut(text: &str) -> String {
@@ -225,7 +234,11 @@ mod tests {
         older.as_object_mut().unwrap().remove("auth");
         let lines = differing(&result(older), &result(long));
         assert_eq!(lines[0], "auth mode: A not recorded, B basic");
-        assert!(lines[1].starts_with("phases: A not recorded, B crud: 1,000 operations; "));
+        assert!(
+            lines[1].starts_with("phases:\n    A not recorded\n    B crud: 1,000 operations; "),
+            "a long pair gets a line a side: {}",
+            lines[1]
+        );
         assert!(lines[1].ends_with('…') && lines[1].chars().count() < 260);
     }
 }

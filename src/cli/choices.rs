@@ -47,7 +47,7 @@ pub const FABRIC_SIZES: [Choice; 3] = [
     ("small", "335 bytes: fabric_bench's 13 short members"),
     (
         "medium",
-        "14,555 bytes: its hex blobs, text, tags and 2,000 numbers (the default)",
+        "about 15,050 bytes (fabric_bench's: 14,555): its hex blobs, text, tags and 2,000 numbers (the default)",
     ),
     (
         "large",

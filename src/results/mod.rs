@@ -211,10 +211,14 @@ pub struct SettleResult {
     pub seconds: f64,
     /// Looks at the server before it settled or the wait ended.
     pub looks: u64,
-    /// The most compactions of the database (its shards, its views) seen at one look.
-    pub compactions: u64,
-    /// The largest internal replication backlog seen (`internal_replication_jobs`).
-    pub replication_backlog: u64,
+    /// The most compactions of the database (its shards, its views) seen at one look;
+    /// absent when the server never showed its tasks (`shows_tasks` false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compactions: Option<u64>,
+    /// The largest internal replication backlog seen (`internal_replication_jobs`);
+    /// absent when the server never showed one (`shows_backlog` false): not seen is not 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_backlog: Option<u64>,
     /// Whether the server showed its tasks (`_active_tasks`) and its internal
     /// replication backlog (`_node/_local/_system`): PouchDB Server shows the first only.
     pub shows_tasks: bool,

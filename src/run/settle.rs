@@ -116,8 +116,8 @@ impl Settle {
             outcome: SettleOutcome::Settled,
             seconds: 0.0,
             looks: 0,
-            compactions: 0,
-            replication_backlog: 0,
+            compactions: None,
+            replication_backlog: None,
             shows_tasks: false,
             shows_backlog: false,
             compactions_at_end: 0,
@@ -127,8 +127,8 @@ impl Settle {
             result.looks += 1;
             result.shows_tasks = look.compactions.is_some();
             result.shows_backlog = look.backlog.is_some();
-            result.compactions = result.compactions.max(look.compactions.unwrap_or(0));
-            result.replication_backlog = result.replication_backlog.max(look.backlog.unwrap_or(0));
+            result.compactions = most(result.compactions, look.compactions);
+            result.replication_backlog = most(result.replication_backlog, look.backlog);
             let outcome = if !look.visible() {
                 Some(SettleOutcome::NotVisible)
             } else if look.quiet() {
@@ -153,28 +153,56 @@ impl Settle {
     }
 }
 
+/// The larger of two figures where either was seen.
+fn most(before: Option<u64>, now: Option<u64>) -> Option<u64> {
+    match (before, now) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The line the run prints before the phase: what the wait found, and what the server
-/// does not show.
+/// does not show, so that nothing unseen reads as nothing there.
 pub fn line(phase: &str, settled: &SettleResult) -> String {
     let unseen = match (settled.shows_tasks, settled.shows_backlog) {
         (true, false) => {
-            "; it shows no internal replication backlog (_node/_local/_system: a CouchDB 2+ node's)"
+            "; this server shows no internal replication backlog (no _node/_local/_system: CouchDB 2 and later have it), so none was waited for"
         }
-        (false, true) => "; it shows no _active_tasks (an admin's)",
+        (false, true) => {
+            "; this server shows these credentials no _active_tasks (an admin's), so compactions were not waited for"
+        }
         _ => "",
     };
     format!("{}{unseen}\n", said(phase, settled))
 }
 
+/// What the looks saw, naming only what the server showed: the most at one look, or
+/// (`quiet`, settled at the first look) that there was none.
+fn what_was_seen(settled: &SettleResult, quiet: bool) -> String {
+    let compactions = settled.compactions.map(|c| match quiet {
+        true => "no compaction of the database running".to_string(),
+        false => format!("at most {c} compactions of the database"),
+    });
+    let backlog = settled.replication_backlog.map(|b| match quiet {
+        true => "no internal replication backlog".to_string(),
+        false => format!("an internal replication backlog of at most {b}"),
+    });
+    [compactions, backlog]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
 fn said(phase: &str, settled: &SettleResult) -> String {
     let waited = format!("{:.1} s, {} looks", settled.seconds, settled.looks);
-    let seen = format!(
-        "at most {} compactions of the database and an internal replication backlog of {}",
-        settled.compactions, settled.replication_backlog
-    );
+    let seen = what_was_seen(settled, false);
     match settled.outcome {
         SettleOutcome::Settled if settled.looks == 1 => {
-            format!("  {phase}: the server was settled (no compaction of the database running)")
+            format!(
+                "  {phase}: the server was settled ({})",
+                what_was_seen(settled, true)
+            )
         }
         SettleOutcome::Settled => {
             format!("  {phase}: waited for the server to settle ({waited}; {seen})")
@@ -234,5 +262,43 @@ mod tests {
         };
         assert!(!busy.quiet());
         assert!(!Look::default().visible(), "a server that shows neither");
+    }
+
+    fn settled(compactions: Option<u64>, backlog: Option<u64>) -> SettleResult {
+        SettleResult {
+            outcome: SettleOutcome::Settled,
+            seconds: 0.0,
+            looks: 1,
+            compactions,
+            replication_backlog: backlog,
+            shows_tasks: compactions.is_some(),
+            shows_backlog: backlog.is_some(),
+            compactions_at_end: 0,
+        }
+    }
+
+    #[test]
+    fn the_line_names_what_the_server_showed_and_what_it_could_not() {
+        let couchdb = line("read", &settled(Some(0), Some(0)));
+        assert_eq!(
+            couchdb,
+            "  read: the server was settled (no compaction of the database running and no internal replication backlog)\n"
+        );
+        let pouchdb = line("read", &settled(Some(0), None));
+        assert!(
+            pouchdb.starts_with("  read: the server was settled (no compaction of the database running); this server shows no internal replication backlog"),
+            "{pouchdb}"
+        );
+        assert!(pouchdb.contains("none was waited for"), "{pouchdb}");
+        let waited = SettleResult {
+            looks: 3,
+            seconds: 1.0,
+            ..settled(Some(2), Some(5))
+        };
+        assert!(
+            line("read", &waited).contains("at most 2 compactions of the database and an internal replication backlog of at most 5"),
+            "{}",
+            line("read", &waited)
+        );
     }
 }

@@ -178,7 +178,7 @@ pub static BUILTINS: [Builtin; 12] = [
     },
     Builtin {
         name: "fabric-bench",
-        description: "CouchDB's fabric_bench over HTTP at 1 connection: 100,000 documents bulk inserted, as many random reads, _all_docs and _changes read whole, 1,000 single writes (--fabric-docs, --fabric-single-docs, --fabric-doc-size)",
+        description: "CouchDB's fabric_bench over HTTP at 1 connection: --fabric-docs documents (100,000) bulk inserted, as many random reads, _all_docs and _changes read whole, --fabric-single-docs single writes (1,000), of --fabric-doc-size",
         form: Form::Fabric,
         phases: super::fabric::fabric_bench,
         takes: &["fabric_docs", "fabric_single_docs", "fabric_doc_size"],

@@ -276,7 +276,7 @@ fn method(test: Test, rows: &str) -> String {
         ""
     };
     format!(
-        "{values}\nverdicts: each by the two-sided {}{approximate} with Holm's correction over {rows}: better or worse where the adjusted p ≤ {ALPHA}, ~ where nothing changed significantly",
+        "{values}\nverdicts: each by the two-sided {}{approximate} with Holm's correction over {rows}: each p shown is Holm-adjusted; better or worse where it is ≤ {ALPHA}, ~ where nothing changed significantly",
         test.name()
     )
 }
