@@ -73,10 +73,39 @@ pub fn backlog(system: &serde_json::Value) -> Option<u64> {
     system.get("internal_replication_jobs")?.as_u64()
 }
 
+/// The most cluster nodes whose backlogs one look reads.
+const MOST_NODES: usize = 64;
+
+/// The cluster's nodes from a `_membership` answer, those whose names are safe in a
+/// path (Erlang's `name@host`: letters, digits, `@._-`), at most [`MOST_NODES`];
+/// `None` when it lists none.
+pub fn members(membership: &serde_json::Value) -> Option<Vec<String>> {
+    let plain = |name: &&str| {
+        (1..=255).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"@._-".contains(&b))
+    };
+    let names: Vec<String> = membership
+        .get("cluster_nodes")?
+        .as_array()?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .filter(plain)
+        .take(MOST_NODES)
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
 /// Looks at the server for one database.
 pub struct Settle {
     admin: Admin,
     database: String,
+    /// The `_system` paths of the cluster's nodes (`_membership`, read at the first
+    /// look): internal replication runs on every node, and `_active_tasks` is the
+    /// cluster's but `_system` one node's. The setup node's alone where none are listed.
+    systems: Option<Vec<String>>,
 }
 
 impl Settle {
@@ -84,18 +113,42 @@ impl Settle {
         Settle {
             admin: Admin::new(target, node),
             database: target.database.clone(),
+            systems: None,
         }
     }
 
-    /// One look: `_active_tasks` and the node's `_system`, each read when it answers 200
-    /// with what CouchDB writes there. A server that stopped answering fails the run.
+    /// One look: `_active_tasks` and every node's `_system`, each read when it answers
+    /// 200 with what CouchDB writes there. A server that stopped answering fails the run.
     pub async fn look(&mut self) -> Result<Look, Failed> {
         let tasks = self.json("/_active_tasks").await?;
-        let system = self.json("/_node/_local/_system").await?;
         Ok(Look {
             compactions: tasks.and_then(|t| compactions(&t, &self.database)),
-            backlog: system.and_then(|s| backlog(&s)),
+            backlog: self.backlog().await?,
         })
+    }
+
+    /// The internal replication jobs waiting on all the nodes that tell theirs.
+    async fn backlog(&mut self) -> Result<Option<u64>, Failed> {
+        if self.systems.is_none() {
+            let names = self.json("/_membership").await?.and_then(|m| members(&m));
+            let paths = names.map_or_else(
+                || vec!["/_node/_local/_system".to_string()],
+                |names| {
+                    names
+                        .iter()
+                        .map(|n| format!("/_node/{n}/_system"))
+                        .collect()
+                },
+            );
+            self.systems = Some(paths);
+        }
+        let mut total: Option<u64> = None;
+        for path in self.systems.clone().unwrap_or_default() {
+            if let Some(jobs) = self.json(&path).await?.and_then(|s| backlog(&s)) {
+                total = Some(total.unwrap_or(0).saturating_add(jobs));
+            }
+        }
+        Ok(total)
     }
 
     async fn json(&mut self, path: &str) -> Result<Option<serde_json::Value>, Failed> {
@@ -300,5 +353,25 @@ mod tests {
             "{}",
             line("read", &waited)
         );
+    }
+
+    #[test]
+    fn the_cluster_s_nodes_are_those_safe_in_a_path() {
+        let membership = json!({"all_nodes": ["a@h"], "cluster_nodes": [
+            "node1@127.0.0.1", "node2@127.0.0.1", "../_config", "x?y", "", 7, "n-3_x@h.local"
+        ]});
+        assert_eq!(
+            members(&membership),
+            Some(vec![
+                "node1@127.0.0.1".to_string(),
+                "node2@127.0.0.1".to_string(),
+                "n-3_x@h.local".to_string()
+            ])
+        );
+        assert_eq!(members(&json!({"cluster_nodes": []})), None);
+        assert_eq!(members(&json!({"error": "not_found"})), None);
+        let many: Vec<String> = (0..1000).map(|i| format!("n{i}@h")).collect();
+        let listed = members(&json!({"cluster_nodes": many})).unwrap();
+        assert_eq!(listed.len(), MOST_NODES);
     }
 }
