@@ -8,7 +8,9 @@
 
 use super::Detail;
 use crate::results::NodeInfo;
-use crate::results::environment::{Fact, Product, ServerNode, UNKNOWN, facts_of};
+use crate::results::environment::{
+    Fact, MOST_ITEMS, Product, ServerNode, UNKNOWN, bounded, facts_of,
+};
 use crate::text::visible;
 use crate::words::counted;
 
@@ -150,17 +152,27 @@ fn node_lines(nodes: &[ServerNode]) -> String {
     if described.iter().all(|d| *d == described[0]) {
         return String::new();
     }
-    nodes
+    // A result file may list any number of nodes, with any address: at most
+    // MOST_ITEMS lines, each bounded.
+    let mut lines: String = nodes
         .iter()
         .zip(&described)
+        .take(MOST_ITEMS)
         .map(|(node, what)| {
             format!(
                 "    server node {}: {}\n",
-                visible(&node.address),
-                visible(what)
+                visible(&bounded(&node.address)),
+                visible(&bounded(what))
             )
         })
-        .collect()
+        .collect();
+    if nodes.len() > MOST_ITEMS {
+        lines.push_str(&format!(
+            "    … {} more server nodes\n",
+            nodes.len() - MOST_ITEMS
+        ));
+    }
+    lines
 }
 
 /// Every fact by name, and why the server's unknown ones are (`-v`).
@@ -169,8 +181,8 @@ fn every_fact(facts: &[Fact], unknown_because: &[String]) -> String {
     for fact in facts {
         text.push_str(&format!("    {:<26} {}\n", fact.name, visible(&fact.value)));
     }
-    for why in unknown_because {
-        text.push_str(&format!("    unknown: {}\n", visible(why)));
+    for why in unknown_because.iter().take(MOST_ITEMS) {
+        text.push_str(&format!("    unknown: {}\n", visible(&bounded(why))));
     }
     text
 }

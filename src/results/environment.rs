@@ -205,17 +205,20 @@ fn server_facts(server: Option<&ServerEnvironment>) -> Vec<Fact> {
     let of_nodes = |pick: fn(&ServerNode) -> Option<String>| joined(nodes.iter().map(pick));
     let database = server.database.as_ref();
     vec![
-        identity("server.product", server.product.clone()),
+        identity("server.product", server.product.as_deref().map(bounded)),
         identity("server.vendor", of_nodes(|n| n.vendor.clone())),
         identity("server.version", of_nodes(|n| n.version.clone())),
         identity("server.git_sha", of_nodes(|n| n.git_sha.clone())),
-        identity("server.features", of_nodes(|n| Some(n.features.join(",")))),
+        identity("server.features", of_nodes(|n| Some(features(&n.features)))),
         identity(
             "server.nodes",
             (!nodes.is_empty()).then(|| nodes.len().to_string()),
         ),
         identity("server.cluster_nodes", number(server.cluster_nodes)),
-        identity("server.javascript_engine", server.javascript_engine.clone()),
+        identity(
+            "server.javascript_engine",
+            server.javascript_engine.as_deref().map(bounded),
+        ),
         moment(
             "server.compactions_running",
             number(server.compactions_running),
@@ -277,13 +280,22 @@ fn number(value: Option<u64>) -> Option<String> {
     value.map(|v| v.to_string())
 }
 
+/// A node's features, as at most [`MOST_ITEMS`] of them, each [`bounded`]: a result file
+/// may hold any number of any length.
+fn features(all: &[String]) -> String {
+    let kept: Vec<String> = all.iter().take(MOST_ITEMS).map(|f| bounded(f)).collect();
+    kept.join(",")
+}
+
 /// One value when every item agrees (unknown items shown as such), the items joined by
-/// ` | ` when they differ; `None` when there are none or none is known.
+/// ` | ` when they differ; `None` when there are none or none is known. Each item is
+/// [`bounded`] and at most [`MOST_ITEMS`] are joined, the rest counted: a result file's
+/// strings and nodes are as long and as many as its writer chose.
 fn joined(items: impl Iterator<Item = Option<String>>) -> Option<String> {
     let items: Vec<String> = items
         .map(|i| {
             i.filter(|v| !v.is_empty())
-                .unwrap_or_else(|| UNKNOWN.to_string())
+                .map_or_else(|| UNKNOWN.to_string(), |v| bounded(&v))
         })
         .collect();
     let first = items.first()?;
@@ -292,7 +304,11 @@ fn joined(items: impl Iterator<Item = Option<String>>) -> Option<String> {
     } else if items.iter().all(|i| i == first) {
         Some(first.clone())
     } else {
-        Some(items.join(" | "))
+        let mut shown = items[..items.len().min(MOST_ITEMS)].join(" | ");
+        if items.len() > MOST_ITEMS {
+            shown.push_str(&format!(" | … {} more", items.len() - MOST_ITEMS));
+        }
+        Some(shown)
     }
 }
 

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use super::markup::escape;
 use crate::results::RunResult;
-use crate::results::environment::facts;
+use crate::results::environment::{MOST_ITEMS, bounded, facts};
+use crate::text::visible;
 
 /// The section, before the configuration.
 pub fn environment_section(out: &mut String, result: &RunResult) {
@@ -25,7 +26,7 @@ pub fn environment_section(out: &mut String, result: &RunResult) {
             out,
             "<tr><td><code>{}</code></td><td class=\"mono\">{}</td></tr>",
             fact.name,
-            escape(&fact.value)
+            escape(&visible(&fact.value))
         );
     }
     out.push_str("</table>\n");
@@ -33,8 +34,9 @@ pub fn environment_section(out: &mut String, result: &RunResult) {
     let unknown = server.map_or(&[][..], |s| s.unknown_because.as_slice());
     if !unknown.is_empty() {
         out.push_str("<p class=\"muted\">Unknown because:</p>\n<ul>\n");
-        for why in unknown {
-            let _ = writeln!(out, "<li>{}</li>", escape(why));
+        // A result file's list may be any length, of any text.
+        for why in unknown.iter().take(MOST_ITEMS) {
+            let _ = writeln!(out, "<li>{}</li>", escape(&visible(&bounded(why))));
         }
         out.push_str("</ul>\n");
     }
