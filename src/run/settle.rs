@@ -106,6 +106,9 @@ pub struct Settle {
     /// look): internal replication runs on every node, and `_active_tasks` is the
     /// cluster's but `_system` one node's. The setup node's alone where none are listed.
     systems: Option<Vec<String>>,
+    /// Set once a wait ended at [`MOST_WAIT`] still busy: a server busy that long stays
+    /// so, and each later step then looks once rather than adding 120 s more.
+    gave_up: bool,
 }
 
 impl Settle {
@@ -114,6 +117,7 @@ impl Settle {
             admin: Admin::new(target, node),
             database: target.database.clone(),
             systems: None,
+            gave_up: false,
         }
     }
 
@@ -162,9 +166,15 @@ impl Settle {
             .flatten())
     }
 
-    /// Looks until the server is quiet, shows nothing, or `MOST_WAIT` has passed.
+    /// Looks until the server is quiet, shows nothing, or `MOST_WAIT` has passed (after
+    /// a wait that ended so, one look).
     pub async fn wait(&mut self) -> Result<SettleResult, Failed> {
         let started = Instant::now();
+        let bound = if self.gave_up {
+            Duration::ZERO
+        } else {
+            MOST_WAIT
+        };
         let mut result = SettleResult {
             outcome: SettleOutcome::Settled,
             seconds: 0.0,
@@ -186,7 +196,8 @@ impl Settle {
                 Some(SettleOutcome::NotVisible)
             } else if look.quiet() {
                 Some(SettleOutcome::Settled)
-            } else if started.elapsed() + BETWEEN_LOOKS > MOST_WAIT {
+            } else if started.elapsed() + BETWEEN_LOOKS > bound {
+                self.gave_up = true;
                 Some(SettleOutcome::TimedOut)
             } else {
                 None
@@ -260,6 +271,10 @@ fn said(phase: &str, settled: &SettleResult) -> String {
         SettleOutcome::Settled => {
             format!("  {phase}: waited for the server to settle ({waited}; {seen})")
         }
+        SettleOutcome::TimedOut if settled.looks == 1 => format!(
+            "  {phase}: the server was still busy ({seen}); an earlier step waited {} s for it in vain, so this one runs at once and its figures include that work",
+            MOST_WAIT.as_secs()
+        ),
         SettleOutcome::TimedOut => format!(
             "  {phase}: the server did not settle in {} s ({seen}); the phase runs anyway and its figures include that work",
             MOST_WAIT.as_secs()
@@ -353,6 +368,25 @@ mod tests {
             "{}",
             line("read", &waited)
         );
+    }
+
+    #[test]
+    fn a_step_after_a_wait_in_vain_says_it_did_not_wait() {
+        let busy = SettleResult {
+            outcome: SettleOutcome::TimedOut,
+            ..settled(Some(1), Some(0))
+        };
+        let said = line("read", &busy);
+        assert!(
+            said.contains("an earlier step waited 120 s for it in vain"),
+            "{said}"
+        );
+        let waited = SettleResult {
+            looks: 240,
+            seconds: 120.0,
+            ..busy
+        };
+        assert!(line("read", &waited).contains("did not settle in 120 s"));
     }
 
     #[test]
