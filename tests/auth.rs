@@ -234,7 +234,10 @@ fn a_changes_feed_that_meets_an_ended_session_logs_in_again() {
         "{troubles}"
     );
     assert!(server.refused() <= 3, "{troubles}");
-    assert_eq!(resends_and_failures(&result), (0, 0), "{text}");
+    // The create (one a second) may meet the ended session before a feed does: it then
+    // logs in and sends itself once more, counted as a resend. Nothing fails either way.
+    let (resends, failures) = resends_and_failures(&result);
+    assert!(resends <= 1 && failures == 0, "{resends} {failures}: {text}");
 }
 
 #[test]
