@@ -237,7 +237,10 @@ fn a_changes_feed_that_meets_an_ended_session_logs_in_again() {
     // The create (one a second) may meet the ended session before a feed does: it then
     // logs in and sends itself once more, counted as a resend. Nothing fails either way.
     let (resends, failures) = resends_and_failures(&result);
-    assert!(resends <= 1 && failures == 0, "{resends} {failures}: {text}");
+    assert!(
+        resends <= 1 && failures == 0,
+        "{resends} {failures}: {text}"
+    );
 }
 
 #[test]
