@@ -2,7 +2,7 @@
 //!
 //! The parts, each a folder: `cli` (the command line) makes one checked setup of a run
 //! (`run`), whose runner drives the `engine` (connections running the phases of a
-//! `scenario`, built from a `workload`, whose queries are declared in `query`) over the `driver` (the CouchDB HTTP API) with
+//! `scenario`, built from a `workload`, whose queries are declared in `query`, and whose `fleet` of `device`s replicates with the database) over the `driver` (the CouchDB HTTP API) with
 //! documents from a `template`; `metrics` is what the connections measure, `results` a
 //! run's result as data, `report` what users read, `export` the result's other formats,
 //! `analysis` compares, checks and merges results, and `exposition` serves a run's figures
@@ -17,6 +17,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod cpu;
+pub mod device;
 pub mod disk;
 pub mod driver;
 pub mod engine;
@@ -24,6 +25,7 @@ pub mod exit;
 pub mod export;
 pub mod exposition;
 pub mod files;
+pub mod fleet;
 pub mod host;
 pub mod metrics;
 pub mod query;

@@ -138,6 +138,7 @@ mod tests {
             sweep: None,
             changes: None,
             replication: None,
+            fleet: None,
             queries: Default::default(),
             indexes_during: false,
             settle: false,

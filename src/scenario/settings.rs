@@ -312,6 +312,8 @@ pub struct Spec {
     pub replication: Option<ContinuousReplication>,
     /// Waits for the server to settle before the phase (see [`Phase::settle`]).
     pub settle: bool,
+    /// Devices replicating while the phase runs.
+    pub fleet: Option<crate::workload::fleet::Fleet>,
 }
 
 impl Spec {
@@ -328,6 +330,7 @@ impl Spec {
             shape: Shape::default(),
             changes: None,
             replication: None,
+            fleet: None,
             settle: false,
         }
     }
@@ -348,6 +351,7 @@ impl Spec {
             shape: self.shape,
             changes: self.changes,
             replication: self.replication,
+            fleet: self.fleet,
             // A scenario file sets them once its queries are read.
             queries: Default::default(),
             indexes_during: false,

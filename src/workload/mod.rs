@@ -5,6 +5,7 @@ pub mod attachment;
 pub mod changes;
 pub mod databases;
 pub mod existing;
+pub mod fleet;
 pub mod hot;
 pub mod ids;
 pub mod limits;

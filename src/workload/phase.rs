@@ -82,6 +82,8 @@ pub struct Phase {
     pub changes: Option<super::changes::ChangesFeed>,
     /// Continuous replications running while the phase's operations run.
     pub replication: Option<super::replication::ContinuousReplication>,
+    /// Devices replicating with the database while the phase runs.
+    pub fleet: Option<super::fleet::Fleet>,
     /// The declared query each query operation of the mix runs.
     pub queries: PhaseQueries,
     /// The indexes of its queries that no earlier phase built are built while its
@@ -233,6 +235,7 @@ impl Phase {
             shape: Shape::default(),
             changes: None,
             replication: None,
+            fleet: None,
             queries: Default::default(),
             indexes_during: false,
             settle: false,

@@ -1,0 +1,2 @@
+//! Many devices replicating with the database as part of a phase (see
+//! `crate::workload::fleet` for the settings and `crate::device` for one device).
