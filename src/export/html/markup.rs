@@ -12,10 +12,14 @@ pub fn script_json(value: &impl Serialize) -> String {
         .replace('<', "\\u003c")
 }
 
-/// Text for HTML content and attribute values.
+/// Text for HTML content and attribute values. Control characters and those that hide
+/// or reorder text (bidirectional overrides, zero-width ones) are shown as escapes, as
+/// on a terminal: a page is read by people, and a host name or a server's words from a
+/// result file must not make it say something else.
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    let shown = crate::text::printable(text);
+    let mut out = String::with_capacity(shown.len());
+    for c in shown.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -72,6 +76,14 @@ pub fn seconds(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_text_can_reorder_or_hide_what_the_page_says() {
+        assert_eq!(
+            escape("host\u{202e}gnp.exe\u{1b}[2J\u{200b}"),
+            "host\\u{202e}gnp.exe\\x1b[2J\\u{200b}"
+        );
+    }
 
     #[test]
     fn no_text_can_end_an_element_or_open_a_tag() {

@@ -79,6 +79,24 @@ fn config_value(value: &serde_json::Value) -> String {
     }
 }
 
+/// The most client machines the page's first line names; a merged result of more says
+/// how many others there were.
+const MOST_HOSTS_NAMED: usize = 8;
+
+/// The client machines' host names for the page's first line, each bounded: a result
+/// file may hold any number of machines with names of any length.
+fn client_hosts(result: &RunResult) -> String {
+    let mut named: Vec<String> = (result.nodes.iter())
+        .take(MOST_HOSTS_NAMED)
+        .map(|n| crate::results::environment::bounded(&n.host))
+        .collect();
+    let others = result.nodes.len().saturating_sub(MOST_HOSTS_NAMED);
+    if others > 0 {
+        named.push(format!("and {others} more"));
+    }
+    named.join(", ")
+}
+
 fn header(out: &mut String, result: &RunResult) {
     let target = result
         .config
@@ -96,7 +114,7 @@ fn header(out: &mut String, result: &RunResult) {
         "<style>\n{UPLOT_CSS}\n</style>\n<style>\n{PAGE_CSS}</style>\n</head>\n<body>"
     );
     let _ = writeln!(out, "<h1>sofabench result</h1>");
-    let hosts: Vec<&str> = result.nodes.iter().map(|n| n.host.as_str()).collect();
+    let hosts = client_hosts(result);
     let _ = writeln!(
         out,
         "<p class=\"muted\">{} {} · started {} · ended {} · client {} · schema <code>{}</code></p>",
@@ -104,7 +122,7 @@ fn header(out: &mut String, result: &RunResult) {
         escape(&result.tool.version),
         escape(&result.started_at),
         escape(&result.ended_at),
-        escape(&hosts.join(", ")),
+        escape(&hosts),
         escape(&result.schema)
     );
     if let Some(address) = result.config.get("database_address") {

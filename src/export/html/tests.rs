@@ -298,3 +298,21 @@ fn the_environment_is_a_table_of_facts_escaped_like_all_page_text() {
     assert!(page.contains("<li>_membership: &lt;b&gt;401&lt;/b&gt;</li>"));
     assert!(at(&page, "<section id=\"environment\"") < at(&page, "<section id=\"configuration\""));
 }
+
+#[test]
+fn a_result_of_many_machines_with_long_names_gets_a_bounded_first_line() {
+    let mut result = super::super::sample::result();
+    let machine = result.nodes[0].clone();
+    result.nodes = (0..10_000)
+        .map(|i| {
+            let mut node = machine.clone();
+            node.host = format!("{i}-{}\u{202e}", "h".repeat(5_000));
+            node
+        })
+        .collect();
+    let page = render(&result);
+    let first = page.lines().find(|l| l.contains("client ")).unwrap();
+    assert!(first.len() < 4 * 1024, "{} bytes", first.len());
+    assert!(first.contains("and 9992 more"), "{first}");
+    assert!(!page.contains('\u{202e}'));
+}
