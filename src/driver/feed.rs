@@ -599,4 +599,76 @@ mod tests {
         let held = feed.held_bytes();
         assert!(held < 16 * 1024, "an idle feed holds {held} bytes");
     }
+
+    /// The resident set of this process, in bytes.
+    fn resident_bytes() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"));
+        let kib = line.and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok());
+        kib.unwrap_or(0) * 1024
+    }
+
+    /// What an idle continuous feed costs the client: the resident set's growth over
+    /// 2,000 feeds, each in its own task waiting for its next line (the server's side of
+    /// the sockets is in the same process: an upper bound). A measurement, run by hand:
+    /// `cargo test --profile checked --lib idle_feeds_cost -- --ignored --nocapture`.
+    #[tokio::test]
+    #[ignore = "a measurement, run by hand"]
+    // Its figure is for the person who runs it, not output of the tool.
+    #[allow(clippy::print_stderr)]
+    async fn idle_feeds_cost() {
+        const FEEDS: usize = 2_000;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut stream, _)) = listener.accept().await {
+                // The request stays unread in the socket: the answer does not wait for it.
+                let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nok\n\r\n";
+                let _ = stream.write_all(head).await;
+                held.push(stream);
+            }
+        });
+        let node = Node {
+            scheme: Scheme::Http,
+            host: "127.0.0.1".to_string(),
+            port,
+            host_header: format!("127.0.0.1:{port}"),
+            base_path: String::new(),
+        };
+        let endpoint = Arc::new(Endpoint::plain(node));
+        let limits = FeedLimits {
+            stall: Duration::from_secs(600),
+            line: 16 << 20,
+            total: None,
+        };
+        let before = resident_bytes();
+        let (ready, mut waiting) = tokio::sync::mpsc::channel(FEEDS);
+        let mut tasks = Vec::new();
+        for _ in 0..FEEDS {
+            let (endpoint, ready) = (endpoint.clone(), ready.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut client = Client::new(endpoint, None);
+                let mut feed = client.open_feed(&GET, limits).await.unwrap();
+                assert_eq!(feed.next_line().await.unwrap(), Some(&b"ok"[..]));
+                ready.send(feed.held_bytes()).await.unwrap();
+                let _ = feed.next_line().await;
+            }));
+        }
+        let mut held = 0;
+        for _ in 0..FEEDS {
+            held += waiting.recv().await.unwrap();
+        }
+        let grown = resident_bytes().saturating_sub(before);
+        eprintln!(
+            "{FEEDS} idle feeds: buffers {} bytes each; resident set grew {} bytes per feed",
+            held / FEEDS,
+            grown / FEEDS as u64
+        );
+        tasks.iter().for_each(|task| task.abort());
+        assert!(
+            grown / (FEEDS as u64) < 30 * 1024,
+            "the issue's budget per device"
+        );
+    }
 }
