@@ -155,27 +155,6 @@ impl Endpoint {
         Endpoint { tls, ..self }
     }
 
-    /// The header lines a request to the node carries now (Host, Accept, and the
-    /// credential's), for a reader that does not go through a [`Client`].
-    pub fn header_lines(&self) -> Vec<u8> {
-        self.current_headers().0
-    }
-
-    /// [`Endpoint::header_lines`], with the credential generation they carry: what a
-    /// reader that met a 401 gives [`Endpoint::renew_after_401`].
-    pub fn current_headers(&self) -> (Vec<u8>, u64) {
-        let mut copy = HeaderCopy::default();
-        let lines = copy.current(&self.headers, &self.credential).to_vec();
-        (lines, copy.generation())
-    }
-
-    /// After a 401 to a request that carried generation `seen`: a new session or token,
-    /// if the mode has them (one login however many readers ask; counted among the
-    /// phase's logins). Whether a newer credential is there now.
-    pub async fn renew_after_401(&self, seen: u64) -> bool {
-        self.credential.renews() && self.credential.renew(seen).await.is_ok()
-    }
-
     /// This endpoint (its credential shared) for small administrative answers: bodies
     /// of at most `limit` bytes, so that many such requests at once cannot take
     /// `--max-response-size` each.
@@ -390,9 +369,8 @@ impl Openings {
 }
 
 /// A new byte stream to the endpoint's node (TCP, and over TLS its handshake), and what
-/// setting it up took: the request path's connections, and readers of endless answers
-/// (the changes feed) that do not go through a [`Client`].
-pub async fn open_stream(endpoint: &Endpoint) -> Result<(Stream, Opening), TransportError> {
+/// setting it up took.
+async fn open_stream(endpoint: &Endpoint) -> Result<(Stream, Opening), TransportError> {
     let began = Instant::now();
     let address = (endpoint.node.host.as_str(), endpoint.node.port);
     let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
