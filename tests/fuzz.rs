@@ -16,8 +16,9 @@ use sofabench::analysis::compare::{Options, compare};
 use sofabench::analysis::thresholds::Threshold;
 use sofabench::driver::Method;
 use sofabench::driver::http1::{BadResponse, Response, ResponseReader};
+use sofabench::driver::lines::Lines;
 use sofabench::driver::responses;
-use sofabench::engine::changes::{lines::Lines, parse};
+use sofabench::engine::changes::parse;
 use sofabench::engine::rate_limit;
 use sofabench::metrics::histogram;
 use sofabench::report::run_text;
@@ -448,13 +449,19 @@ proptest! {
         let mut lines = Lines::new(limit);
         let mut start = 0;
         for end in at.into_iter().chain([bytes.len()]) {
+            lines.feed(bytes::Bytes::copy_from_slice(&bytes[start..end]));
             let mut longest = 0;
-            let pushed = lines.push(&bytes[start..end], |line| {
-                longest = longest.max(line.len());
-                let _ = parse::line(line);
-            });
+            let cut = loop {
+                match lines.cut() {
+                    Ok(true) => {
+                        longest = longest.max(lines.line().len());
+                        let _ = parse::line(lines.line());
+                    }
+                    done => break done,
+                }
+            };
             prop_assert!(longest <= limit);
-            if pushed.is_err() {
+            if cut.is_err() {
                 break;
             }
             start = end;

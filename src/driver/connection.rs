@@ -50,7 +50,7 @@ const PEEK_AFTER_IDLE: Duration = Duration::from_millis(1);
 /// Free room the read buffer gets before each read: a CouchDB answer of a few KB then
 /// comes in with one read, and a longer body, once its length is known, gets room for all
 /// of it at once. Every connection keeps this much, so it stays small for 10,000 of them.
-const READ_SIZE: usize = 4 * 1024;
+pub(super) const READ_SIZE: usize = 4 * 1024;
 
 /// The most room made at once for the rest of a body of known length: a large body is read
 /// into one allocation, but a wrong Content-Length does not allocate gigabytes up front.
@@ -65,7 +65,7 @@ pub const DEFAULT_MAX_RESPONSE: u64 = 64 * 1024 * 1024;
 pub struct Endpoint {
     pub node: Node,
     /// The Host and Accept header lines, rendered once.
-    headers: Vec<u8>,
+    pub(super) headers: Vec<u8>,
     /// The auth mode's header lines, shared by the node's connections (and renewed, in
     /// the modes whose credential a server issues).
     pub credential: Arc<Credential>,
@@ -74,9 +74,9 @@ pub struct Endpoint {
     /// For an `https://` node, what its handshake takes.
     tls: Option<NodeTls>,
     /// False with --disable-keepalive: each connection carries one request.
-    keep_alive: bool,
+    pub(super) keep_alive: bool,
     /// The type of request bodies: JSON, but a form for an IAM token endpoint.
-    body_type: &'static str,
+    pub(super) body_type: &'static str,
     /// Whether answers' session cookies are kept (a login's endpoint).
     keep_session_cookie: bool,
 }
@@ -153,27 +153,6 @@ impl Endpoint {
             _ => None,
         };
         Endpoint { tls, ..self }
-    }
-
-    /// The header lines a request to the node carries now (Host, Accept, and the
-    /// credential's), for a reader that does not go through a [`Client`].
-    pub fn header_lines(&self) -> Vec<u8> {
-        self.current_headers().0
-    }
-
-    /// [`Endpoint::header_lines`], with the credential generation they carry: what a
-    /// reader that met a 401 gives [`Endpoint::renew_after_401`].
-    pub fn current_headers(&self) -> (Vec<u8>, u64) {
-        let mut copy = HeaderCopy::default();
-        let lines = copy.current(&self.headers, &self.credential).to_vec();
-        (lines, copy.generation())
-    }
-
-    /// After a 401 to a request that carried generation `seen`: a new session or token,
-    /// if the mode has them (one login however many readers ask; counted among the
-    /// phase's logins). Whether a newer credential is there now.
-    pub async fn renew_after_401(&self, seen: u64) -> bool {
-        self.credential.renews() && self.credential.renew(seen).await.is_ok()
     }
 
     /// This endpoint (its credential shared) for small administrative answers: bodies
@@ -355,9 +334,9 @@ pub struct Call<'a> {
 }
 
 /// How an attempt failed, and whether any byte of a response had come back by then.
-struct Failed {
-    error: TransportError,
-    answered: bool,
+pub(super) struct Failed {
+    pub(super) error: TransportError,
+    pub(super) answered: bool,
 }
 
 /// What setting up one connection took, in nanoseconds.
@@ -373,7 +352,7 @@ pub struct Opening {
 
 /// The connections a client opened: every one counted, the latest kept for the worker.
 #[derive(Default)]
-struct Openings {
+pub(super) struct Openings {
     untaken: Vec<Opening>,
     total: u64,
 }
@@ -390,9 +369,8 @@ impl Openings {
 }
 
 /// A new byte stream to the endpoint's node (TCP, and over TLS its handshake), and what
-/// setting it up took: the request path's connections, and readers of endless answers
-/// (the changes feed) that do not go through a [`Client`].
-pub async fn open_stream(endpoint: &Endpoint) -> Result<(Stream, Opening), TransportError> {
+/// setting it up took.
+async fn open_stream(endpoint: &Endpoint) -> Result<(Stream, Opening), TransportError> {
     let began = Instant::now();
     let address = (endpoint.node.host.as_str(), endpoint.node.port);
     let tcp = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(address)).await {
@@ -432,22 +410,22 @@ pub async fn open_stream(endpoint: &Endpoint) -> Result<(Stream, Opening), Trans
 }
 
 /// An open connection and its buffers.
-struct Connection {
-    stream: Stream,
+pub(super) struct Connection {
+    pub(super) stream: Stream,
     /// The request being sent; cleared, not freed, for the next one.
-    request: Vec<u8>,
+    pub(super) request: Vec<u8>,
     /// Bytes read and not handed out yet. Each body is split off its front; once the
     /// worker has dropped that body, reserving room takes the same allocation back.
-    received: BytesMut,
+    pub(super) received: BytesMut,
     /// Exchanges completed on this socket; a failure on a reused socket may be a stale
     /// keep-alive that the server closed while idle.
-    completed: u64,
+    pub(super) completed: u64,
     /// Between whole exchanges, and the last response did not end the connection. An
     /// exchange whose future was dropped half-way (a timeout, the stop signal) leaves it
     /// false: its response may still come and must not be taken for the next one's.
-    idle: bool,
+    pub(super) idle: bool,
     /// When the last exchange ended (or the connection opened).
-    idle_since: Instant,
+    pub(super) idle_since: Instant,
     /// Counts the connection among the open ones while it lives.
     _open: OpenConnection,
 }
@@ -714,7 +692,7 @@ fn poll_send_step(stream: &mut Stream, rest: &[u8], cx: &mut Context<'_>) -> Pol
 
 /// A response the reader refused: too large (with its status if the head came), or not
 /// HTTP/1.1.
-fn unreadable(e: http1::BadResponse) -> Failed {
+pub(super) fn unreadable(e: http1::BadResponse) -> Failed {
     let error = if e.is_too_large() {
         TransportError::TooLarge(e.status(), e)
     } else {
@@ -732,16 +710,16 @@ fn nanos(from: Instant, to: Instant) -> u64 {
 
 /// Keeps one connection to one node open, reopening it when the server closes it.
 pub struct Client {
-    endpoint: Arc<Endpoint>,
+    pub(super) endpoint: Arc<Endpoint>,
     /// The node's header lines as this client sends them, copied again when they change.
-    headers: HeaderCopy,
-    connection: Option<Connection>,
+    pub(super) headers: HeaderCopy,
+    pub(super) connection: Option<Connection>,
     timeout: Option<Duration>,
     /// The per-request timer, made once and moved on for each request: moving a pending
     /// timer later is one atomic store, registering a new one a trip to the timer wheel.
     timer: Option<Pin<Box<Sleep>>>,
     /// Connections opened, and those not yet taken by [`Client::take_openings`].
-    openings: Openings,
+    pub(super) openings: Openings,
 }
 
 impl Client {
@@ -874,7 +852,7 @@ impl Client {
 
     /// After a 401: a new session or token for the node, if its mode has them, and how
     /// long this request waited for it; `None` when none came.
-    async fn renew_credential(&mut self) -> Option<Duration> {
+    pub(super) async fn renew_credential(&mut self) -> Option<Duration> {
         if !self.endpoint.credential.renews() {
             return None;
         }
@@ -913,7 +891,7 @@ const MAX_UNTAKEN_OPENINGS: usize = 16;
 
 /// The open connection in `slot`, after opening a new one if there is none or it cannot
 /// be reused; an opening ends at `deadline` at the latest.
-async fn ensure_open<'a>(
+pub(super) async fn ensure_open<'a>(
     slot: &'a mut Option<Connection>,
     endpoint: &Endpoint,
     openings: &mut Openings,

@@ -205,6 +205,17 @@ pub struct Response {
     pub rows: Option<u64>,
 }
 
+/// What [`ResponseReader::read_piece`] took from the buffer.
+#[derive(Debug)]
+pub enum Piece {
+    /// More bytes are needed.
+    More,
+    /// The next bytes of the body.
+    Data(Bytes),
+    /// The answer is complete; its `body` holds the last bytes, if any.
+    End(Response),
+}
+
 /// Takes one response out of the front of a read buffer, over as many reads as it takes.
 pub struct ResponseReader {
     head_request: bool,
@@ -322,25 +333,13 @@ impl ResponseReader {
         loop {
             match &mut self.state {
                 State::Head => {
-                    let reading = (self.head_request, self.keep_session_cookie);
-                    let Some((length, head)) = parse_head(buf, reading, self.limit)? else {
+                    let Some(status) = self.read_head(buf)? else {
                         return Ok(None);
                     };
-                    buf.advance(length);
                     // An error's body is kept whole (within the same limit), for its
                     // reason: only a successful answer is counted and let go.
-                    if !(100..300).contains(&head.status) {
+                    if !(100..300).contains(&status) {
                         self.counted = None;
-                    }
-                    // Interim answers (100 Continue, 103 Early Hints) precede the real one.
-                    if !(100..200).contains(&head.status) {
-                        self.state = State::Body {
-                            status: head.status,
-                            keep_alive: head.keep_alive,
-                            framing: head.framing,
-                            retry_after: head.retry_after,
-                            session_cookie: head.session_cookie,
-                        };
                     }
                 }
                 State::Body {
@@ -401,6 +400,127 @@ impl ResponseReader {
                     }));
                 }
             }
+        }
+    }
+
+    /// Takes the head at the front of `buf` if it is all there: its status, `None` while
+    /// more bytes are needed. An interim answer (100 Continue, 103 Early Hints) is taken
+    /// and passed over; the final answer's head moves the reader on to the body.
+    fn read_head(&mut self, buf: &mut BytesMut) -> Result<Option<u16>, BadResponse> {
+        let reading = (self.head_request, self.keep_session_cookie);
+        let Some((length, head)) = parse_head(buf, reading, self.limit)? else {
+            return Ok(None);
+        };
+        buf.advance(length);
+        if !(100..200).contains(&head.status) {
+            self.state = State::Body {
+                status: head.status,
+                keep_alive: head.keep_alive,
+                framing: head.framing,
+                retry_after: head.retry_after,
+                session_cookie: head.session_cookie,
+            };
+        }
+        Ok(Some(head.status))
+    }
+
+    /// Takes the final answer's head from the front of `buf`, passing over interim ones:
+    /// its status once it is in, `None` while more bytes are needed.
+    pub fn take_head(&mut self, buf: &mut BytesMut) -> Result<Option<u16>, BadResponse> {
+        loop {
+            if let Some(status) = self.status() {
+                return Ok(Some(status));
+            }
+            if self.read_head(buf)?.is_none() {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The final answer's status, once its head is in.
+    pub fn status(&self) -> Option<u16> {
+        match &self.state {
+            State::Body { status, .. } => Some(*status),
+            State::Head => None,
+        }
+    }
+
+    /// For an answer read as it comes (a feed): the next piece of the body at the front of
+    /// `buf`, whatever the status. Each piece is split off the buffer, so the buffer keeps
+    /// only bytes not decoded yet (a partial chunk-size line, a chunk's CRLF); once the
+    /// caller drops a piece, reserving room takes its allocation back. The body's total
+    /// is held to the reader's limit. At the end, the whole response, whose `body` is the
+    /// last piece (often empty) and `body_length` the body's total.
+    pub fn read_piece(&mut self, buf: &mut BytesMut) -> Result<Piece, BadResponse> {
+        let taken = self.counted.get_or_insert_with(Counted::default).bytes;
+        let State::Body {
+            status, framing, ..
+        } = &mut self.state
+        else {
+            return match self.read_head(buf)? {
+                Some(_) => self.read_piece(buf),
+                None => Ok(Piece::More),
+            };
+        };
+        let status = *status;
+        let data = match framing {
+            Framing::Length(0) => return Ok(Piece::End(self.finish(Bytes::new()))),
+            Framing::Length(left) => {
+                let n = (*left).min(buf.len() as u64);
+                *left -= n;
+                buf.split_to(n as usize)
+            }
+            Framing::Chunked(chunks) => {
+                let read = chunks.read(buf, self.limit.saturating_sub(taken));
+                match read.map_err(|e| e.with_status(status))? {
+                    Some(last) => return Ok(Piece::End(self.finish(last))),
+                    None => buf.split_to(chunks.let_go()),
+                }
+            }
+            Framing::UntilClose if taken + buf.len() as u64 > self.limit => {
+                return Err(too_large(format_args!(
+                    "a body ended by closing runs past {} bytes",
+                    self.limit
+                ))
+                .with_status(status));
+            }
+            Framing::UntilClose => buf.split(),
+        };
+        if data.is_empty() {
+            return Ok(Piece::More);
+        }
+        if let Some(counted) = self.counted.as_mut() {
+            counted.bytes += data.len() as u64;
+        }
+        Ok(Piece::Data(data.freeze()))
+    }
+
+    /// The response whose body ends with `last`, for [`ResponseReader::read_piece`].
+    fn finish(&mut self, last: Bytes) -> Response {
+        let before = self.counted.take().map_or(0, |c| c.bytes);
+        let (status, keep_alive, retry_after, session_cookie) = match &mut self.state {
+            State::Body {
+                status,
+                keep_alive,
+                retry_after,
+                session_cookie,
+                ..
+            } => (
+                *status,
+                *keep_alive,
+                retry_after.take(),
+                session_cookie.take(),
+            ),
+            State::Head => (0, false, None, None),
+        };
+        Response {
+            status,
+            body_length: before + last.len() as u64,
+            body: last,
+            keep_alive,
+            retry_after,
+            session_cookie,
+            rows: None,
         }
     }
 

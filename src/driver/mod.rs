@@ -6,8 +6,10 @@ pub mod admin;
 pub mod auth;
 pub mod connection;
 pub mod environment;
+pub mod feed;
 pub mod generated;
 pub mod http1;
+pub mod lines;
 pub mod pinned;
 pub mod responses;
 pub mod rows;
@@ -19,5 +21,6 @@ pub use crate::workload::Rev;
 pub use connection::{
     Call, Client, Endpoint, Exchange, ExchangeTiming, Opening, TransportError, Unanswered,
 };
+pub use feed::{Feed, FeedError, FeedLimits};
 pub use generated::{GeneratedBody, Streaming};
 pub use http1::Method;

@@ -2,26 +2,23 @@
 //! table what it saw, and reconnects from its last sequence when the server stalls,
 //! resets, or sends what a feed cannot be. Every reconnect is counted with its cause.
 //!
-//! The feed is read with hyper's client over the driver's streams (TCP or TLS): hyper
-//! decodes the chunked answer a chunk at a time, so nothing is buffered but the line
-//! being read (continuous) or one bounded answer (longpoll, normal).
+//! The feed is read with the driver's own client ([`Client::open_feed`]), as every other
+//! request is: the same credential and its renewal after a 401, the same TLS and connect
+//! timeout. The answer is taken as it comes, so nothing is held but the line being read
+//! (continuous) or one bounded answer (longpoll, normal).
 
+use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use hdrhistogram::Histogram;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use tokio::task::JoinHandle;
 
-use super::lines::{Lines, TooLong};
 use super::parse::{self, Change, Line, Seq};
 use super::table::Table;
-use crate::driver::Endpoint;
-use crate::driver::connection::open_stream;
+use crate::driver::{
+    Call, Client, Endpoint, Feed as Answer, FeedError, FeedLimits, Method, TransportError,
+};
 use crate::engine::backoff;
 use crate::engine::stop::Signal;
 use crate::metrics::changes::Troubles;
@@ -140,15 +137,6 @@ impl Sink {
     }
 }
 
-/// Ends hyper's connection task with the consumer's connection.
-struct Driver(JoinHandle<()>);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// Counts a feed connection among the open ones while it lives.
 struct OpenFeed(Arc<Live>);
 
@@ -166,8 +154,7 @@ impl Drop for OpenFeed {
 }
 
 pub struct Consumer {
-    endpoint: Arc<Endpoint>,
-    lines: Lines,
+    client: Client,
     sink: Sink,
     said_ready: bool,
     /// Longpoll answers in a row that came back empty long before their timeout.
@@ -178,8 +165,8 @@ impl Consumer {
     /// Consumer `index` (from 0) of `feed`, reading from `endpoint` from `since`.
     pub fn new(index: u64, feed: Arc<Feed>, endpoint: Arc<Endpoint>, since: Seq) -> Consumer {
         Consumer {
-            endpoint,
-            lines: Lines::new(LINE_LIMIT),
+            // No deadline per request: a feed's answer is bounded per read instead.
+            client: Client::new(endpoint, None),
             sink: Sink {
                 index,
                 feed,
@@ -223,149 +210,136 @@ impl Consumer {
         self.sink.feed.settings.heartbeat * 2 + Duration::from_secs(1)
     }
 
+    /// The bounds of one answer of the consumer's feed.
+    fn limits(&self) -> FeedLimits {
+        let total = match self.sink.feed.settings.feed {
+            FeedKind::Continuous => None,
+            FeedKind::Longpoll | FeedKind::Normal => Some(ANSWER_LIMIT as u64),
+        };
+        FeedLimits {
+            stall: self.stall_limit(),
+            line: LINE_LIMIT,
+            total,
+        }
+    }
+
     /// One connection, with as many requests as it lasts for; returns why it ended.
     async fn connection(&mut self, pause: &mut Duration) -> Trouble {
-        self.lines.clear();
-        let Ok((stream, _)) = open_stream(&self.endpoint).await else {
-            return Trouble::Connect;
-        };
-        let handshake = hyper::client::conn::http1::handshake(TokioIo::new(stream));
-        let Ok((mut sender, connection)) = handshake.await else {
-            return Trouble::Connect;
-        };
-        let _driver = Driver(tokio::spawn(async move {
-            let _ = connection.await;
-        }));
-        let limit = self.stall_limit();
-        // A connection held open for the feed, whichever kind.
-        let _open = OpenFeed::count(&self.sink.feed.live);
+        // A connection that met a trouble is not used again.
+        self.client.disconnect();
+        let limits = self.limits();
+        let kind = self.sink.feed.settings.feed;
+        let Consumer {
+            client,
+            sink,
+            said_ready,
+            hasty,
+        } = self;
+        // A connection held open for the feed, whichever kind, once it has answered.
+        let mut open = None;
         loop {
-            let Some((request, generation)) = self.request() else {
-                return Trouble::Connect;
+            let (path, body) = sink.request();
+            let call = Call {
+                method: if body.is_some() {
+                    Method::Post
+                } else {
+                    Method::Get
+                },
+                path: &path,
+                body: body.as_deref().map(str::as_bytes),
             };
             let asked = Instant::now();
-            let response = match tokio::time::timeout(limit, sender.send_request(request)).await {
-                Err(_) => return Trouble::Stall,
-                Ok(Err(_)) => return Trouble::Reset,
-                Ok(Ok(response)) => response,
+            let mut answer = match client.open_feed(&call, limits).await {
+                Ok(answer) => answer,
+                Err(unanswered) => return unanswered_trouble(&unanswered.error),
             };
-            if response.status() == hyper::StatusCode::UNAUTHORIZED {
-                // The session or token ran out (or the server ended it): log in again, as
-                // the operations do, so the reconnect carries a credential that works.
-                self.endpoint.renew_after_401(generation).await;
-            }
-            if response.status() != hyper::StatusCode::OK {
-                return Trouble::Status(response.status().as_u16());
+            open.get_or_insert_with(|| OpenFeed::count(&sink.feed.live));
+            if answer.status() != 200 {
+                return Trouble::Status(answer.status());
             }
             *pause = PAUSE_FIRST;
-            self.say_ready();
-            let body = response.into_body();
-            let empty = match self.sink.feed.settings.feed {
-                FeedKind::Continuous => return self.read_lines(body, limit).await,
+            if !*said_ready {
+                *said_ready = true;
+                sink.feed.live.ready.fetch_add(1, Ordering::Relaxed);
+            }
+            let empty = match kind {
+                FeedKind::Continuous => return sink.read_lines(&mut answer).await,
                 FeedKind::Longpoll | FeedKind::Normal => {
-                    match self.read_answer(body, limit).await {
+                    match sink.read_answer(&mut answer).await {
                         Ok(empty) => empty,
                         Err(trouble) => return trouble,
                     }
                 }
             };
-            let pause = quiet_pause(
-                &self.sink.feed.settings,
-                empty,
-                asked.elapsed(),
-                &mut self.hasty,
-            );
+            let pause = quiet_pause(&sink.feed.settings, empty, asked.elapsed(), hasty);
             if !pause.is_zero() {
                 tokio::time::sleep(pause).await;
             }
         }
     }
+}
 
-    fn say_ready(&mut self) {
-        if !self.said_ready {
-            self.said_ready = true;
-            self.sink.feed.live.ready.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// The feed's request from where the consumer stands, and the credential generation
-    /// it carries; `None` if the node's header lines cannot be sent (they were checked
-    /// when the run began).
-    fn request(&self) -> Option<(hyper::Request<Full<Bytes>>, u64)> {
-        let settings = &self.sink.feed.settings;
-        let uri = format!(
-            "{}{}?{}",
-            self.endpoint.node.base_path,
-            self.sink.feed.path,
-            query(settings, &self.sink.since)
-        );
-        let (method, body) = match &settings.selector {
-            Some(selector) => ("POST", format!("{{\"selector\":{selector}}}")),
-            None => ("GET", String::new()),
-        };
-        let mut builder = hyper::Request::builder().method(method).uri(uri);
-        let (lines, generation) = self.endpoint.current_headers();
-        for line in lines.split(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(line);
-            if let Some((name, value)) = line.trim_end_matches('\r').split_once(": ") {
-                builder = builder.header(name, value);
-            }
-        }
-        if settings.selector.is_some() {
-            builder = builder.header("Content-Type", "application/json");
-        }
-        let request = builder.body(Full::new(Bytes::from(body))).ok()?;
-        Some((request, generation))
+impl Sink {
+    /// The feed's request from where the consumer stands: the path with its query, and
+    /// the body of a selector's POST.
+    fn request(&self) -> (String, Option<String>) {
+        let settings = &self.feed.settings;
+        let path = format!("{}?{}", self.feed.path, query(settings, &self.since));
+        let body = (settings.selector.as_ref()).map(|s| format!("{{\"selector\":{s}}}"));
+        (path, body)
     }
 
     /// Reads a continuous feed's lines until it ends or fails.
-    async fn read_lines(&mut self, mut body: Incoming, limit: Duration) -> Trouble {
+    async fn read_lines(&mut self, answer: &mut Answer<'_>) -> Trouble {
         loop {
-            let data = match next_data(&mut body, limit).await {
-                Ok(data) => data,
-                Err(trouble) => return trouble,
-            };
-            let at = Instant::now();
-            let Consumer { lines, sink, .. } = self;
-            let mut trouble = None;
-            let pushed = lines.push(&data, |line| {
-                if trouble.is_none() {
-                    trouble = sink.line(line, at).err();
+            match answer.next_line().await {
+                Ok(Some(line)) => {
+                    if let Err(trouble) = self.line(line, Instant::now()) {
+                        return trouble;
+                    }
                 }
-            });
-            if let Err(TooLong) = pushed {
-                return Trouble::TooLong;
-            }
-            if let Some(trouble) = trouble {
-                return trouble;
+                Ok(None) => return Trouble::Ended,
+                Err(error) => return feed_trouble(&error),
             }
         }
     }
 
     /// Reads one longpoll or normal answer whole (bounded) and takes its changes; true
     /// when it had none.
-    async fn read_answer(&mut self, mut body: Incoming, limit: Duration) -> Result<bool, Trouble> {
-        let mut answer = Vec::new();
-        loop {
-            match next_data(&mut body, limit).await {
-                Ok(data) if answer.len() + data.len() > ANSWER_LIMIT => {
-                    return Err(Trouble::TooLong);
-                }
-                Ok(data) => answer.extend_from_slice(&data),
-                Err(Trouble::Ended) => break,
-                Err(trouble) => return Err(trouble),
-            }
-        }
+    async fn read_answer(&mut self, answer: &mut Answer<'_>) -> Result<bool, Trouble> {
+        let body = answer.read_to_end(ANSWER_LIMIT).await;
+        let body = body.map_err(|error| feed_trouble(&error))?;
         let at = Instant::now();
-        let (changes, last) = parse::answer(&answer).map_err(|_| Trouble::BadAnswer)?;
+        let (changes, last) = parse::answer(&body).map_err(|_| Trouble::BadAnswer)?;
         let empty = changes.is_empty();
         for change in changes {
-            self.sink.change(change, at);
+            self.change(change, at);
         }
         if let Some(last) = last {
-            self.sink.since = last;
+            self.since = last;
         }
         Ok(empty)
+    }
+}
+
+/// Why a feed request got no answer, as a trouble.
+fn unanswered_trouble(error: &TransportError) -> Trouble {
+    match error {
+        error if error.is_unreachable() => Trouble::Connect,
+        TransportError::Timeout => Trouble::Stall,
+        TransportError::TooLarge(..) => Trouble::TooLong,
+        TransportError::Broken(e) if e.kind() == io::ErrorKind::InvalidData => Trouble::BadAnswer,
+        _ => Trouble::Reset,
+    }
+}
+
+/// Why an answer could not be read on, as a trouble.
+fn feed_trouble(error: &FeedError) -> Trouble {
+    match error {
+        FeedError::Stall => Trouble::Stall,
+        FeedError::Reset(_) => Trouble::Reset,
+        FeedError::Bad(_) => Trouble::BadAnswer,
+        FeedError::TooLong => Trouble::TooLong,
     }
 }
 
@@ -385,22 +359,6 @@ fn quiet_pause(settings: &ChangesFeed, empty: bool, took: Duration, hasty: &mut 
         _ => {
             *hasty = 0;
             Duration::ZERO
-        }
-    }
-}
-
-/// The next bytes of an answer; `Ended` at its end.
-async fn next_data(body: &mut Incoming, limit: Duration) -> Result<Bytes, Trouble> {
-    loop {
-        let frame = match tokio::time::timeout(limit, body.frame()).await {
-            Err(_) => return Err(Trouble::Stall),
-            Ok(None) => return Err(Trouble::Ended),
-            Ok(Some(Err(_))) => return Err(Trouble::Reset),
-            Ok(Some(Ok(frame))) => frame,
-        };
-        // Trailers carry no changes.
-        if let Ok(data) = frame.into_data() {
-            return Ok(data);
         }
     }
 }

@@ -3,7 +3,6 @@
 //! write has been seen or the grace after the operations has passed.
 
 mod consumer;
-pub mod lines;
 pub mod parse;
 mod table;
 
