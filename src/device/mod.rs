@@ -154,3 +154,6 @@ impl Device {
         (&self.pulling.id, &self.pushing.id)
     }
 }
+
+#[cfg(test)]
+mod tests;
