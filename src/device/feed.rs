@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::replica::{MAX_ID_BYTES, MAX_LEAVES};
+use super::replica::{MAX_ID_BYTES, MAX_LEAVES, rev_of_server};
 use super::seq::Seq;
 use super::spec::Scope;
 use crate::driver::Method;
@@ -80,6 +80,9 @@ pub struct Batch {
     pub next: Option<Seq>,
     /// Whether rows beyond `most` were left (then the next read takes them).
     pub truncated: bool,
+    /// Rows read that could not be used (no id, an id or revisions beyond the bounds):
+    /// passed over, and counted.
+    pub unusable: u64,
 }
 
 /// Reads a feed answer, keeping at most `most` rows; rows without an id or a revision
@@ -105,9 +108,11 @@ pub fn parse(body: &[u8], most: usize) -> Result<Batch, String> {
                 .find_map(|row| row.get("seq").and_then(Seq::of))
         })
     };
+    let rows = results.len().min(most);
     Ok(Batch {
+        unusable: rows.saturating_sub(changes.len()) as u64,
         changes,
-        rows: results.len().min(most) as u64,
+        rows: rows as u64,
         next,
         truncated,
     })
@@ -123,7 +128,7 @@ fn change_of(row: &Value) -> Option<Change> {
         .as_array()?
         .iter()
         .take(MAX_LEAVES)
-        .filter_map(|change| Rev::parse(change.get("rev")?.as_str()?))
+        .filter_map(|change| rev_of_server(change.get("rev")?.as_str()?))
         .collect();
     (!revs.is_empty()).then(|| Change {
         seq: row.get("seq").and_then(Seq::of),
@@ -184,7 +189,7 @@ mod tests {
         .to_string();
         let batch = parse(body.as_bytes(), 10).unwrap();
         assert_eq!(batch.rows, 4);
-        assert_eq!(batch.changes.len(), 2);
+        assert_eq!((batch.changes.len(), batch.unusable), (2, 2));
         assert_eq!(batch.changes[0].revs.len(), 2);
         assert_eq!(
             (batch.next, batch.truncated),

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::cycle::Cycle;
 use super::error::{Step, SyncError};
 use super::http::{self, DeviceHttp};
-use super::replica::{Leaf, MAX_ID_BYTES};
+use super::replica::{History, Leaf, MAX_ID_BYTES, rev_of_server};
 use crate::driver::Method;
 use crate::workload::Rev;
 
@@ -31,6 +31,9 @@ pub struct Got {
     /// Revisions asked for that did not come (an error, `missing`, or an unusable
     /// document).
     pub failures: u64,
+    /// Revisions the server gave that answer none asked for (neither one of them nor a
+    /// descendant): not kept.
+    pub refused: u64,
 }
 
 /// The revisions of `wanted` by `_bulk_get`; `None` when the server has no `_bulk_get`
@@ -68,6 +71,8 @@ pub async fn bulk_get(
         .ok_or_else(|| SyncError::bad(Step::BulkGet, "no \"results\" list"))?;
     let mut got = Got::default();
     // At most one result per revision asked for; the rest are not read.
+    let beyond = results.len().saturating_sub(wanted.len());
+    got.refused = got.refused.saturating_add(beyond as u64);
     for result in results.iter().take(wanted.len()) {
         let Some(docs) = result.get("docs").and_then(Value::as_array) else {
             continue;
@@ -109,6 +114,9 @@ pub async fn open_revs(
             for row in rows.iter().take(revs.len()) {
                 take_one(row.get("ok"), &wanted, &mut got);
             }
+            // Rows beyond one per revision asked for are not read, only counted.
+            let beyond = rows.len().saturating_sub(revs.len());
+            got.refused = got.refused.saturating_add(beyond as u64);
         }
         // The document is gone (purged): nothing of it to take.
         404 => {}
@@ -118,26 +126,43 @@ pub async fn open_revs(
     Ok(got)
 }
 
-/// Takes one fetched document if it is usable and of a document asked for.
+/// Takes one fetched document if it is usable and answers a revision asked for (is it,
+/// or, with `latest=true`, a descendant whose history holds it); one that answers none
+/// is counted as refused.
 fn take_one(doc: Option<&Value>, wanted: &[(String, Rev)], got: &mut Got) {
     let Some(fetched) = doc.and_then(fetched_of) else {
         return;
     };
-    if wanted.iter().any(|(id, _)| *id == fetched.id)
-        && !got
-            .revisions
-            .iter()
-            .any(|g| g.id == fetched.id && g.leaf.rev == fetched.leaf.rev)
+    if !wanted
+        .iter()
+        .any(|(id, rev)| *id == fetched.id && answers(&fetched, rev))
+    {
+        got.refused = got.refused.saturating_add(1);
+        return;
+    }
+    if !got
+        .revisions
+        .iter()
+        .any(|g| g.id == fetched.id && g.leaf.rev == fetched.leaf.rev)
     {
         got.revisions.push(fetched);
     }
 }
 
-/// Counts the revisions asked for of which no revision came for their document.
+/// Whether `fetched` is `rev` or a descendant of it.
+fn answers(fetched: &Fetched, rev: &Rev) -> bool {
+    let history = History {
+        start: fetched.start,
+        ids: &fetched.ids,
+    };
+    fetched.leaf.rev == *rev || history.contains(rev)
+}
+
+/// Counts the revisions asked for that no fetched revision answers.
 fn count_missing(wanted: &[(String, Rev)], got: &mut Got) {
     let missing = wanted
         .iter()
-        .filter(|(id, _)| !got.revisions.iter().any(|g| g.id == *id))
+        .filter(|(id, rev)| !got.revisions.iter().any(|g| g.id == *id && answers(g, rev)))
         .count();
     got.failures = got.failures.saturating_add(missing as u64);
 }
@@ -149,7 +174,7 @@ fn fetched_of(doc: &Value) -> Option<Fetched> {
     if id.is_empty() || id.len() > MAX_ID_BYTES {
         return None;
     }
-    let rev = Rev::parse(doc.get("_rev")?.as_str()?)?;
+    let rev = rev_of_server(doc.get("_rev")?.as_str()?)?;
     let deleted = doc
         .get("_deleted")
         .and_then(Value::as_bool)

@@ -80,6 +80,9 @@ impl Device {
         let batch = feed::parse(&answer.body, batch_size as usize)
             .map_err(|what| SyncError::bad(Step::Feed, what))?;
         cycle.changes_read = cycle.changes_read.saturating_add(batch.rows);
+        // A row the device cannot use would stop it for good if it waited for it: it is
+        // passed over, and counted.
+        cycle.failures = cycle.failures.saturating_add(batch.unusable);
         let wanted = self.lacking(&batch);
         cycle.missing = cycle.missing.saturating_add(wanted.len() as u64);
         let got = if wanted.is_empty() {
@@ -89,6 +92,8 @@ impl Device {
             self.fetch(http, cycle, &db, &wanted).await?
         };
         self.store(got.revisions, cycle, touched);
+        // Revisions the server gave unasked are not kept, only counted.
+        cycle.failures = cycle.failures.saturating_add(got.refused);
         if got.failures > 0 {
             // Not past revisions that could not be fetched: the next pull asks again.
             cycle.failures = cycle.failures.saturating_add(got.failures);
@@ -99,6 +104,14 @@ impl Device {
         };
         if next == since {
             return Ok(Next::Done);
+        }
+        if next.before(&since) {
+            // A feed that goes back would have the pull read it again and again: the
+            // session ends, and the next one starts from the logs.
+            return Err(SyncError::bad(
+                Step::Feed,
+                format!("last_seq {} is before since {}", next.json(), since.json()),
+            ));
         }
         let full = batch.truncated || batch.rows >= u64::from(batch_size);
         if let Some(session) = self.pulling.session_mut() {
@@ -152,6 +165,7 @@ impl Device {
             let one = fetch::open_revs(http, cycle, db, (id, &revs)).await?;
             got.revisions.extend(one.revisions);
             got.failures = got.failures.saturating_add(one.failures);
+            got.refused = got.refused.saturating_add(one.refused);
             start = end;
         }
         Ok(got)

@@ -23,6 +23,18 @@ pub const MAX_CHAIN: u32 = 100_000;
 /// The longest document id a device keeps (CouchDB allows longer; none of a benchmark's).
 pub const MAX_ID_BYTES: usize = 4096;
 
+/// The longest revision a device takes from a server (CouchDB's and PouchDB's are a
+/// generation and 32 hex digits): a server's longer ones are refused, not kept per leaf.
+pub const MAX_REV_BYTES: usize = 256;
+
+/// A revision a server wrote, within [`MAX_REV_BYTES`].
+pub fn rev_of_server(text: &str) -> Option<Rev> {
+    if text.len() > MAX_REV_BYTES {
+        return None;
+    }
+    Rev::parse(text)
+}
+
 /// One leaf of a document's revision tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Leaf {

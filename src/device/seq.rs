@@ -50,6 +50,21 @@ impl Seq {
         url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
     }
 
+    /// Where the sequence stands among the feed's, when that can be told: a number, or
+    /// the number CouchDB's opaque sequences start with (`12-g1AAAA…`).
+    pub fn ordinal(&self) -> Option<u64> {
+        match self.json() {
+            Value::Number(n) => n.as_u64(),
+            Value::String(text) => text.split_once('-')?.0.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// Whether this sequence is known to come before `other` (a feed gone backwards).
+    pub fn before(&self, other: &Seq) -> bool {
+        matches!((self.ordinal(), other.ordinal()), (Some(a), Some(b)) if a < b)
+    }
+
     pub fn text_len(&self) -> usize {
         self.0.len()
     }
@@ -72,6 +87,9 @@ mod tests {
         assert_eq!(text.query_value(), "12-g1A%2B%2F%3D");
         assert_eq!(number.number(), Some(42));
         assert_eq!(text.number(), None);
+        assert_eq!((number.ordinal(), text.ordinal()), (Some(42), Some(12)));
+        assert!(text.before(&number) && !number.before(&text));
+        assert!(!Seq::of(&json!("opaque")).unwrap().before(&number));
         for bad in [
             json!(""),
             json!(null),
