@@ -13,6 +13,7 @@ pub mod delay_proxy;
 pub mod delay_server;
 pub mod echo_server;
 pub mod feed_proxy;
+pub mod hostile_proxy;
 pub mod http_request;
 pub mod limiting_server;
 pub mod page;
