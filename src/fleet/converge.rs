@@ -72,10 +72,7 @@ pub fn compare<'a>(
     for doc in held {
         if doc.deleted {
             if server.contains_key(doc.id) {
-                return Err(format!(
-                    "holds {} deleted, the server live",
-                    quoted(doc.id)
-                ));
+                return Err(format!("holds {} deleted, the server live", quoted(doc.id)));
             }
             continue;
         }
@@ -131,10 +128,18 @@ mod tests {
         docs.iter()
             .map(|(id, winner, conflicts)| {
                 let conflicts = sorted(conflicts.iter().map(|c| rev(c)).collect());
-                (Box::from(*id), ServerDoc { winner: rev(winner), conflicts })
+                (
+                    Box::from(*id),
+                    ServerDoc {
+                        winner: rev(winner),
+                        conflicts,
+                    },
+                )
             })
             .collect()
     }
+
+    type Case<'a> = (&'a [(&'a str, &'a str, &'a [&'a str], bool)], &'a str);
 
     struct Held(Vec<(String, Rev, Vec<Rev>, bool)>);
 
@@ -142,18 +147,27 @@ mod tests {
         fn of(docs: &[(&str, &str, &[&str], bool)]) -> Held {
             Held(
                 docs.iter()
-                    .map(|(id, w, c, d)| (id.to_string(), rev(w), c.iter().map(|c| rev(c)).collect(), *d))
+                    .map(|(id, w, c, d)| {
+                        (
+                            id.to_string(),
+                            rev(w),
+                            c.iter().map(|c| rev(c)).collect(),
+                            *d,
+                        )
+                    })
                     .collect(),
             )
         }
 
         fn iter(&self) -> impl Iterator<Item = HeldDoc<'_>> {
-            self.0.iter().map(|(id, winner, conflicts, deleted)| HeldDoc {
-                id,
-                winner,
-                conflicts,
-                deleted: *deleted,
-            })
+            self.0
+                .iter()
+                .map(|(id, winner, conflicts, deleted)| HeldDoc {
+                    id,
+                    winner,
+                    conflicts,
+                    deleted: *deleted,
+                })
         }
     }
 
@@ -176,11 +190,24 @@ mod tests {
     #[test]
     fn each_kind_of_difference_is_named() {
         let s = server(&[("a", "2-a", &["2-b"]), ("b", "1-b", &[])]);
-        let cases: [(&[(&str, &str, &[&str], bool)], &str); 5] = [
+        let cases: [Case<'_>; 5] = [
             (&[("a", "2-a", &["2-b"], false)], "lacks \"b\""),
-            (&[("a", "1-a", &["2-b"], false), ("b", "1-b", &[], false)], "\"a\": winner \"1-a\", the server's \"2-a\""),
-            (&[("a", "2-a", &[], false), ("b", "1-b", &[], false)], "\"a\": conflicts [], the server's [2-b]"),
-            (&[("a", "2-a", &["2-b"], false), ("b", "1-b", &[], false), ("c", "1-c", &[], false)], "holds \"c\""),
+            (
+                &[("a", "1-a", &["2-b"], false), ("b", "1-b", &[], false)],
+                "\"a\": winner \"1-a\", the server's \"2-a\"",
+            ),
+            (
+                &[("a", "2-a", &[], false), ("b", "1-b", &[], false)],
+                "\"a\": conflicts [], the server's [2-b]",
+            ),
+            (
+                &[
+                    ("a", "2-a", &["2-b"], false),
+                    ("b", "1-b", &[], false),
+                    ("c", "1-c", &[], false),
+                ],
+                "holds \"c\"",
+            ),
             (&[("a", "2-a", &["2-b"], true)], "holds \"a\" deleted"),
         ];
         for (docs, expected) in cases {
@@ -191,9 +218,16 @@ mod tests {
 
     #[test]
     fn only_the_scope_counts() {
-        let s = server(&[("mine-1", "1-a", &[]), ("other-1", "1-b", &[]), ("shared-0", "4-c", &[])]);
+        let s = server(&[
+            ("mine-1", "1-a", &[]),
+            ("other-1", "1-b", &[]),
+            ("shared-0", "4-c", &[]),
+        ]);
         let scope = |id: &str| id.starts_with("mine-") || id == "shared-0";
-        let held = Held::of(&[("mine-1", "1-a", &[], false), ("shared-0", "4-c", &[], false)]);
+        let held = Held::of(&[
+            ("mine-1", "1-a", &[], false),
+            ("shared-0", "4-c", &[], false),
+        ]);
         assert_eq!(compare(held.iter(), &s, scope), Ok(()));
         // Holding a document out of its scope is a difference.
         let more = Held::of(&[
@@ -201,7 +235,11 @@ mod tests {
             ("other-1", "1-b", &[], false),
             ("shared-0", "4-c", &[], false),
         ]);
-        assert!(compare(more.iter(), &s, scope).unwrap_err().contains("\"other-1\""));
+        assert!(
+            compare(more.iter(), &s, scope)
+                .unwrap_err()
+                .contains("\"other-1\"")
+        );
     }
 
     #[test]

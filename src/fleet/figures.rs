@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::metrics::coarse::Series;
-use crate::metrics::devices::{
-    DeviceCounts, DeviceFigures, DevicesInterval, keep_sample,
-};
+use crate::metrics::devices::{DeviceCounts, DeviceFigures, DevicesInterval, keep_sample};
 use crate::metrics::recorder::record_micros;
 
 use super::budget::{CycleShape, Direction, budget};
@@ -151,7 +149,11 @@ impl Figures {
             Direction::Pull => counts.failed_pulls += 1,
         });
         keep_sample(&mut lock(&self.sums).failures, || {
-            format!("{device} {}: {}", direction.name(), crate::text::cut(why, 300))
+            format!(
+                "{device} {}: {}",
+                direction.name(),
+                crate::text::cut(why, 300)
+            )
         });
     }
 
@@ -170,7 +172,10 @@ impl Figures {
 
     /// A device's catch-up after being offline.
     pub fn caught_up(&self, time: Duration) {
-        record_micros(&mut lock(&self.sums).figures.catch_up, time.as_nanos() as u64);
+        record_micros(
+            &mut lock(&self.sums).figures.catch_up,
+            time.as_nanos() as u64,
+        );
     }
 
     /// The interval ending now, `started` being the phase's start and `length` its length.
@@ -263,7 +268,10 @@ mod tests {
         assert_eq!((counts.requests, counts.over_budget), (9, 1));
         // The empty push is no cycle of requests.
         assert_eq!(phase.requests.len(), 3);
-        assert_eq!(over, ["n0-d2 pull: 5 requests, budget 3 (1 changes, 1 lacking)"]);
+        assert_eq!(
+            over,
+            ["n0-d2 pull: 5 requests, budget 3 (1 changes, 1 lacking)"]
+        );
         assert!(failures.is_empty());
         // The interval was taken: the next one is empty.
         let next = figures.take_interval(Instant::now(), Duration::from_secs(1));

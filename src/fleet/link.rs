@@ -24,6 +24,8 @@ pub struct Link {
     pub stop: Signal,
     /// Set when the last feed read was given up.
     pub interrupted: bool,
+    /// When the last held feed read was answered: a live pull's time starts there.
+    pub feed_answered: Option<std::time::Instant>,
     /// Live feed reads held at this moment, of all devices.
     pub feeds_open: Arc<AtomicU64>,
 }
@@ -41,6 +43,7 @@ impl Link {
             until: None,
             stop,
             interrupted: false,
+            feed_answered: None,
             feeds_open,
         }
     }
@@ -61,6 +64,7 @@ impl Link {
             () = stop.raised() => None,
         };
         self.feeds_open.fetch_sub(1, Ordering::Relaxed);
+        self.feed_answered = Some(std::time::Instant::now());
         match sent {
             Some(Ok(exchange)) => Ok(Answer {
                 status: exchange.status,
@@ -109,7 +113,9 @@ mod tests {
     #[test]
     fn only_held_feed_reads_are_waiting_feeds() {
         assert!(is_waiting_feed("/db/_changes?feed=longpoll&since=3"));
-        assert!(is_waiting_feed("/db/_changes?style=all_docs&feed=continuous&heartbeat=1000"));
+        assert!(is_waiting_feed(
+            "/db/_changes?style=all_docs&feed=continuous&heartbeat=1000"
+        ));
         assert!(!is_waiting_feed("/db/_changes?feed=normal&since=3"));
         assert!(!is_waiting_feed("/db/_changes?since=3"));
         assert!(!is_waiting_feed("/db/_bulk_get?revs=true"));

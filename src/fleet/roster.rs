@@ -12,7 +12,7 @@ use crate::workload::fleet::{Fleet, FleetScope};
 
 /// Seeds of the fleet's devices derive from the run's seed under this label, apart from
 /// the connections' and the documents'.
-const FLEET_LABEL: u64 = 0x666c_6565_74; // "fleet"
+const FLEET_LABEL: u64 = 0x0066_6c65_6574; // "fleet"
 
 /// The most own documents a device following `_doc_ids` lists (its feed request carries
 /// them all).
@@ -101,10 +101,11 @@ impl Roster {
     ) -> Roster {
         let fleet_seed = seed::derive(run_seed, FLEET_LABEL);
         let cold = fleet.cold.map_or(0, |c| c.devices);
-        let offline_count = fleet
-            .offline
-            .map_or(0, |o| fleet.devices.saturating_mul(u64::from(o.share.min(100))) / 100);
-        let own_capacity = (fleet.scope != FleetScope::OwnDatabase).then(|| own_capacity(fleet, duration));
+        let offline_count = fleet.offline.map_or(0, |o| {
+            fleet.devices.saturating_mul(u64::from(o.share.min(100))) / 100
+        });
+        let own_capacity =
+            (fleet.scope != FleetScope::OwnDatabase).then(|| own_capacity(fleet, duration));
         let devices = share_of(fleet.devices, node)
             .map(|g| {
                 let name = format!("n{}-d{g}", node.index);
@@ -144,10 +145,9 @@ fn own_capacity(fleet: &Fleet, duration: Option<Duration>) -> u64 {
     let Some(duration) = duration else {
         return 100;
     };
-    let creates = fleet.writes_per_second.max(0.0)
-        * duration.as_secs_f64()
-        * f64::from(fleet.mix.create)
-        / 100.0;
+    let creates =
+        fleet.writes_per_second.max(0.0) * duration.as_secs_f64() * f64::from(fleet.mix.create)
+            / 100.0;
     // Poisson's spread is about the square root of the mean: four of them is room enough.
     let room = creates + 4.0 * creates.sqrt() + 10.0;
     (room.ceil() as u64).clamp(10, MOST_OWN_IDS)
@@ -178,7 +178,9 @@ mod tests {
     #[test]
     fn exactly_the_chosen_number_is_picked_and_spread() {
         for (total, chosen) in [(10, 3), (10, 0), (10, 10), (7, 20), (1000, 333)] {
-            let picked: Vec<u64> = (0..total).filter(|&g| spread_pick(g, chosen, total)).collect();
+            let picked: Vec<u64> = (0..total)
+                .filter(|&g| spread_pick(g, chosen, total))
+                .collect();
             assert_eq!(picked.len() as u64, chosen.min(total));
         }
         // Spread: 3 of 9 are one in each third.
@@ -197,7 +199,11 @@ mod tests {
         assert_eq!(names, ["n1-d3", "n1-d4"]);
         assert_eq!(roster.devices[0].own_id(12), "run-n1-d3-12");
         assert_eq!(
-            roster.devices.iter().map(|d| d.database).collect::<Vec<_>>(),
+            roster
+                .devices
+                .iter()
+                .map(|d| d.database)
+                .collect::<Vec<_>>(),
             [1, 0]
         );
         assert_eq!(roster.devices[0].own_capacity, None);
@@ -224,8 +230,17 @@ mod tests {
             }),
             ..Fleet::default()
         };
-        let roster = Roster::new(&fleet, (node(0, 1), "p", 1), Some(Duration::from_secs(60)), 1);
-        let offline: Vec<_> = roster.devices.iter().filter(|d| d.offline.is_some()).collect();
+        let roster = Roster::new(
+            &fleet,
+            (node(0, 1), "p", 1),
+            Some(Duration::from_secs(60)),
+            1,
+        );
+        let offline: Vec<_> = roster
+            .devices
+            .iter()
+            .filter(|d| d.offline.is_some())
+            .collect();
         assert_eq!(offline.len(), 5);
         let d = offline[0];
         assert!(!d.offline_at(Duration::from_secs(9)));
@@ -246,7 +261,10 @@ mod tests {
             writes_per_second: 1e9,
             ..Fleet::default()
         };
-        assert_eq!(own_capacity(&busy, Some(Duration::from_secs(3600))), MOST_OWN_IDS);
+        assert_eq!(
+            own_capacity(&busy, Some(Duration::from_secs(3600))),
+            MOST_OWN_IDS
+        );
         let idle = Fleet {
             writes_per_second: 0.0,
             ..Fleet::default()

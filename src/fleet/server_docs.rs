@@ -96,7 +96,8 @@ fn server_doc(row: &Row, database_path: &str) -> Result<ServerDoc, String> {
             crate::text::cut(&row.id, 80)
         )
     };
-    let winner = Rev::parse(&row.value.rev).ok_or_else(|| bad("a winning revision that is not one"))?;
+    let winner =
+        Rev::parse(&row.value.rev).ok_or_else(|| bad("a winning revision that is not one"))?;
     let listed = row.doc.as_ref().map_or(&[][..], |d| &d.conflicts[..]);
     if listed.len() > MOST_CONFLICTS {
         return Err(bad("more conflicts than the check keeps (1,000)"));
@@ -112,8 +113,13 @@ fn server_doc(row: &Row, database_path: &str) -> Result<ServerDoc, String> {
 }
 
 /// One page: the rows after `after` (from the first without one).
-async fn page(client: &mut Client, database_path: &str, after: Option<&str>) -> Result<Vec<Row>, String> {
-    let mut path = format!("{database_path}/_all_docs?include_docs=true&conflicts=true&limit={PAGE}");
+async fn page(
+    client: &mut Client,
+    database_path: &str,
+    after: Option<&str>,
+) -> Result<Vec<Row>, String> {
+    let mut path =
+        format!("{database_path}/_all_docs?include_docs=true&conflicts=true&limit={PAGE}");
     if let Some(after) = after {
         // The key is JSON, then URL-encoded; `skip=1` leaves out the one already seen.
         let key = serde_json::to_string(after).unwrap_or_default();
@@ -126,7 +132,10 @@ async fn page(client: &mut Client, database_path: &str, after: Option<&str>) -> 
         body: None,
     };
     let answer = client.send(&call).await.map_err(|e| {
-        format!("reading {database_path}/_all_docs for the convergence check: {}", e.error)
+        format!(
+            "reading {database_path}/_all_docs for the convergence check: {}",
+            e.error
+        )
     })?;
     let said = || crate::text::Quoted::new(&answer.body, &client.endpoint().credential, 200);
     if answer.status != 200 {

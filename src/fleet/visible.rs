@@ -103,7 +103,9 @@ impl VisibleTable {
         if entry.rev != *rev {
             return;
         }
-        let time = entry.acknowledged.map(|acked| at.saturating_duration_since(acked));
+        let time = entry
+            .acknowledged
+            .map(|acked| at.saturating_duration_since(acked));
         entry.waiting = entry.waiting.saturating_sub(1);
         if entry.waiting == 0 {
             inner.entries.remove(&key);

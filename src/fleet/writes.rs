@@ -68,7 +68,7 @@ impl Writes {
     /// The next write. A share that cannot be honoured falls to the next kind that can:
     /// an edit of its own before it has any is a create, an edit of a shared document
     /// with none shared is an edit of its own, a create past its capacity an edit.
-    pub fn next(&mut self) -> Write {
+    pub fn draw(&mut self) -> Write {
         let total = self.mix.create + self.mix.edit_own + self.mix.edit_shared;
         let draw = self.rng.random_range(0..total.max(1));
         let wanted = if draw < self.mix.create {
@@ -134,7 +134,7 @@ mod tests {
         let mut w = writes(mix(20, 30, 50), None, 10);
         let mut counts = [0u32; 3];
         for _ in 0..10_000 {
-            match w.next() {
+            match w.draw() {
                 Write::Create(k) => {
                     assert_eq!(k, w.created() - 1);
                     counts[0] += 1;
@@ -159,22 +159,28 @@ mod tests {
     fn what_cannot_be_honoured_falls_to_what_can() {
         // No shared documents: edits of its own, and a create first.
         let mut w = writes(mix(0, 0, 100), None, 0);
-        assert_eq!(w.next(), Write::Create(0));
-        assert_eq!(w.next(), Write::EditOwn(0));
+        assert_eq!(w.draw(), Write::Create(0));
+        assert_eq!(w.draw(), Write::EditOwn(0));
         // A capacity of 2: creates past it are edits.
         let mut w = writes(mix(100, 0, 0), Some(2), 0);
-        let drawn: Vec<Write> = (0..4).map(|_| w.next()).collect();
+        let drawn: Vec<Write> = (0..4).map(|_| w.draw()).collect();
         assert_eq!(drawn[..2], [Write::Create(0), Write::Create(1)]);
-        assert!(drawn[2..].iter().all(|d| matches!(d, Write::EditOwn(k) if *k < 2)));
+        assert!(
+            drawn[2..]
+                .iter()
+                .all(|d| matches!(d, Write::EditOwn(k) if *k < 2))
+        );
         // A capacity of 0 with shared documents: shared edits.
         let mut w = writes(mix(100, 0, 0), Some(0), 4);
-        assert!(matches!(w.next(), Write::EditShared(_)));
+        assert!(matches!(w.draw(), Write::EditShared(_)));
     }
 
     #[test]
     fn gaps_follow_the_rate_and_are_bounded() {
         let mut w = writes(WriteMix::default(), None, 0);
-        let total: f64 = (0..10_000).map(|_| w.next_gap().unwrap().as_secs_f64()).sum();
+        let total: f64 = (0..10_000)
+            .map(|_| w.next_gap().unwrap().as_secs_f64())
+            .sum();
         // 2 per second: a mean gap of 0.5 s.
         assert!((0.47..0.53).contains(&(total / 10_000.0)), "{total}");
         let mut idle = Writes::new(seed::rng(1), 0.0, WriteMix::default(), (None, 0));
@@ -187,7 +193,9 @@ mod tests {
     fn the_same_seed_draws_the_same_writes() {
         let draw = || {
             let mut w = writes(mix(40, 40, 20), Some(5), 3);
-            (0..50).map(|_| (w.next(), w.next_gap())).collect::<Vec<_>>()
+            (0..50)
+                .map(|_| (w.draw(), w.next_gap()))
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(), draw());
     }

@@ -3,6 +3,7 @@
 //! server. A tally adds another (`add`), so machines' tallies merge exactly.
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use super::recorder::new_histogram;
 
@@ -53,7 +54,10 @@ impl DeviceFigures {
             (&mut self.push, &other.push),
             (&mut self.pull, &other.pull),
             (&mut self.initial_sync, &other.initial_sync),
-            (&mut self.initial_docs_per_second, &other.initial_docs_per_second),
+            (
+                &mut self.initial_docs_per_second,
+                &other.initial_docs_per_second,
+            ),
             (&mut self.catch_up, &other.catch_up),
             (&mut self.requests, &other.requests),
             (&mut self.bytes, &other.bytes),
@@ -66,11 +70,15 @@ impl DeviceFigures {
 }
 
 /// What the devices counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DeviceCounts {
     /// Local writes (creates and edits), and those of them that were shared edits.
     pub writes: u64,
     pub shared_edits: u64,
+    /// Local writes the device refused (a bound of its replica, or a shared document it
+    /// did not hold yet): not made, not counted in `writes`.
+    pub writes_refused: u64,
     /// Push cycles that sent something, pushes with nothing to send (no request), and
     /// pull cycles; failed ones of each.
     pub pushes: u64,
@@ -78,6 +86,8 @@ pub struct DeviceCounts {
     pub pulls: u64,
     pub failed_pushes: u64,
     pub failed_pulls: u64,
+    /// Held feed reads a live device gave up for a local write (each a request).
+    pub feeds_given_up: u64,
     pub requests: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
@@ -105,11 +115,13 @@ impl DeviceCounts {
         let pairs = [
             (&mut self.writes, o.writes),
             (&mut self.shared_edits, o.shared_edits),
+            (&mut self.writes_refused, o.writes_refused),
             (&mut self.pushes, o.pushes),
             (&mut self.empty_pushes, o.empty_pushes),
             (&mut self.pulls, o.pulls),
             (&mut self.failed_pushes, o.failed_pushes),
             (&mut self.failed_pulls, o.failed_pulls),
+            (&mut self.feeds_given_up, o.feeds_given_up),
             (&mut self.requests, o.requests),
             (&mut self.bytes_sent, o.bytes_sent),
             (&mut self.bytes_received, o.bytes_received),
@@ -121,7 +133,10 @@ impl DeviceCounts {
             (&mut self.conflicts_seen, o.conflicts_seen),
             (&mut self.over_budget, o.over_budget),
             (&mut self.resynced_no_log, o.resynced_no_log),
-            (&mut self.resynced_no_common_session, o.resynced_no_common_session),
+            (
+                &mut self.resynced_no_common_session,
+                o.resynced_no_common_session,
+            ),
         ];
         for (mine, theirs) in pairs {
             *mine = mine.saturating_add(theirs);
@@ -130,7 +145,8 @@ impl DeviceCounts {
 }
 
 /// What the time-to-visible table (`crate::fleet::visible`) counted, besides the times.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VisibleCounts {
     /// Writes tracked (with at least one other device of this machine to see them).
     pub tracked: u64,
@@ -272,6 +288,10 @@ pub struct DevicesReport {
     /// Examples of cycles over budget and of failed cycles (device, what, why).
     pub over_budget_samples: Vec<String>,
     pub failure_samples: Vec<String>,
+    /// The sync of every warm device before the phase: how long it took, and devices
+    /// that started the phase behind (their sync failed or had not ended in time).
+    pub warm_up_seconds: f64,
+    pub warm_up_behind: u64,
     /// The last sync after the writes stopped: how long it took, and devices that had not
     /// finished it when `last_sync` ran out.
     pub last_sync_seconds: f64,
@@ -297,11 +317,13 @@ mod tests {
         let one = DeviceCounts {
             writes: 1,
             shared_edits: 1,
+            writes_refused: 1,
             pushes: 1,
             empty_pushes: 1,
             pulls: 1,
             failed_pushes: 1,
             failed_pulls: 1,
+            feeds_given_up: 1,
             requests: 1,
             bytes_sent: 1,
             bytes_received: 1,
@@ -319,7 +341,10 @@ mod tests {
         sum.add(&one);
         // Every field doubled: a field left out of `add` would stay 1.
         let doubled = format!("{sum:?}");
-        assert!(!doubled.contains(": 1,") && !doubled.contains(": 1 }"), "{doubled}");
+        assert!(
+            !doubled.contains(": 1,") && !doubled.contains(": 1 }"),
+            "{doubled}"
+        );
     }
 
     #[test]
@@ -334,9 +359,15 @@ mod tests {
         let _ = second.pull.record(300);
         let mut other = first.clone();
         other.add(&second);
-        assert_eq!((other.online, other.counts.pulls, other.pull.len()), (8, 3, 2));
+        assert_eq!(
+            (other.online, other.counts.pulls, other.pull.len()),
+            (8, 3, 2)
+        );
         first.absorb(second);
-        assert_eq!((first.online, first.counts.pulls, first.pull.len()), (3, 3, 2));
+        assert_eq!(
+            (first.online, first.counts.pulls, first.pull.len()),
+            (3, 3, 2)
+        );
         assert_eq!((first.elapsed_seconds, first.length_seconds), (2.0, 2.0));
     }
 
