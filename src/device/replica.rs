@@ -401,3 +401,168 @@ fn state_of<'a>(id: &'a str, doc: &'a Doc) -> Option<DocumentState<'a>> {
         conflicts,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(text: &str) -> Rev {
+        Rev::parse(text).unwrap()
+    }
+
+    fn hash(rev: &Rev) -> String {
+        let mut text = String::new();
+        rev.write_to(&mut text);
+        text.split_once('-').unwrap().1.to_string()
+    }
+
+    fn replica() -> Replica {
+        Replica::new(RevMaker::new(1, "dev"))
+    }
+
+    fn pulled(replica: &mut Replica, id: &str, r: &str, deleted: bool, ids: &[&str]) -> Stored {
+        let leaf = Leaf {
+            rev: rev(r),
+            deleted,
+        };
+        let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        let start = leaf.rev.generation();
+        replica.store(id, leaf, History { start, ids: &ids })
+    }
+
+    #[test]
+    fn the_winner_is_live_first_then_generation_then_hash() {
+        let mut r = replica();
+        assert_eq!(
+            pulled(&mut r, "d", "2-aa", false, &["aa", "11"]),
+            Stored::Branched
+        );
+        assert_eq!(
+            pulled(&mut r, "d", "2-bb", false, &["bb", "11"]),
+            Stored::Branched
+        );
+        assert_eq!(
+            pulled(&mut r, "d", "3-cc", true, &["cc", "dd", "11"]),
+            Stored::Branched
+        );
+        let state = r.document("d").unwrap();
+        // The deleted generation-3 leaf loses to live ones; of those, the higher hash wins.
+        assert_eq!(state.winner, &rev("2-bb"));
+        assert!(!state.deleted);
+        assert_eq!(state.conflicts, vec![&rev("2-aa")]);
+        assert!(r.in_conflict("d"));
+        // A live generation-3 leaf wins over both.
+        assert_eq!(
+            pulled(&mut r, "d", "3-ab", false, &["ab", "aa", "11"]),
+            Stored::Extended
+        );
+        let state = r.document("d").unwrap();
+        assert_eq!(state.winner, &rev("3-ab"));
+        assert_eq!(state.conflicts, vec![&rev("2-bb")]);
+    }
+
+    #[test]
+    fn only_deleted_leaves_make_a_deleted_document_without_conflicts() {
+        let mut r = replica();
+        pulled(&mut r, "d", "2-aa", true, &["aa", "11"]);
+        pulled(&mut r, "d", "3-bb", true, &["bb", "cc", "11"]);
+        let state = r.document("d").unwrap();
+        assert_eq!((state.winner, state.deleted), (&rev("3-bb"), true));
+        assert!(state.conflicts.is_empty());
+        assert!(!r.in_conflict("d"));
+    }
+
+    #[test]
+    fn a_pulled_revision_replaces_the_leaf_its_history_holds() {
+        let mut r = replica();
+        pulled(&mut r, "d", "1-aa", false, &["aa"]);
+        assert_eq!(
+            pulled(&mut r, "d", "3-cc", false, &["cc", "bb", "aa"]),
+            Stored::Extended
+        );
+        assert_eq!(r.document("d").unwrap().winner, &rev("3-cc"));
+        assert!(r.document("d").unwrap().conflicts.is_empty());
+        // Known again, or an ancestor the history no longer reaches: nothing changes.
+        assert_eq!(
+            pulled(&mut r, "d", "3-cc", false, &["cc", "bb", "aa"]),
+            Stored::Known
+        );
+        // A history that does not reach a leaf makes a branch.
+        assert_eq!(
+            pulled(&mut r, "d", "2-ee", false, &["ee", "ff"]),
+            Stored::Branched
+        );
+        assert_eq!(r.document("d").unwrap().conflicts, vec![&rev("2-ee")]);
+    }
+
+    #[test]
+    fn local_edits_grow_one_chain_from_the_winner_and_are_pushed_together() {
+        let mut r = replica();
+        pulled(&mut r, "d", "4-aa", false, &["aa", "bb"]);
+        let first = r.edit("d", false).unwrap();
+        assert_eq!(first.generation(), 5);
+        for _ in 0..1998 {
+            r.edit("d", false).unwrap();
+        }
+        let tip = r.edit("d", true).unwrap();
+        assert_eq!(tip.generation(), 2004);
+        assert_eq!(r.unpushed(), 1);
+        let offers = r.unpushed_of("d");
+        assert_eq!(offers.len(), 1);
+        let (leaf, history) = &offers[0];
+        assert_eq!((&leaf.rev, leaf.deleted), (&tip, true));
+        assert_eq!(history.len(), 2001);
+        assert_eq!(history[0], tip);
+        assert_eq!(history[1999], first);
+        assert_eq!(history[2000], rev("4-aa"));
+        // Deleted: no more edits; a write brings it back, on the same chain.
+        assert!(r.edit("d", false).is_none());
+        let back = r.write("d").unwrap();
+        assert_eq!(back.generation(), 2005);
+        assert_eq!(r.unpushed_of("d").len(), 1);
+        r.pushed("d", &back);
+        assert_eq!(r.unpushed(), 0);
+        assert!(r.unpushed_of("d").is_empty());
+        assert!(!r.lacks("d", &back));
+    }
+
+    #[test]
+    fn a_pulled_revision_that_wins_over_an_unpushed_chain_leaves_it_as_a_conflict() {
+        let mut r = replica();
+        pulled(&mut r, "d", "1-aa", false, &["aa"]);
+        let mine = r.edit("d", false).unwrap();
+        // Another device's edit of the same base arrives first.
+        assert_eq!(
+            pulled(&mut r, "d", "2-ff", false, &["ff", "aa"]),
+            Stored::Branched
+        );
+        assert!(r.in_conflict("d"));
+        assert_eq!(r.unpushed_of("d").len(), 1);
+        assert!(!r.lacks("d", &rev("1-aa")), "the chain's base is known");
+        // The server now holds a child of my revision: the chain is on the server.
+        let child = format!("3-{}", "e".repeat(32));
+        let ids = [&"e".repeat(32)[..], &hash(&mine), "aa"];
+        assert_eq!(pulled(&mut r, "d", &child, false, &ids), Stored::Extended);
+        assert_eq!(r.unpushed(), 0);
+    }
+
+    #[test]
+    fn new_documents_are_unpushed_in_the_order_written() {
+        let mut r = replica();
+        let a = r.write("a").unwrap();
+        r.write("b").unwrap();
+        r.write("a").unwrap();
+        assert_eq!(a.generation(), 1);
+        let order: Vec<Box<str>> = r
+            .unpushed_since(0, 10)
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect();
+        assert_eq!(order, vec!["b".into(), "a".into()]);
+        assert_eq!(r.unpushed_since(0, 1).len(), 1);
+        assert_eq!(r.unpushed_of("a")[0].1.len(), 2);
+        assert!(r.edit("nothing", false).is_none());
+        assert!(r.write(&"x".repeat(MAX_ID_BYTES + 1)).is_none());
+        assert!(r.state_bytes() > 0);
+    }
+}
