@@ -178,13 +178,17 @@ impl DeviceRun {
         }
     }
 
-    /// The last sync after the writes stopped: a push and a pull; true when both went
-    /// through.
-    pub async fn last_sync(&mut self, ctx: &Context) -> bool {
+    /// The last push after the writes stopped; true when it went through.
+    pub async fn last_push(&mut self, ctx: &Context) -> bool {
+        self.push(ctx).await
+    }
+
+    /// The last pull, once every device has pushed; true when it went through.
+    pub async fn last_pull(&mut self, ctx: &Context) -> bool {
         if let Some(feed) = &mut self.feed {
             feed.until = None;
         }
-        self.sync(ctx).await
+        self.pull(ctx, false).await
     }
 
     /// A push, then a pull that does not wait; true when both went through.
@@ -335,12 +339,15 @@ impl DeviceRun {
         }
     }
 
-    /// Counts a start from 0 of a device that had synced that way before.
+    /// Counts a start from 0 of a device that had written a checkpoint that way before
+    /// (a device with no checkpoint yet starts from 0 by design).
     fn resynced(&mut self, ctx: &Context, cycle: &Cycle, direction: Direction) {
-        let before = match direction {
-            Direction::Push => std::mem::replace(&mut self.pushed_before, true),
-            Direction::Pull => std::mem::replace(&mut self.pulled_before, true),
+        let flag = match direction {
+            Direction::Push => &mut self.pushed_before,
+            Direction::Pull => &mut self.pulled_before,
         };
+        let before = *flag;
+        *flag |= cycle.checkpoint_writes > 0;
         if let (true, StartedFrom::Zero { because }) = (before, cycle.started_from) {
             ctx.figures.count(|c| match because {
                 ZeroBecause::NoLog => c.resynced_no_log += 1,

@@ -127,7 +127,8 @@ impl Running {
     async fn warm_up(&mut self) {
         let began = Instant::now();
         let runs = std::mem::take(&mut self.waiting);
-        let (runs, unfinished) = all_at_most(runs, &self.ctx, Sync::WarmUp).await;
+        let deadline = tokio::time::Instant::now() + self.ctx.fleet.last_sync;
+        let (runs, unfinished) = all_at_most(runs, &self.ctx, (Sync::WarmUp, deadline)).await;
         self.waiting = runs;
         let (_, counts, _, failures) = self.ctx.figures.take_phase();
         self.warm_up = WarmUp {
@@ -194,7 +195,13 @@ impl Running {
         let mut report_unfinished = 0;
         let mut convergence = Default::default();
         if !interrupted {
-            let (synced, unfinished) = all_at_most(runs, &self.ctx, Sync::Last).await;
+            // Every push first, then every pull: a pull that went before another
+            // device's last push would miss it.
+            let deadline = tokio::time::Instant::now() + self.ctx.fleet.last_sync;
+            let (pushed, unpushed) = all_at_most(runs, &self.ctx, (Sync::LastPush, deadline)).await;
+            let (synced, unpulled) =
+                all_at_most(pushed, &self.ctx, (Sync::LastPull, deadline)).await;
+            let unfinished = unpushed.max(unpulled);
             runs = synced;
             report_unfinished = unfinished;
             convergence = self.converge(&runs).await;
@@ -235,18 +242,18 @@ impl Running {
 enum Sync {
     /// Before the phase: warm devices pull their scope.
     WarmUp,
-    /// After it: a push and a pull.
-    Last,
+    /// After it: a push, then (once every device has pushed) a pull.
+    LastPush,
+    LastPull,
 }
 
-/// Runs `sync` on every device, [`SYNCING_AT_ONCE`] at a time, all within the fleet's
-/// `last_sync`: the devices back, and how many had not finished.
+/// Runs `sync` on every device, [`SYNCING_AT_ONCE`] at a time, all by `deadline`: the
+/// devices back, and how many had not finished.
 async fn all_at_most(
     runs: Vec<DeviceRun>,
     ctx: &Arc<Context>,
-    sync: Sync,
+    (sync, deadline): (Sync, tokio::time::Instant),
 ) -> (Vec<DeviceRun>, u64) {
-    let deadline = tokio::time::Instant::now() + ctx.fleet.last_sync;
     let at_once = Arc::new(Semaphore::new(SYNCING_AT_ONCE));
     let tasks: Vec<_> = runs
         .into_iter()
@@ -258,8 +265,11 @@ async fn all_at_most(
                     match sync {
                         Sync::WarmUp if run.plan.is_cold() => {}
                         Sync::WarmUp => run.warm_up(&ctx).await,
-                        Sync::Last => {
-                            let _ = run.last_sync(&ctx).await;
+                        Sync::LastPush => {
+                            let _ = run.last_push(&ctx).await;
+                        }
+                        Sync::LastPull => {
+                            let _ = run.last_pull(&ctx).await;
                         }
                     }
                 };
