@@ -228,3 +228,77 @@ fn convergence(d: &DevicesResult) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::devices::DivergedDevice;
+
+    fn phase_with(devices: Option<DevicesResult>) -> PhaseResult {
+        let mut phase = PhaseResult::of_operations("fleet", 1.0, Vec::new());
+        phase.devices = devices;
+        phase
+    }
+
+    fn result() -> DevicesResult {
+        let json = serde_json::json!({
+            "devices": 4, "devices_run": 4, "cold_devices": 1, "offline_devices": 0,
+            "client_nodes": 1, "scope": "doc-ids", "profile": "pouchdb", "feed": "longpoll",
+            "sync": "live", "most_online": 4, "most_feeds_open": 3,
+            "warm_up_seconds": 0.5, "warm_up_behind": 0,
+            "last_sync_seconds": 1.5, "last_sync_unfinished": 1,
+            "counts": { "writes": 9, "over_budget": 2, "conflicts_created": 1 },
+            "visible": { "tracked": 9, "missing": 2 },
+            "convergence": { "checked": 4, "converged": 1, "server_documents": 7,
+                             "server_conflicts": 1 },
+            "intervals": [],
+        });
+        let empty = crate::results::build::latency(&crate::metrics::recorder::new_histogram());
+        let mut value = json;
+        for name in [
+            "time_to_visible",
+            "push",
+            "pull",
+            "initial_sync",
+            "catch_up",
+        ] {
+            value[name] = serde_json::to_value(&empty).unwrap();
+        }
+        for name in [
+            "initial_docs_per_second",
+            "requests_per_cycle",
+            "bytes_per_cycle",
+        ] {
+            value[name] = serde_json::json!({ "count": 0, "mean": 0.0, "p50": 0, "p90": 0,
+                "p99": 0, "max": 0, "histogram": empty.histogram });
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_phase_without_a_fleet_has_no_block() {
+        assert_eq!(lines(&phase_with(None)), "");
+    }
+
+    #[test]
+    fn what_went_wrong_is_said_and_devices_not_converged_are_named() {
+        let mut devices = result();
+        devices.convergence.diverged = vec![DivergedDevice {
+            device: "n0-d2".into(),
+            difference: "lacks \"x\"".into(),
+        }];
+        let text = lines(&phase_with(Some(devices)));
+        for said in [
+            "devices: 4 (doc-ids, pouchdb, longpoll, live, 1 joined cold)",
+            "NEVER STORED 2",
+            "OVER BUDGET 2 cycles",
+            "1 NOT DONE in time",
+            "converged: 1 of 4 devices",
+            "NOT CONVERGED n0-d2: lacks \"x\"",
+            "… and 2 more not converged",
+            "conflicts: 1 made by pushes",
+        ] {
+            assert!(text.contains(said), "{said:?} missing from\n{text}");
+        }
+    }
+}

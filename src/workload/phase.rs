@@ -247,3 +247,25 @@ impl Phase {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_of_devices_alone_has_work_for_its_duration() {
+        let mut phase = Phase::sample("fleet", Weights::only(Operation::Create, 1));
+        phase.connections = 0;
+        phase.bound.per_connection = None;
+        assert!(!phase.has_work());
+        phase.bound.duration = Some(Duration::from_secs(5));
+        assert!(!phase.has_work());
+        phase.fleet = Some(super::super::fleet::Fleet::default());
+        assert!(phase.has_work());
+        phase.fleet = Some(super::super::fleet::Fleet {
+            devices: 0,
+            ..Default::default()
+        });
+        assert!(!phase.has_work());
+    }
+}
