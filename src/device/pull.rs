@@ -88,11 +88,29 @@ impl Device {
             let db = self.spec.scope.path().to_string();
             self.fetch(http, cycle, &db, &wanted).await?
         };
+        let stored: Vec<(String, Rev)> = got
+            .revisions
+            .iter()
+            .map(|fetched| (fetched.id.clone(), fetched.leaf.rev.clone()))
+            .collect();
         self.store(got.revisions, cycle, touched);
         if got.failures > 0 {
             // Not past revisions that could not be fetched: the next pull asks again.
             cycle.failures = cycle.failures.saturating_add(got.failures);
             return Ok(Next::Done);
+        }
+        for change in &batch.changes {
+            let kept: Vec<Rev> = stored
+                .iter()
+                .filter(|(id, _)| *id == change.id)
+                .map(|(_, rev)| rev.clone())
+                .collect();
+            if self
+                .replica
+                .drop_superseded(&change.id, &change.revs, &kept)
+            {
+                touched.push(change.id.clone());
+            }
         }
         let Some(next) = batch.next else {
             return Ok(Next::Done);

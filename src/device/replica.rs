@@ -319,6 +319,26 @@ impl Replica {
         }
     }
 
+    /// The server lists `listed` as `id`'s leaves: a leaf the device holds from the server
+    /// (not the tip of an unpushed chain, nor one of `kept`, just stored) that the
+    /// server no longer lists has been extended there, even where the history that came
+    /// no longer reaches it (a branch longer than `_revs_limit`); it goes, so that the
+    /// device holds no conflict the server does not. Whether any went.
+    pub fn drop_superseded(&mut self, id: &str, listed: &[Rev], kept: &[Rev]) -> bool {
+        let Some(doc) = self.docs.get_mut(id) else {
+            return false;
+        };
+        let maker = &self.maker;
+        let chains = &doc.chains;
+        let before = doc.leaves.len();
+        doc.leaves.retain(|leaf| {
+            listed.contains(&leaf.rev)
+                || kept.contains(&leaf.rev)
+                || chains.iter().any(|chain| chain.holds(maker, id, &leaf.rev))
+        });
+        doc.leaves.len() < before
+    }
+
     /// The state of `id`, if the device holds it.
     pub fn document(&self, id: &str) -> Option<DocumentState<'_>> {
         let (id, doc) = self.docs.get_key_value(id)?;
@@ -564,5 +584,34 @@ mod tests {
         assert!(r.edit("nothing", false).is_none());
         assert!(r.write(&"x".repeat(MAX_ID_BYTES + 1)).is_none());
         assert!(r.state_bytes() > 0);
+    }
+
+    #[test]
+    fn a_leaf_the_server_no_longer_lists_was_extended_there_and_goes() {
+        let mut r = replica();
+        pulled(&mut r, "d", "1-aa", false, &["aa"]);
+        let mine = r.edit("d", false).unwrap();
+        // A tip whose stemmed history no longer reaches 1-aa: a branch at first.
+        let far = format!("1200-{}", "f".repeat(32));
+        let ids = vec!["f".repeat(32)];
+        let leaf = Leaf {
+            rev: rev(&far),
+            deleted: false,
+        };
+        let start = 1200;
+        assert_eq!(
+            r.store("d", leaf, History { start, ids: &ids }),
+            Stored::Branched
+        );
+        // The server lists only its tip; my unpushed edit stays, 1-aa was already replaced.
+        assert!(!r.drop_superseded("d", &[rev(&far)], &[]));
+        assert_eq!(r.document("d").unwrap().conflicts, vec![&mine]);
+        r.pushed("d", &mine);
+        // Pushed, then extended on the server (unlisted now): it goes.
+        assert!(r.drop_superseded("d", &[rev(&far)], &[]));
+        assert!(r.document("d").unwrap().conflicts.is_empty());
+        // What was just stored stays even when the feed listed an older revision.
+        assert!(!r.drop_superseded("d", &[rev("1-aa")], &[rev(&far)]));
+        assert_eq!(r.document("d").unwrap().winner, &rev(&far));
     }
 }
