@@ -105,11 +105,12 @@ fn the_budget_check_sees_a_request_between_feeds_and_a_feed_read_too_often() {
 }
 
 const DEVICES: usize = 6;
-/// The feed timeout the devices are given: several per interval, so that a device that
-/// reads its feed more often than its timeout, or writes a checkpoint per empty cycle,
-/// shows within the run.
-const FEED_TIMEOUT_MS: u64 = 1000;
-const SECONDS: u64 = 6;
+/// How long a device's longpoll is held (PouchDB's profile: 25 s): a longpoll with
+/// nothing to answer comes back at its end, and the device reads its feed again.
+const FEED_TIMEOUT_MS: u64 = 25_000;
+/// Room for every device's initial sync and at least one timeout after it (the second
+/// feed read of each device, between which nothing else may be sent).
+const SECONDS: u64 = 45;
 
 #[test]
 #[ignore = "needs the fleet's flags (branch fleetcli), merged next"]
@@ -127,14 +128,13 @@ fn idle_live_devices_send_nothing_but_their_feed_reads() {
         &format!("--database_address={address}"),
         "--database_name=budget",
         "--quiet",
+        "--scenario=steady-fleet",
         &format!("--databases={DEVICES}"),
         &format!("--devices={DEVICES}"),
-        "--device-scope=database",
+        "--device-scope=own-database",
         "--device-sync=live",
         "--device-feed=longpoll",
-        &format!("--device-feed-timeout={FEED_TIMEOUT_MS}ms"),
         "--device-writes=0",
-        "--num_connections=0",
         &format!("--duration={SECONDS}s"),
         &format!("--result={}", result.display()),
     ]);
