@@ -54,6 +54,7 @@ pub fn answer(
         (Method::Get | Method::Post, b"_changes") => {
             return changes::answer(method, &name, query, body, db, out, close);
         }
+        (Method::Get, b"_all_docs") => all_docs(query, db, &mut b),
         (Method::Post, b"_revs_diff") => revs_diff(body, db, &mut b),
         (Method::Post, b"_bulk_get") => bulk_get(body, db, &mut b),
         (Method::Post, b"_bulk_docs") => bulk_docs(body, db, &mut b),
@@ -193,6 +194,69 @@ fn local(method: Method, id: &str, body: &[u8], db: &mut Database, b: &mut Vec<u
         }
         _ => crate::stateless::method_not_allowed(b),
     }
+}
+
+/// `GET /db/_all_docs` (`startkey`, `skip`, `limit`, `include_docs`, `conflicts`): the
+/// documents whose winner is not deleted, by id; a document's body is generated.
+fn all_docs(query: &[u8], db: &Database, b: &mut Vec<u8>) -> u16 {
+    let mut start: Option<String> = None;
+    let (mut skip, mut limit) = (0usize, usize::MAX);
+    let (mut include_docs, mut conflicts) = (false, false);
+    for (name, value) in crate::http::params(query) {
+        let number = |v: &str| v.parse::<usize>().ok();
+        match &*name {
+            "startkey" | "start_key" => match serde_json::from_str::<String>(&value) {
+                Ok(key) => start = Some(key),
+                Err(_) => return bad_request(b, "startkey must be a JSON string"),
+            },
+            "skip" => skip = number(&value).unwrap_or(0),
+            "limit" => limit = number(&value).unwrap_or(usize::MAX),
+            "include_docs" => include_docs = value == "true",
+            "conflicts" => conflicts = value == "true",
+            _ => {}
+        }
+    }
+    let mut ids: Vec<&str> = db
+        .ids()
+        .filter(|id| start.as_deref().is_none_or(|s| *id >= s))
+        .filter(|id| db.doc(id).is_some_and(|d| !d.winner().deleted))
+        .collect();
+    ids.sort_unstable();
+    let (total, _) = db.counts();
+    let _ = write!(b, r#"{{"total_rows":{total},"offset":{skip},"rows":["#);
+    for (i, id) in ids.iter().skip(skip).take(limit).enumerate() {
+        let Some(doc) = db.doc(id) else { continue };
+        let winner = doc.winner();
+        if i > 0 {
+            b.push(b',');
+        }
+        b.extend_from_slice(br#"{"id":""#);
+        escape(b, id.as_bytes());
+        b.extend_from_slice(br#"","key":""#);
+        escape(b, id.as_bytes());
+        let _ = write!(b, r#"","value":{{"rev":"{}"}}"#, winner.rev());
+        if include_docs {
+            b.extend_from_slice(br#","doc":{"_id":""#);
+            escape(b, id.as_bytes());
+            let _ = write!(b, r#"","_rev":"{}""#, winner.rev());
+            let mut others: Vec<&crate::store::Leaf> = doc
+                .leaves
+                .iter()
+                .filter(|l| !l.deleted && *l != winner)
+                .collect();
+            if conflicts && !others.is_empty() {
+                others.sort_by(|x, y| (y.pos, &y.path[0]).cmp(&(x.pos, &x.path[0])));
+                b.extend_from_slice(br#","_conflicts":["#);
+                let revs: Vec<String> = others.iter().map(|l| l.rev()).collect();
+                string_list(b, revs.iter().map(|r| r.as_str()));
+                b.push(b']');
+            }
+            b.push(b'}');
+        }
+        b.push(b'}');
+    }
+    b.extend_from_slice(b"]}");
+    200
 }
 
 /// `POST /db/_revs_diff`: for each document, the revisions it lacks.
@@ -508,4 +572,92 @@ pub fn doc_ids(query_value: Option<&str>, body: &[u8]) -> Result<Rc<HashSet<Box<
     Ok(Rc::new(
         ids.into_iter().map(String::into_boxed_str).collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::{Head, parse_head};
+
+    fn ask(store: &mut Store, request: &str) -> (u16, serde_json::Value) {
+        let input = request.as_bytes();
+        let Head::Complete(r) = parse_head(input) else {
+            panic!("incomplete: {request}");
+        };
+        let body = &input[r.head_len..r.head_len + r.body_len];
+        let target = &input[r.target.0..r.target.1];
+        let mut out = Vec::new();
+        assert!(matches!(
+            answer(&r, target, body, store, &mut out),
+            Some(Answer::Done)
+        ));
+        let text = String::from_utf8(out).unwrap();
+        let status = text[9..12].parse().unwrap();
+        let body = text.split_once("\r\n\r\n").unwrap().1;
+        (
+            status,
+            serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
+    fn post(store: &mut Store, path: &str, body: &str) -> (u16, serde_json::Value) {
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        ask(store, &request)
+    }
+
+    #[test]
+    fn a_push_then_a_pull_as_a_replicator_makes_them() {
+        let mut store = Store::default();
+        assert_eq!(ask(&mut store, "PUT /db HTTP/1.1\r\n\r\n").0, 201);
+        assert_eq!(ask(&mut store, "PUT /db HTTP/1.1\r\n\r\n").0, 412);
+        let (status, diff) = post(&mut store, "/db/_revs_diff", r#"{"d":["2-b"]}"#);
+        assert_eq!(
+            (status, &diff["d"]["missing"][0]),
+            (200, &serde_json::json!("2-b"))
+        );
+        let docs = r#"{"new_edits":false,"docs":[
+            {"_id":"d","_rev":"2-b","_revisions":{"start":2,"ids":["b","a"]},"v":1},
+            {"_id":"d","_rev":"2-c","_revisions":{"start":2,"ids":["c","a"]}},
+            {"_id":"e","_rev":"1-x","_deleted":true},
+            {"_id":"f","_rev":"3-x","_revisions":{"start":2,"ids":["x"]}}]}"#;
+        let (status, rows) = post(&mut store, "/db/_bulk_docs", docs);
+        assert_eq!(status, 201);
+        assert_eq!(rows.as_array().unwrap().len(), 1, "only f's error: {rows}");
+        assert_eq!(rows[0]["id"], "f");
+        assert_eq!(
+            post(&mut store, "/db/_revs_diff", r#"{"d":["2-b","1-a"]}"#).1,
+            serde_json::json!({})
+        );
+        let (_, got) = post(
+            &mut store,
+            "/db/_bulk_get?revs=true&latest=true",
+            r#"{"docs":[{"id":"d","rev":"1-a"},{"id":"e"}]}"#,
+        );
+        let d = got["results"][0]["docs"].as_array().unwrap();
+        assert_eq!(d.len(), 2, "1-a's two leaves: {got}");
+        assert_eq!(d[0]["ok"]["_revisions"]["ids"][1], "a");
+        assert_eq!(got["results"][1]["docs"][0]["ok"]["_deleted"], true);
+        let (_, all) = ask(
+            &mut store,
+            "GET /db/_all_docs?include_docs=true&conflicts=true HTTP/1.1\r\n\r\n",
+        );
+        assert_eq!(
+            all["rows"].as_array().unwrap().len(),
+            1,
+            "e is deleted: {all}"
+        );
+        assert_eq!(all["rows"][0]["value"]["rev"], "2-c");
+        assert_eq!(
+            all["rows"][0]["doc"]["_conflicts"],
+            serde_json::json!(["2-b"])
+        );
+        let (_, info) = ask(&mut store, "GET /db HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            (info["update_seq"].as_u64(), info["doc_count"].as_u64()),
+            (Some(3), Some(1))
+        );
+    }
 }

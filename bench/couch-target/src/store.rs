@@ -136,6 +136,11 @@ impl Database {
         self.changed.send_replace(self.seq);
     }
 
+    /// Every document's id, deleted ones too, in no order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.docs.keys().map(|id| &**id)
+    }
+
     pub fn doc(&self, id: &str) -> Option<&Doc> {
         self.docs.get(id)
     }
