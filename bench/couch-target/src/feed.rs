@@ -204,3 +204,128 @@ async fn read_more(stream: &mut TcpStream, input: &mut Vec<u8>) -> io::Result<us
     input.reserve(1024);
     stream.read_buf(input).await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    use super::*;
+    use crate::connection::{Context, connection};
+
+    async fn target() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let context = Rc::new(Context {
+            delay: Duration::ZERO,
+            store: Some(Rc::new(RefCell::new(Store::default()))),
+        });
+        tokio::task::spawn_local(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::task::spawn_local(connection(stream, context.clone()));
+            }
+        });
+        port
+    }
+
+    async fn send(port: u16, request: &str) -> TcpStream {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        stream
+    }
+
+    /// Reads until `until` is in what came, or the connection ends.
+    async fn read_until(stream: &mut TcpStream, until: &str) -> String {
+        let mut got = Vec::new();
+        while !String::from_utf8_lossy(&got).contains(until) {
+            if stream.read_buf(&mut got).await.unwrap() == 0 {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&got).into_owned()
+    }
+
+    async fn write(port: u16, path: &str) {
+        let mut s = send(
+            port,
+            &format!("PUT {path} HTTP/1.1\r\nContent-Length: 2\r\n\r\n{{}}"),
+        )
+        .await;
+        read_until(&mut s, "}").await;
+    }
+
+    fn run(test: impl std::future::Future<Output = ()>) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        tokio::task::LocalSet::new().block_on(&runtime, test);
+    }
+
+    #[test]
+    fn a_write_answers_the_feeds_of_its_database_only() {
+        run(async {
+            let port = target().await;
+            write(port, "/a").await;
+            write(port, "/b").await;
+            let feed = "_changes?feed=longpoll&since=now&style=all_docs&timeout=60000";
+            let mut on_a = send(port, &format!("GET /a/{feed} HTTP/1.1\r\n\r\n")).await;
+            let mut on_b = send(port, &format!("GET /b/{feed} HTTP/1.1\r\n\r\n")).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            write(port, "/a/doc").await;
+            let answer = read_until(&mut on_a, "last_seq").await;
+            assert!(answer.contains(r#""id":"doc""#), "{answer}");
+            let mut nothing = [0u8; 64];
+            let read =
+                tokio::time::timeout(Duration::from_millis(300), on_b.read(&mut nothing)).await;
+            assert!(read.is_err(), "b's feed answered a write to a");
+            // The same connection is kept for the next request.
+            on_a.write_all(b"GET /a HTTP/1.1\r\n\r\n").await.unwrap();
+            assert!(
+                read_until(&mut on_a, "update_seq")
+                    .await
+                    .contains(r#""update_seq":1"#)
+            );
+        });
+    }
+
+    #[test]
+    fn held_feeds_beat_time_out_and_stream() {
+        run(async {
+            let port = target().await;
+            write(port, "/a").await;
+            let mut poll = send(
+                port,
+                "GET /a/_changes?feed=longpoll&since=0&heartbeat=20&timeout=200 HTTP/1.1\r\n\r\n",
+            )
+            .await;
+            let answer = read_until(&mut poll, "0\r\n\r\n").await;
+            assert!(answer.contains("Transfer-Encoding: chunked"), "{answer}");
+            assert!(
+                answer.contains(r#""last_seq":0"#) && answer.contains("1\r\n\n\r\n"),
+                "{answer}"
+            );
+            let mut stream = send(
+                port,
+                "GET /a/_changes?feed=continuous&since=0&heartbeat=20 HTTP/1.1\r\n\r\n",
+            )
+            .await;
+            read_until(&mut stream, "1\r\n\n\r\n").await;
+            write(port, "/a/x").await;
+            let line = read_until(&mut stream, "\"id\":\"x\"").await;
+            assert!(
+                line.contains(r#"{"seq":1,"id":"x","changes":[{"rev":"1-"#),
+                "{line}"
+            );
+            let mut limited = send(
+                port,
+                "GET /a/_changes?feed=continuous&since=0&limit=1 HTTP/1.1\r\n\r\n",
+            )
+            .await;
+            let all = read_until(&mut limited, "0\r\n\r\n").await;
+            assert!(all.contains(r#"{"last_seq":1,"pending":0}"#), "{all}");
+        });
+    }
+}
