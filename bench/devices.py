@@ -81,19 +81,27 @@ def fleet_flags(devices, feed, write_rate, doc_bytes, duration):
 
 
 def fleet_figures(result):
-    """What the result says of the fleet: sync cycles, replica state, reconnects."""
+    """What the result says of the fleet (its phase's `devices`): sync cycles (pushes
+    that sent something and pulls), the replica state, failed pulls (each a feed read
+    again), convergence."""
     phases = result.get("phases") or [{}]
     devices = phases[-1].get("devices") or {}
-    cycles = devices.get("cycles") or {}
-    pushes = cycles.get("push", 0) if isinstance(cycles, dict) else 0
-    pulls = cycles.get("pull", 0) if isinstance(cycles, dict) else 0
+    counts = devices.get("counts") or {}
+    convergence = devices.get("convergence") or {}
     return dict(
-        devices=devices.get("devices", 0),
-        converged=devices.get("converged"),
-        cycles=pushes + pulls,
+        cycles=counts.get("pushes", 0) + counts.get("pulls", 0),
+        pushes=counts.get("pushes", 0),
+        pulls=counts.get("pulls", 0),
+        requests=counts.get("requests", 0),
+        failed=counts.get("failed_pushes", 0) + counts.get("failed_pulls", 0),
+        over_budget=counts.get("over_budget", 0),
+        writes=counts.get("writes", 0),
+        requests_per_cycle=(devices.get("requests_per_cycle") or {}).get("mean"),
+        bytes_per_cycle=(devices.get("bytes_per_cycle") or {}).get("mean"),
         state_bytes=devices.get("state_bytes", 0),
-        documents=devices.get("documents", 0),
-        reconnects=devices.get("reconnects", 0),
+        reconnects=counts.get("failed_pulls", 0) + counts.get("feeds_given_up", 0),
+        most_feeds_open=devices.get("most_feeds_open", 0),
+        converged=f"{convergence.get('converged', '?')}/{convergence.get('checked', '?')}",
     )
 
 
