@@ -13,7 +13,7 @@ use common::printed;
 use sofabench::cli::Cli;
 
 /// `run`'s headings, in the order help shows them.
-const HEADINGS: [&str; 9] = [
+const HEADINGS: [&str; 10] = [
     "Connection and TLS",
     "Login",
     "Workload",
@@ -22,6 +22,7 @@ const HEADINGS: [&str; 9] = [
     "Output and thresholds",
     "CouchDB database settings",
     "Queries and feeds",
+    "Devices",
     "Existing data",
 ];
 

@@ -34,7 +34,7 @@ pub struct DevicesArgs {
     ///
     /// own-database (the default) with --databases N: N per-user databases, devices
     /// dealt out round robin.
-    #[arg(long = "device-scope", value_name = "SCOPE", value_parser = Choices::new(FleetScope::parse, &DEVICE_SCOPES))]
+    #[arg(long = "device-scope", value_name = "SCOPE", value_parser = Choices::new(FleetScope::parse, &DEVICE_SCOPES), hide_short_help = true)]
     pub scope: Option<FleetScope>,
 
     /// Which replication client the devices behave like
@@ -49,13 +49,13 @@ pub struct DevicesArgs {
     ///
     /// live (the default): a feed held open and a push after each write; a duration
     /// (30s): a push and a pull that often, as a phone waking up.
-    #[arg(long = "device-sync", value_name = "live|TIME", value_parser = parse_sync)]
+    #[arg(long = "device-sync", value_name = "live|TIME", value_parser = parse_sync, hide_short_help = true)]
     pub sync: Option<SyncEvery>,
 
     /// Local writes per second of each device
     ///
     /// Fractions welcome: 0.2 (the default) is one every 5 s; 0 only reads.
-    #[arg(long = "device-writes", value_name = "PER_SEC", value_parser = parse_writes)]
+    #[arg(long = "device-writes", value_name = "PER_SEC", value_parser = parse_writes, hide_short_help = true)]
     pub writes: Option<f64>,
 
     /// The devices' writes: new, own edits, shared edits

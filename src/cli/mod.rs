@@ -755,7 +755,7 @@ pub struct RunArgs {
     ///
     /// For the mango and views scenarios: the top-level field of the template the queries
     /// draw their values from (Iron Cushion's integer1 by default).
-    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES)]
+    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES, hide_short_help = true)]
     query_field: String,
 
     /// Where the server reaches the database, to replicate

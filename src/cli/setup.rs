@@ -154,6 +154,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         feeds_here: args.node_index == 0,
         // Known once the database is prepared (the runner sets it).
         started_empty: false,
+        device_logins: None,
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),
