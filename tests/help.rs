@@ -155,6 +155,12 @@ fn sample(arg: &clap::Arg) -> String {
         "FILE" | "DIR" | "RESULT" | "RESULT.json" | "A.json" | "B.json" => "a.json",
         "NAME" | "TEXT" | "PASSWORD" => "some-name",
         "SUBCOMMAND" => "run",
+        "live|TIME" => "30s",
+        "PER_SEC" => "0.5",
+        "NEW,OWN,SHARED" => "50,40,10",
+        "SHARE%:FROM:LASTING" => "20%:10s:30s",
+        "N[@TIME]" => "2@5s",
+        "BYTES" => "256",
         other => panic!(
             "--{}: no sample value for {other:?}; add one here",
             arg.get_id()

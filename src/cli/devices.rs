@@ -27,35 +27,35 @@ pub struct DevicesArgs {
     /// Each speaks CouchDB's replication protocol as PouchDB does: it writes locally,
     /// pushes its changes and pulls the others'. The report gives time to visible
     /// between devices and whether every device converged with the server.
-    #[arg(long = "devices", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MOST_DEVICES))]
+    #[arg(id = "devices", long = "devices", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MOST_DEVICES))]
     pub devices: Option<u64>,
 
     /// What each device replicates
     ///
     /// own-database (the default) with --databases N: N per-user databases, devices
     /// dealt out round robin.
-    #[arg(long = "device-scope", value_name = "SCOPE", value_parser = Choices::new(FleetScope::parse, &DEVICE_SCOPES), hide_short_help = true)]
+    #[arg(id = "device_scope", long = "device-scope", value_name = "SCOPE", value_parser = Choices::new(FleetScope::parse, &DEVICE_SCOPES), hide_short_help = true)]
     pub scope: Option<FleetScope>,
 
     /// Which replication client the devices behave like
-    #[arg(long = "device-profile", value_name = "CLIENT", value_parser = Choices::new(ClientProfile::parse, &DEVICE_PROFILES), hide_short_help = true)]
+    #[arg(id = "device_profile", long = "device-profile", value_name = "CLIENT", value_parser = Choices::new(ClientProfile::parse, &DEVICE_PROFILES), hide_short_help = true)]
     pub profile: Option<ClientProfile>,
 
     /// The feed a device reads
-    #[arg(long = "device-feed", value_name = "KIND", value_parser = Choices::new(FeedKind::parse, &DEVICE_FEEDS), hide_short_help = true)]
+    #[arg(id = "device_feed", long = "device-feed", value_name = "KIND", value_parser = Choices::new(FeedKind::parse, &DEVICE_FEEDS), hide_short_help = true)]
     pub feed: Option<FeedKind>,
 
     /// live, or how often a device syncs
     ///
     /// live (the default): a feed held open and a push after each write; a duration
     /// (30s): a push and a pull that often, as a phone waking up.
-    #[arg(long = "device-sync", value_name = "live|TIME", value_parser = parse_sync, hide_short_help = true)]
+    #[arg(id = "device_sync", long = "device-sync", value_name = "live|TIME", value_parser = parse_sync, hide_short_help = true)]
     pub sync: Option<SyncEvery>,
 
     /// Local writes per second of each device
     ///
     /// Fractions welcome: 0.2 (the default) is one every 5 s; 0 only reads.
-    #[arg(long = "device-writes", value_name = "PER_SEC", value_parser = parse_writes, hide_short_help = true)]
+    #[arg(id = "device_writes", long = "device-writes", value_name = "PER_SEC", value_parser = parse_writes, hide_short_help = true)]
     pub writes: Option<f64>,
 
     /// The devices' writes: new, own edits, shared edits
@@ -63,13 +63,13 @@ pub struct DevicesArgs {
     /// Percent of new documents, edits of the device's own documents and edits of
     /// documents all devices share (where conflicts come from), summing to 100;
     /// default 50,50,0.
-    #[arg(long = "device-mix", value_name = "NEW,OWN,SHARED", value_parser = parse_mix, hide_short_help = true)]
+    #[arg(id = "device_mix", long = "device-mix", value_name = "NEW,OWN,SHARED", value_parser = parse_mix, hide_short_help = true)]
     pub mix: Option<WriteMix>,
 
     /// How many documents all devices share
     ///
     /// The documents the shared edits of --device-mix pick among.
-    #[arg(long = "device-shared-docs", value_name = "N", value_parser = parse_shared, hide_short_help = true)]
+    #[arg(id = "device_shared_docs", long = "device-shared-docs", value_name = "N", value_parser = parse_shared, hide_short_help = true)]
     pub shared: Option<u64>,
 
     /// Devices going offline for a while
@@ -77,20 +77,20 @@ pub struct DevicesArgs {
     /// SHARE%:FROM:LASTING: that share of the devices stops syncing FROM into the phase,
     /// keeps writing locally, and comes back together after LASTING with its backlog,
     /// e.g. 20%:10s:30s.
-    #[arg(long = "device-offline", value_name = "SHARE%:FROM:LASTING", value_parser = parse_offline, hide_short_help = true)]
+    #[arg(id = "device_offline", long = "device-offline", value_name = "SHARE%:FROM:LASTING", value_parser = parse_offline, hide_short_help = true)]
     pub offline: Option<Offline>,
 
     /// Devices joining with nothing, at TIME into the phase
     ///
     /// N[@TIME]: N of the devices start empty and pull their whole scope (an initial
     /// sync), at the phase's start or TIME into it, e.g. 5@30s.
-    #[arg(long = "device-cold", value_name = "N[@TIME]", value_parser = parse_cold, hide_short_help = true)]
+    #[arg(id = "device_cold", long = "device-cold", value_name = "N[@TIME]", value_parser = parse_cold, hide_short_help = true)]
     pub cold: Option<ColdJoin>,
 
     /// The size a device's documents are padded to, bytes
     ///
     /// 16 to 1048576; default 256.
-    #[arg(long = "device-doc-size", value_name = "BYTES", value_parser = parse_doc_bytes, hide_short_help = true)]
+    #[arg(id = "device_doc_size", long = "device-doc-size", value_name = "BYTES", value_parser = parse_doc_bytes, hide_short_help = true)]
     pub doc_bytes: Option<u32>,
 
     /// A user per own database, its devices logging in as it
@@ -98,14 +98,14 @@ pub struct DevicesArgs {
     /// With --device-scope own-database: each database gets a user in _users (a
     /// password made for the run, never shown) named as a member in its _security.
     /// --cleanup deletes the users the run made.
-    #[arg(long = "device-users", hide_short_help = true)]
+    #[arg(id = "device_users", long = "device-users", hide_short_help = true)]
     pub users: bool,
 
     /// The longest the devices' last sync may take
     ///
     /// After a phase's writes stop, every device pushes and pulls once more before its
     /// replica is checked against the server; default 2m.
-    #[arg(long = "device-grace", value_name = "TIME", value_parser = parse_grace, hide_short_help = true)]
+    #[arg(id = "device_grace", long = "device-grace", value_name = "TIME", value_parser = parse_grace, hide_short_help = true)]
     pub grace: Option<Duration>,
 }
 
