@@ -294,3 +294,17 @@ fn the_examples_in_help_are_those_of_the_man_page() {
         }
     }
 }
+
+/// Every flag of every subcommand has an id of its own: two flags of one id set each
+/// other's value silently (clap's own check of it runs in debug builds only, and the
+/// tests' profile is a release one).
+#[test]
+fn every_flag_has_an_id_of_its_own() {
+    for command in Cli::command().get_subcommands() {
+        let mut seen = std::collections::HashSet::new();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(seen.insert(id), "{}: id {id:?} twice", command.get_name());
+        }
+    }
+}
