@@ -1157,10 +1157,16 @@ fn parse(args: Vec<OsString>) -> Result<(Cli, ArgMatches), Failed> {
 /// its flags, `--config` file, scenario and template. Sends nothing and writes nothing;
 /// the fuzz tests feed it mutated config files.
 pub fn check_run(args: Vec<OsString>) -> Result<(), Failed> {
+    run_setup(args).map(|_| ())
+}
+
+/// The checked setup of a `run` command line, which `crate::run::runner::run` carries
+/// out: for a program (or a test) that changes a phase before running it.
+pub fn run_setup(args: Vec<OsString>) -> Result<crate::run::Setup, Failed> {
     let (cli, matches) = parse(args)?;
     let run_matches = matches.subcommand_matches("run").unwrap_or(&matches);
     match cli.command {
-        Command::Run(args) => setup::build(&args, &setup::Given(run_matches)).map(|_| ()),
+        Command::Run(args) => setup::build(&args, &setup::Given(run_matches)),
         _ => Err(Failed::bad_input("not a run command line".to_string())),
     }
 }

@@ -152,6 +152,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         server_stats: !args.no_server_stats && args.node_index == 0,
         client_nodes: args.node_count,
         feeds_here: args.node_index == 0,
+        node_index: args.node_index,
         // Known once the database is prepared (the runner sets it).
         started_empty: false,
         device_logins: None,
