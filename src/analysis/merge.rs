@@ -343,6 +343,10 @@ fn merge_phase(parts: &[(&PhaseResult, &RunResult)]) -> Result<PhaseResult, Stri
     // The first client machine alone follows the feeds (its writes as a sample).
     result.changes = phases.iter().find_map(|p| p.changes.clone());
     result.replication = phases.iter().find_map(|p| p.replication.clone());
+    // Every machine ran its share of the devices: their figures add.
+    result.devices =
+        crate::results::devices::merge(phases.iter().filter_map(|p| p.devices.as_ref()))
+            .map_err(|e| format!("phase {}: {e}", phases[0].name))?;
     Ok(result)
 }
 
@@ -767,6 +771,7 @@ mod tests {
             action: None,
             changes: None,
             replication: None,
+            devices: None,
             logins: logins(connections),
             disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),

@@ -259,6 +259,7 @@ mod tests {
             action: None,
             changes: None,
             replication: None,
+            devices: None,
             logins: LoginTally::default(),
             disk: crate::disk::PhaseDisk::default(),
             server_notes: Vec::new(),

@@ -12,6 +12,7 @@ mod choices;
 mod compare;
 mod completions;
 mod config;
+mod devices;
 mod examples;
 mod generate;
 mod man;
@@ -109,6 +110,7 @@ const SCENARIO: &str = "Scenario and phases";
 const OUTPUT: &str = "Output and thresholds";
 const DATABASE: &str = "CouchDB database settings";
 const QUERIES: &str = "Queries and feeds";
+const DEVICES: &str = "Devices";
 const EXISTING: &str = "Existing data";
 
 /// `--scenario`'s details for `--help`, naming every built-in scenario.
@@ -753,7 +755,7 @@ pub struct RunArgs {
     ///
     /// For the mango and views scenarios: the top-level field of the template the queries
     /// draw their values from (Iron Cushion's integer1 by default).
-    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES)]
+    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES, hide_short_help = true)]
     query_field: String,
 
     /// Where the server reaches the database, to replicate
@@ -770,6 +772,10 @@ pub struct RunArgs {
     /// A background action, before the report says its end is unknown. 0 waits forever.
     #[arg(long = "action-timeout", value_name = "TIME", value_parser = duration::parse, default_value = "10m", help_heading = QUERIES, hide_short_help = true)]
     action_timeout: std::time::Duration,
+
+    // ---- Devices ----
+    #[command(flatten, next_help_heading = DEVICES)]
+    devices: devices::DevicesArgs,
 
     // ---- Existing data ----
     /// Add to a database that already holds documents
@@ -1151,10 +1157,16 @@ fn parse(args: Vec<OsString>) -> Result<(Cli, ArgMatches), Failed> {
 /// its flags, `--config` file, scenario and template. Sends nothing and writes nothing;
 /// the fuzz tests feed it mutated config files.
 pub fn check_run(args: Vec<OsString>) -> Result<(), Failed> {
+    run_setup(args).map(|_| ())
+}
+
+/// The checked setup of a `run` command line, which `crate::run::runner::run` carries
+/// out: for a program (or a test) that changes a phase before running it.
+pub fn run_setup(args: Vec<OsString>) -> Result<crate::run::Setup, Failed> {
     let (cli, matches) = parse(args)?;
     let run_matches = matches.subcommand_matches("run").unwrap_or(&matches);
     match cli.command {
-        Command::Run(args) => setup::build(&args, &setup::Given(run_matches)).map(|_| ()),
+        Command::Run(args) => setup::build(&args, &setup::Given(run_matches)),
         _ => Err(Failed::bad_input("not a run command line".to_string())),
     }
 }

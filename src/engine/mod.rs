@@ -12,6 +12,7 @@ mod bulk_answer;
 mod busy_poll;
 pub mod changes;
 mod deal;
+mod devices;
 pub mod kept;
 mod machine;
 pub mod monitor;
@@ -96,6 +97,9 @@ pub struct RunSettings {
     /// show as changes matching no tracked write).
     pub client_nodes: u64,
     pub feeds_here: bool,
+    /// This client machine's place among them (`--node-index`): a fleet's devices are
+    /// split over the machines, their names carrying it.
+    pub node_index: u64,
     /// `--hot-docs`: how many documents every connection's updates share.
     pub hot_docs: Option<u64>,
     /// `--key-range` or `--key-sample`, and `--existing-writes`: the documents already in
@@ -107,6 +111,9 @@ pub struct RunSettings {
     /// Whether the database held no documents when the run began, so the documents the
     /// connections know are all there are (what checking a query's rows needs).
     pub started_empty: bool,
+    /// `--device-users`: the user each own database's devices log in as (set by the
+    /// runner once the databases are ready).
+    pub device_logins: Option<Arc<crate::driver::auth::DeviceLogins>>,
 }
 
 /// Which share of every phase's connections this node drives.
@@ -438,6 +445,8 @@ impl Engine {
             ),
             _ => None,
         };
+        let endpoints = (&self.endpoints[..], &self.shared.database_paths[..]);
+        let mut fleet = devices::start(phase, &self.settings, endpoints, &self.stop).await?;
         let tables = self.feed_tables(watch.as_ref(), replication.as_ref());
         self.progress.store(0, Ordering::Relaxed);
         let mut looker = self.looker();
@@ -483,6 +492,9 @@ impl Engine {
         if let Some(replication) = &mut replication {
             replication.sample_from(started, self.settings.interval, self.settings.max_intervals);
         }
+        if let Some(fleet) = &mut fleet {
+            fleet.begin(started, self.settings.interval, self.settings.max_intervals);
+        }
         // Raised when the phase's operations have ended, for an action still waiting.
         let operations_ended = stop::Signal::default();
         let action = phase.action.clone().map(|a| {
@@ -510,6 +522,9 @@ impl Engine {
                 let (metrics, abort) = worker.run(work).await;
                 (worker, metrics, abort)
             }));
+        }
+        if fleet.is_some() && count == 0 {
+            devices::devices_only(phase, &self.stop).await;
         }
         let mut connections = Vec::with_capacity(count);
         let mut aborted = Vec::new();
@@ -554,6 +569,10 @@ impl Engine {
             report.client_nodes = self.settings.client_nodes;
             report
         });
+        let devices = match fleet {
+            Some(fleet) => Some(fleet.finish(self.stop.stop.is_raised()).await),
+            None => None,
+        };
         // After Ctrl-C nothing more is sent but --cleanup: the end's sizes are unknown.
         let end = if self.stop.stop.is_raised() {
             None
@@ -594,6 +613,7 @@ impl Engine {
             action,
             changes,
             replication,
+            devices,
             // Since the last phase ended: the first phase's include the setup's.
             logins: auth::take_logins(self.endpoints.iter().map(|e| &e.credential)),
             disk,

@@ -184,6 +184,7 @@ pub(crate) mod sample {
             sweep: None,
             changes: None,
             replication: None,
+            devices: None,
             index_builds: Vec::new(),
             settle: None,
             operations: vec![operation("create", creates), operation("read", &all_reads)],

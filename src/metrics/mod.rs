@@ -4,6 +4,7 @@
 pub mod changes;
 pub mod coarse;
 pub mod connection;
+pub mod devices;
 pub mod errors;
 pub mod existing;
 pub mod histogram;

@@ -39,6 +39,8 @@ pub struct PhaseOutcome {
     pub changes: Option<super::changes::ChangesReport>,
     /// What the phase's continuous replications measured, if it had any.
     pub replication: Option<super::replication::ReplicationReport>,
+    /// What the phase's fleet of devices measured, if it had one.
+    pub devices: Option<super::devices::DevicesReport>,
     /// Logins (session cookies, IAM tokens) since the previous phase ended, or for the
     /// first phase since the run started: outside every operation's times.
     pub logins: super::LoginTally,

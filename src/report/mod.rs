@@ -4,6 +4,7 @@ pub mod achieved;
 pub mod changes;
 pub mod closing;
 pub mod connections;
+pub mod devices;
 pub mod disk;
 pub mod ending;
 pub mod environment;
@@ -135,6 +136,7 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool, detail: Detail) -> Str
     }
     out.push_str(&changes::lines(phase));
     out.push_str(&replication::lines(phase));
+    out.push_str(&devices::lines(phase));
     out.push_str(&stopped_early(phase));
     out
 }

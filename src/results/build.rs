@@ -318,6 +318,7 @@ pub fn phase(outcome: &PhaseOutcome, sweep: Option<SweepPoint>) -> PhaseResult {
         .replication
         .as_ref()
         .map(super::replication::replication);
+    result.devices = outcome.devices.as_ref().map(super::devices::devices);
     result
 }
 
@@ -368,6 +369,7 @@ pub fn from_tally(facts: PhaseFacts, tally: &PhaseTally) -> PhaseResult {
         // A phase's own consumers' figures; a merge of nodes has none (see `phase`).
         changes: None,
         replication: None,
+        devices: None,
     }
 }
 

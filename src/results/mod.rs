@@ -7,6 +7,7 @@
 pub mod build;
 pub mod changes;
 mod checked;
+pub mod devices;
 mod disk;
 pub mod environment;
 mod hot;
@@ -24,6 +25,7 @@ pub use crate::metrics::Spread;
 pub use crate::metrics::histogram;
 pub use crate::workload::{SweepPoint, SweptSetting};
 pub use changes::ChangesResult;
+pub use devices::DevicesResult;
 pub use disk::{DiskResult, disk_result};
 pub use environment::{ClientEnvironment, ServerEnvironment};
 pub use hot::{HotResult, hot_counts, hot_result};
@@ -199,6 +201,10 @@ pub struct PhaseResult {
     /// What the phase's continuous replications measured; absent for a phase without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replication: Option<ReplicationResult>,
+    /// What the phase's fleet of devices measured, and whether every device converged
+    /// with the server; absent for a phase without a fleet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<DevicesResult>,
 }
 
 /// How the wait before a phase for the server to settle ended: no compaction of the
@@ -405,6 +411,7 @@ impl PhaseResult {
             server_notes: Vec::new(),
             changes: None,
             replication: None,
+            devices: None,
         }
     }
 }

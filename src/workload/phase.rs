@@ -154,9 +154,14 @@ impl Phase {
         self.operations_of(connection).map(|n| self.mix.split(n))
     }
 
-    /// True unless a bound of 0 operations makes the phase empty.
+    /// True unless a bound of 0 operations makes the phase empty. A phase with a fleet
+    /// of devices and a duration has work even without connections: its devices'.
     pub fn has_work(&self) -> bool {
         let b = self.bound;
+        let devices = self.fleet.as_ref().is_some_and(|f| f.devices > 0);
+        if devices && b.duration.is_some_and(|d| !d.is_zero()) {
+            return true;
+        }
         self.connections > 0
             && b.per_connection != Some(0)
             && b.total != Some(0)
