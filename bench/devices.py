@@ -55,6 +55,9 @@ BENCH = harness.BENCH
 # The settling wait: RSS is taken once it grew less than this in the last SETTLE seconds.
 SETTLE = 3
 SETTLED_KB = 256
+# Requests the run itself sends, not its devices: the disk look (GET /db of every
+# database once per --interval) and the server's statistics.
+RUN_OWN = ("db_info", "server", "welcome")
 
 
 def log(message):
@@ -77,6 +80,10 @@ def fleet_flags(devices, feed, write_rate, doc_bytes, duration):
         f"--device-writes={write_rate:g}",
         f"--device-doc-size={doc_bytes}",
         f"--duration={duration}s",
+        # The run's own looks at the server: its statistics off, and the disk look (a
+        # GET /db per database per interval) every 10 s; counted apart from the devices.
+        "--no-server-stats",
+        "--interval=10s",
     ]
 
 
@@ -163,7 +170,7 @@ def run_fleet(tools, cpus, out_dir, label, devices, feed, write_rate, doc_bytes,
     target = Target(tools.couch_target, cpus["target"], out_dir, label)
     result_path = out_dir / f"{label}.json"
     cmd = [str(tools.sofabench), "run", f"--database_address={target.url()}",
-           "--database_name=fleet", "--quiet", f"--result={result_path}",
+           "--database_name=fleet", "--quiet", f"--json={result_path}",
            *fleet_flags(devices, feed, write_rate, doc_bytes, duration)]
     (out_dir / f"{label}.cmd").write_text(" ".join(cmd) + "\n")
     with open(out_dir / f"{label}.out", "w") as out, open(out_dir / f"{label}.stderr", "w") as err:
@@ -190,17 +197,19 @@ def run_fleet(tools, cpus, out_dir, label, devices, feed, write_rate, doc_bytes,
 
 def live_window(run):
     """The samples from when every device held its feed (as the target counts them) and
-    the RSS settled, to the last one before the client's end."""
+    the RSS settled, while they all still hold it (before the last sync)."""
     samples = [s for s in run["samples"] if s["rss_kb"]]
-    n = run["devices"]
-    start = next((i for i, s in enumerate(samples) if s["feeds"] >= n), None)
+    held = 0.95 * run["devices"]
+    start = next((i for i, s in enumerate(samples) if s["feeds"] >= run["devices"]), None)
     if start is None:
         return []
-    for i in range(start, len(samples)):
-        back = samples[max(start, i - SETTLE)]
-        if samples[i]["rss_kb"] - back["rss_kb"] < SETTLED_KB and i - start >= SETTLE:
-            # Leave out the last samples: the final sync and convergence check.
-            return samples[i:-SETTLE] or samples[i:]
+    end = start
+    while end + 1 < len(samples) and samples[end + 1]["feeds"] >= held:
+        end += 1
+    for i in range(start + SETTLE, end):
+        if samples[i]["rss_kb"] - samples[i - SETTLE]["rss_kb"] < SETTLED_KB:
+            # A second short of the end: the last sync may have begun within it.
+            return samples[i:end]
     return []
 
 
@@ -211,7 +220,7 @@ def budget(run, window_lines):
         for kind, n in line["requests"].items():
             if kind in ("changes_longpoll", "changes_continuous"):
                 feeds += n
-            else:
+            elif kind not in RUN_OWN:
                 beyond += n
     intervals = max(1, len(window_lines))
     n = max(1, run["devices"])
@@ -253,6 +262,17 @@ def read_run(tools, cpus, out_dir, doc_bytes, duration):
 
 # ----------------------------------------------------------------------------- report
 
+def cycle_cpu_us(run, idle, duration):
+    """Client CPU per sync cycle of a writes run: the CPU rate above the idle run's (both
+    over the live window) for the phase, over the cycles above the idle run's."""
+    if not run["label"].startswith("writes-") or not idle or "cpu_rate" not in run or "cpu_rate" not in idle:
+        return None
+    extra_cycles = run["cycles"] - idle["cycles"]
+    if extra_cycles <= 0:
+        return None
+    return (run["cpu_rate"] - idle["cpu_rate"]) * duration / extra_cycles * 1e6
+
+
 def report(runs, read, context):
     base = next((r for r in runs if r["label"] == "base"), None)
     lines = [f"## Devices: {context['devices']:,} live devices against couch-target --store",
@@ -262,15 +282,15 @@ def report(runs, read, context):
              "| client CPU % | sync cycles | CPU per sync cycle µs | requests beyond feeds per device per s "
              "| feed reads per device per s | reconnects | exit |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    idle_rate = {r["feed"]: r.get("cpu_rate", 0) for r in runs if r["label"].startswith("idle-")}
+    idle = {r["feed"]: r for r in runs if r["label"].startswith("idle-")}
     for r in runs:
         per_device = ""
         if base and r is not base and "rss_kb" in r and "rss_kb" in base:
             per_device = f"{(r['rss_kb'] - base['rss_kb']) / max(1, r['devices'] - base['devices']):.1f}"
         per_cycle = ""
-        if r["cycles"] and r["label"].startswith("writes-"):
-            marginal = (r.get("cpu_rate", 0) - idle_rate.get(r["feed"], 0)) * context["duration"]
-            per_cycle = f"{r['cpu'] / r['cycles'] * 1e6:,.0f} (above idle: {marginal / r['cycles'] * 1e6:,.0f})"
+        us = cycle_cpu_us(r, idle.get(r["feed"]), context["duration"])
+        if us is not None:
+            per_cycle = f"{us:,.0f}"
         state = f"{r['state_bytes'] / max(1, r['devices']):,.0f}" if r["state_bytes"] else ""
         lines.append(
             f"| {r['label']} | {r['held']:,} | {r.get('rss_kb', 0) / 1024:,.1f} | {per_device} | {state} "
@@ -282,16 +302,18 @@ def report(runs, read, context):
                       f"{context['duration']} s, stateless couch-target --answer-bytes): "
                       f"{read['cpu_per_read_us']:.1f} µs client CPU per read ({read['reads']:,} reads)."]
         for r in runs:
-            if r["label"].startswith("writes-") and r["cycles"]:
-                ratio = r["cpu"] / r["cycles"] * 1e6 / read["cpu_per_read_us"]
+            us = cycle_cpu_us(r, idle.get(r["feed"]), context["duration"])
+            if us is not None:
+                ratio = us / read["cpu_per_read_us"]
                 lines.append(f"- {r['label']}: a sync cycle costs {ratio:.1f} single-document reads of client CPU")
     lines += ["", "RSS per idle device is (RSS of the run − RSS of the 1-device run) / (devices − 1), "
                   "the median RSS once every device held its feed and RSS settled; the replica's "
                   "per-document state is the result's state_bytes, not in it. CPU per sync cycle is the "
-                  "client's user+sys over the whole run / the push and pull cycles the result counts; "
-                  "'above idle' subtracts the idle run's CPU rate. Requests beyond feeds counts every "
-                  "request couch-target saw while the devices were live that was not a held feed read "
-                  "(the budget: 0 without writes)."]
+                  "client's CPU rate (user+sys) above the idle run's, both while every device held its "
+                  "feed, over the phase, divided by the push and pull cycles above the idle run's "
+                  "(the idle run's cycles are the warm sync, feed timeouts and the last sync). Requests beyond feeds counts every "
+                  "request couch-target saw while the devices were live that was not a held feed read, "
+                  "less the run's own GET /db disk looks (the budget: 0 without writes)."]
     return "\n".join(lines)
 
 
