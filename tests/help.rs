@@ -13,7 +13,7 @@ use common::printed;
 use sofabench::cli::Cli;
 
 /// `run`'s headings, in the order help shows them.
-const HEADINGS: [&str; 9] = [
+const HEADINGS: [&str; 10] = [
     "Connection and TLS",
     "Login",
     "Workload",
@@ -22,6 +22,7 @@ const HEADINGS: [&str; 9] = [
     "Output and thresholds",
     "CouchDB database settings",
     "Queries and feeds",
+    "Devices",
     "Existing data",
 ];
 
@@ -154,6 +155,12 @@ fn sample(arg: &clap::Arg) -> String {
         "FILE" | "DIR" | "RESULT" | "RESULT.json" | "A.json" | "B.json" => "a.json",
         "NAME" | "TEXT" | "PASSWORD" => "some-name",
         "SUBCOMMAND" => "run",
+        "live|TIME" => "30s",
+        "PER_SEC" => "0.5",
+        "NEW,OWN,SHARED" => "50,40,10",
+        "SHARE%:FROM:LASTING" => "20%:10s:30s",
+        "N[@TIME]" => "2@5s",
+        "BYTES" => "256",
         other => panic!(
             "--{}: no sample value for {other:?}; add one here",
             arg.get_id()
@@ -284,6 +291,20 @@ fn the_examples_in_help_are_those_of_the_man_page() {
         for line in examples.lines().filter(|l| l.starts_with("    sofabench")) {
             let roff = line.trim().replace('-', "\\-").replace('\'', "\\*(Aq");
             assert!(page.contains(&roff), "{name}: {line} not in the man page");
+        }
+    }
+}
+
+/// Every flag of every subcommand has an id of its own: two flags of one id set each
+/// other's value silently (clap's own check of it runs in debug builds only, and the
+/// tests' profile is a release one).
+#[test]
+fn every_flag_has_an_id_of_its_own() {
+    for command in Cli::command().get_subcommands() {
+        let mut seen = std::collections::HashSet::new();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(seen.insert(id), "{}: id {id:?} twice", command.get_name());
         }
     }
 }

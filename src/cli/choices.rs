@@ -132,3 +132,44 @@ pub const PARTITION_SPREADS: [Choice; 2] = [
         "partition k holds a share ∝ 1/(k+1)^0.99; zipfian:C for another C between 0 and 1",
     ),
 ];
+
+/// `--device-scope`: every [`FleetScope`](crate::workload::fleet::FleetScope).
+pub const DEVICE_SCOPES: [Choice; 3] = [
+    (
+        "own-database",
+        "a database per user: the run's --databases dealt out round robin (the default)",
+    ),
+    (
+        "doc-ids",
+        "the run's first database, each device following its own and the shared documents (filter=_doc_ids)",
+    ),
+    (
+        "selector",
+        "the run's first database, each device following a Mango selector (filter=_selector; CouchDB only)",
+    ),
+];
+
+/// `--device-profile`: every [`ClientProfile`](crate::workload::fleet::ClientProfile).
+pub const DEVICE_PROFILES: [Choice; 2] = [
+    (
+        "pouchdb",
+        "PouchDB's replicate(): batches of 100, a checkpoint after every batch (the default)",
+    ),
+    (
+        "replicator",
+        "CouchDB's replicator: batches of 500, a checkpoint every 5 s",
+    ),
+];
+
+/// `--device-feed`: the feed a device reads.
+pub const DEVICE_FEEDS: [Choice; 3] = [
+    (
+        "longpoll",
+        "one answer per batch of changes, held until there is one (the default, as PouchDB)",
+    ),
+    ("continuous", "one endless answer, a line per change"),
+    (
+        "normal",
+        "what is there, at once (with --device-sync TIME only)",
+    ),
+];

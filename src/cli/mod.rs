@@ -12,6 +12,7 @@ mod choices;
 mod compare;
 mod completions;
 mod config;
+mod devices;
 mod examples;
 mod generate;
 mod man;
@@ -109,6 +110,7 @@ const SCENARIO: &str = "Scenario and phases";
 const OUTPUT: &str = "Output and thresholds";
 const DATABASE: &str = "CouchDB database settings";
 const QUERIES: &str = "Queries and feeds";
+const DEVICES: &str = "Devices";
 const EXISTING: &str = "Existing data";
 
 /// `--scenario`'s details for `--help`, naming every built-in scenario.
@@ -753,7 +755,7 @@ pub struct RunArgs {
     ///
     /// For the mango and views scenarios: the top-level field of the template the queries
     /// draw their values from (Iron Cushion's integer1 by default).
-    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES)]
+    #[arg(long = "query-field", value_name = "NAME", default_value = "integer1", help_heading = QUERIES, hide_short_help = true)]
     query_field: String,
 
     /// Where the server reaches the database, to replicate
@@ -770,6 +772,10 @@ pub struct RunArgs {
     /// A background action, before the report says its end is unknown. 0 waits forever.
     #[arg(long = "action-timeout", value_name = "TIME", value_parser = duration::parse, default_value = "10m", help_heading = QUERIES, hide_short_help = true)]
     action_timeout: std::time::Duration,
+
+    // ---- Devices ----
+    #[command(flatten, next_help_heading = DEVICES)]
+    devices: devices::DevicesArgs,
 
     // ---- Existing data ----
     /// Add to a database that already holds documents

@@ -89,6 +89,15 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
     args.changes
         .apply(&mut scenario, builtin.is_some())
         .map_err(Failed::bad_input)?;
+    args.devices
+        .apply(&mut scenario, builtin.is_some())
+        .map_err(Failed::bad_input)?;
+    let has_password = target
+        .credentials
+        .as_ref()
+        .is_some_and(|c| !c.password.is_empty());
+    super::devices::check_users_across_machines(&scenario, args.node_count, has_password)
+        .map_err(Failed::bad_input)?;
     spread_over_databases(args, &scenario).map_err(Failed::bad_input)?;
     warn_of_unused(given, args.scenario.as_deref());
     for (flag, why) in
@@ -146,6 +155,7 @@ pub fn build(args: &RunArgs, given: &Given) -> Result<Setup, Failed> {
         node_index: args.node_index,
         // Known once the database is prepared (the runner sets it).
         started_empty: false,
+        device_logins: None,
         actions: ActionSettings {
             replication,
             wait: Some(args.action_timeout).filter(|t| !t.is_zero()),

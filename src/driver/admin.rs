@@ -14,7 +14,7 @@ use super::environment::answers::{
 };
 use super::http1::Method;
 use crate::results::environment::ServerNode;
-use crate::target::{Shards, Target};
+use crate::target::{Credentials, Shards, Target};
 
 /// Administrative requests are few; a generous limit still ends a hung server quickly.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -392,6 +392,142 @@ impl Admin {
             bad_input: true,
         }
     }
+}
+
+/// The users a run makes for its devices (`--device-users`), and the `_security` that
+/// names them. A user's password goes out in its creating request alone: no answer to it
+/// is quoted, since a server may echo the request.
+impl Admin {
+    /// The `_users` document's path of `user`.
+    fn user_path(user: &str) -> String {
+        format!(
+            "/_users/{}",
+            crate::target::encode_path_segment(&format!("org.couchdb.user:{user}"))
+        )
+    }
+
+    /// The revision of `user`'s document in `_users`, or `None` when there is none.
+    pub async fn user_revision(&mut self, user: &str) -> Result<Option<String>, SetupError> {
+        let answer = self
+            .send_json(Method::Get, &Self::user_path(user), None, "reading a user")
+            .await?;
+        match answer.status {
+            200 => revision_of(&answer.body).map(Some).ok_or_else(|| {
+                SetupError::server(format!(
+                    "the server's answer about user {user:?} has no _rev; is this a CouchDB server?"
+                ))
+            }),
+            404 => Ok(None),
+            status => Err(SetupError::server(format!(
+                "the server answered status {status} when asked about user {user:?} in _users"
+            ))),
+        }
+    }
+
+    /// Creates `credentials`' user with no roles; `false` when it exists already (409).
+    pub async fn create_user(&mut self, credentials: &Credentials) -> Result<bool, SetupError> {
+        let user = &credentials.user;
+        let body = serde_json::json!({
+            "_id": format!("org.couchdb.user:{user}"),
+            "name": user,
+            "type": "user",
+            "roles": [],
+            "password": credentials.password,
+        });
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let path = Self::user_path(user);
+        let answer = self
+            .send_json(Method::Put, &path, Some(&body), "creating a user")
+            .await?;
+        match answer.status {
+            201 | 202 => Ok(true),
+            409 => Ok(false),
+            status => Err(SetupError::server(format!(
+                "the server refused to create user {user:?} in _users (status {status})"
+            ))),
+        }
+    }
+
+    /// Deletes `user`'s document at `revision`.
+    pub async fn delete_user(&mut self, user: &str, revision: &str) -> Result<(), SetupError> {
+        let path = format!(
+            "{}?rev={}",
+            Self::user_path(user),
+            crate::target::encode_path_segment(revision)
+        );
+        let answer = self
+            .send_json(Method::Delete, &path, None, "deleting a user")
+            .await?;
+        match answer.status {
+            200 | 202 | 404 => Ok(()),
+            status => Err(SetupError::server(format!(
+                "the server refused to delete user {user:?} from _users (status {status})"
+            ))),
+        }
+    }
+
+    /// Names `user` a member of the database in its `_security`, keeping every other
+    /// name and role there; `false` when it was one already.
+    pub async fn add_member(&mut self, user: &str) -> Result<bool, SetupError> {
+        let path = format!("{}/_security", self.database_path);
+        let answer = self
+            .send_json(Method::Get, &path, None, "reading _security")
+            .await?;
+        let mut security = match (answer.status, serde_json::from_slice(&answer.body)) {
+            (200, Ok(serde_json::Value::Object(security))) => security,
+            (status, _) => {
+                return Err(SetupError::server(format!(
+                    "the server's _security of {} is not a JSON object (status {status}); is this a CouchDB server?",
+                    self.target_text
+                )));
+            }
+        };
+        let members = security
+            .entry("members")
+            .or_insert_with(|| serde_json::json!({}));
+        let Some(members) = members.as_object_mut() else {
+            return Err(self.odd_security("members is not an object"));
+        };
+        let names = members
+            .entry("names")
+            .or_insert_with(|| serde_json::json!([]));
+        let Some(names) = names.as_array_mut() else {
+            return Err(self.odd_security("members.names is not a list"));
+        };
+        if names.iter().any(|n| n.as_str() == Some(user)) {
+            return Ok(false);
+        }
+        names.push(serde_json::Value::String(user.to_string()));
+        let body = serde_json::to_vec(&security).unwrap_or_default();
+        let answer = self
+            .send_json(Method::Put, &path, Some(&body), "writing _security")
+            .await?;
+        match answer.status {
+            200..=202 => Ok(true),
+            status => Err(SetupError::server(format!(
+                "the server refused the _security of {} (status {status}: {})",
+                self.target_text,
+                self.quote(&answer.body)
+            ))),
+        }
+    }
+
+    fn odd_security(&self, what: &str) -> SetupError {
+        SetupError::server(format!(
+            "the _security of {} has {what}; fix it, or run on another database",
+            self.target_text
+        ))
+    }
+}
+
+/// A document's `_rev`, if its JSON has one.
+fn revision_of(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Revised {
+        #[serde(rename = "_rev")]
+        rev: String,
+    }
+    serde_json::from_slice::<Revised>(body).ok().map(|r| r.rev)
 }
 
 impl Admin {

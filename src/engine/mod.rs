@@ -111,6 +111,9 @@ pub struct RunSettings {
     /// Whether the database held no documents when the run began, so the documents the
     /// connections know are all there are (what checking a query's rows needs).
     pub started_empty: bool,
+    /// `--device-users`: the user each own database's devices log in as (set by the
+    /// runner once the databases are ready).
+    pub device_logins: Option<Arc<crate::driver::auth::DeviceLogins>>,
 }
 
 /// Which share of every phase's connections this node drives.

@@ -7,6 +7,7 @@
 
 mod config;
 mod databases;
+mod device_users;
 mod existing;
 mod header;
 mod hot;

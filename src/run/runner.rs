@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::databases;
+use super::device_users::{self, DeviceUsers};
 use super::header::{database_line, describe};
 use super::indexes::Indexes;
 use super::output::OutputFiles;
@@ -20,7 +21,7 @@ use crate::analysis::search::SearchPlan;
 use crate::analysis::thresholds::{Threshold, evaluate_all};
 use crate::driver::Endpoint;
 use crate::driver::admin::{Admin, ExistingDatabase, PreparedDatabase, SetupError};
-use crate::driver::auth;
+use crate::driver::auth::{self, DeviceKey};
 use crate::driver::environment::{self, answers::WELCOME};
 use crate::engine::observer::Observer;
 use crate::engine::{Engine, PhaseOutcome, PhaseShare, RunSettings, Stop};
@@ -89,6 +90,10 @@ struct Run {
     thresholds: Vec<Threshold>,
     /// How much the phases' blocks and the ending say (`-v`).
     detail: Detail,
+    /// What `--device-users`' passwords are derived from, and whether this machine
+    /// makes the users (the first does, as it makes the feeds).
+    device_key: DeviceKey,
+    provisions: bool,
 }
 
 async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Failed> {
@@ -128,6 +133,8 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         client: Some(crate::host::client::capture(threads)),
         server: None,
     };
+    let provisions = node.index == 0;
+    let device_key = DeviceKey::new(target.credentials.as_ref().map(|c| c.password.as_str()));
     let mut record = Record::new(config.to_map(), started, node, passes.len() > 1);
     record.found_server(server);
     let run = Run {
@@ -144,6 +151,8 @@ async fn carry_out(setup: Setup, observer: Arc<dyn Observer>) -> Result<(), Fail
         search,
         thresholds,
         detail,
+        device_key,
+        provisions,
     };
     for pass in &passes {
         // Ctrl-C between repetitions: the ones that ended are kept, no other starts.
@@ -222,7 +231,15 @@ async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Fai
         [(_, one)] => print(&database_line(&target, one)),
         _ => print(&prepared.line()),
     }
+    let users = if device_users::wanted(&run.scenario) {
+        let max_response = run.settings.max_response_size;
+        let (node, key) = (&run.setup_node, &run.device_key);
+        Some(device_users::provision(&prepared, node, key, run.provisions, max_response).await?)
+    } else {
+        None
+    };
     let settings = RunSettings {
+        device_logins: users.as_ref().map(|u| u.logins.clone()),
         target: target.clone(),
         ids: DocumentIds::new(&pass.id_prefix)
             .with_partitions(run.settings.ids.partitions().cloned()),
@@ -288,7 +305,7 @@ async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Fai
             // to show, a failed deletion is said beside it.
             if run.database.cleanup
                 && let Err(Failed::Message { text, .. }) =
-                    clean_up_after(&mut admin, (&prepared, &target), run, &[]).await
+                    clean_up_after(&mut admin, (&prepared, &target, &users), run, &[]).await
             {
                 crate::text::sink::err(&format!("sofabench: {text}"));
             }
@@ -300,7 +317,7 @@ async fn run_pass(run: &Run, pass: &Pass, record: &mut Record) -> Result<(), Fai
         &measured.phases,
     ));
     let deleted = if run.database.cleanup {
-        let made = (&prepared, &target);
+        let made = (&prepared, &target, &users);
         clean_up_after(&mut admin, made, run, &measured.outcomes).await?
     } else {
         false
@@ -467,13 +484,16 @@ pub(super) fn phase_failed(stop: &crate::engine::stop::Signal, problem: String) 
 /// phases); true when it deleted every database.
 async fn clean_up_after(
     admin: &mut Admin,
-    (prepared, target): (&databases::Prepared, &Target),
+    (prepared, target, users): (&databases::Prepared, &Target, &Option<DeviceUsers>),
     run: &Run,
     outcomes: &[PhaseOutcome],
 ) -> Result<bool, Failed> {
     if run.stop.given_up.is_raised() {
         print("kept what the run made: a second Ctrl-C skipped --cleanup\n");
         return Ok(false);
+    }
+    if let Some(users) = users {
+        users.clean_up(&run.setup_node).await?;
     }
     match prepared.each.as_slice() {
         [(_, one)] => clean_up(admin, (target, one), &run.endpoints[0], outcomes).await,

@@ -79,7 +79,7 @@ impl Builtin {
 }
 
 /// Every built-in scenario, the default first.
-pub static BUILTINS: [Builtin; 12] = [
+pub static BUILTINS: [Builtin; 16] = [
     Builtin {
         name: "ironcushion",
         description: "Iron Cushion's bulk insert step, then its CRUD step (the default; its flags apply)",
@@ -183,6 +183,38 @@ pub static BUILTINS: [Builtin; 12] = [
         phases: super::fabric::fabric_bench,
         takes: &["fabric_docs", "fabric_single_docs", "fabric_doc_size"],
         template: Some(super::fabric::template),
+    },
+    Builtin {
+        name: "steady-fleet",
+        description: "50 devices (--devices) writing 0.2/s each (--device-writes) and syncing live over _doc_ids feeds, 10 % of their writes edits of 20 shared documents, for 60s (--duration): time to visible, sync cycles, convergence",
+        form: Form::Standard,
+        phases: super::fleets::steady_fleet,
+        takes: &[],
+        template: None,
+    },
+    Builtin {
+        name: "morning-rush",
+        description: "20 devices offline for the first 45s of 50s, writing 25/s each (backlogs beyond _revs_limit's 1,000 edits), coming online together: catch-up time and what the server meets",
+        form: Form::Standard,
+        phases: super::fleets::morning_rush,
+        takes: &[],
+        template: None,
+    },
+    Builtin {
+        name: "cold-start",
+        description: "10,000 documents bulk inserted (--total-operations requests of 500), then 5 devices (--devices) joining empty and pulling the whole database: initial sync time, documents per second",
+        form: Form::Standard,
+        phases: super::fleets::cold_start,
+        takes: &[],
+        template: None,
+    },
+    Builtin {
+        name: "conflict-storm",
+        description: "30 devices (--devices) editing 10 shared documents (--device-shared-docs) 0.5/s each, syncing every 5s (--device-sync), for 60s: conflicts made, seen, and matched against the server's",
+        form: Form::Standard,
+        phases: super::fleets::conflict_storm,
+        takes: &[],
+        template: None,
     },
 ];
 

@@ -19,6 +19,7 @@
 //! keys = "zipfian"                # uniform (default), latest, or { zipfian = 0.8 }
 //! compact_at = "10s"              # or replicate_at = "5s", replicate_to = URL or NAME, two_way = true
 //! replication = { to = ["copy"] } # continuous replication while the phase runs, with its lag
+//! devices = { count = 100, scope = "doc-ids" } # devices syncing while it runs (see `devices`)
 //! sweep = { read_ratio = [0, 50, 95] }   # or connections, batch_size, total, doc_size, id_scheme
 //! doc_size = "4KiB"               # padded to a size, or a range "1KiB-64KiB"
 //! id_scheme = "uuid"              # or sequential (the default)
@@ -188,6 +189,8 @@ struct PhaseEntry {
     changes: Option<toml::Value>,
     /// The phase's continuous replications (see `scenario::replication`).
     replication: Option<toml::Value>,
+    /// The phase's fleet of devices (see `scenario::devices`).
+    devices: Option<toml::Value>,
     /// The declared query each query operation of the mix runs: `{ find = "NAME" }`.
     #[serde(default)]
     queries: BTreeMap<String, String>,
@@ -444,6 +447,11 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     });
     spec.replication = entry.replication.as_ref().and_then(|value| {
         super::replication::replication(value)
+            .map_err(|errors| problems.extend(errors))
+            .ok()
+    });
+    spec.fleet = entry.devices.as_ref().and_then(|value| {
+        super::devices::fleet(value)
             .map_err(|errors| problems.extend(errors))
             .ok()
     });

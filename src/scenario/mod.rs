@@ -3,8 +3,10 @@
 
 mod builtin;
 mod changes;
+mod devices;
 pub mod fabric;
 pub mod file;
+mod fleets;
 mod queries;
 mod replication;
 pub mod settings;

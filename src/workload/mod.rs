@@ -6,6 +6,7 @@ pub mod changes;
 pub mod databases;
 pub mod existing;
 pub mod fleet;
+pub mod fleet_input;
 pub mod hot;
 pub mod ids;
 pub mod limits;

@@ -10,6 +10,7 @@
 
 mod answer;
 mod credential;
+mod device;
 mod header;
 mod iam;
 mod jwt;
@@ -23,6 +24,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use credential::{Credential, HeaderCopy, LoginError, RETRY_AFTER};
+pub use device::{DeviceKey, DeviceLogin, DeviceLogins, user_name};
 pub use iam::DEFAULT_TOKEN_URL;
 pub use mode::Mode;
 pub use proxy::ProxyUser;
