@@ -244,3 +244,56 @@ fn the_fleet_scenarios_are_listed() {
         );
     }
 }
+
+/// End to end: devices log in as their database's user. Each database takes writes from
+/// its device user alone (a validate_doc_update made before the run), so every document
+/// the devices wrote shows they came as that user.
+#[test]
+fn devices_write_as_their_databases_user() {
+    let server = PouchServer::secured(Storage::Disk);
+    let address = format!("--database_address={}", server.admin_url);
+    for n in 0..2 {
+        let database = format!("mine-000{n}");
+        assert_eq!(request("PUT", &server.admin_db(&database), None).0, 201);
+        let check = format!(
+            "function (doc, old, user) {{ if (user.name !== '{database}-device') {{ throw({{forbidden: 'devices only'}}); }} }}"
+        );
+        let design = json!({ "validate_doc_update": check });
+        let url = format!("{}/_design/only-devices", server.admin_db(&database));
+        assert_eq!(request("PUT", &url, Some(&design)).0, 201);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (file, json) = (dir.path().join("mine.toml"), dir.path().join("r.json"));
+    std::fs::write(
+        &file,
+        r#"
+[[phase]]
+name = "devices"
+duration = "4s"
+connections = 0
+devices = { count = 2, writes = 2, users = true, grace = "60s" }
+"#,
+    )
+    .unwrap();
+    let run = sofabench(&[
+        "run",
+        &address,
+        "--database_name=mine",
+        "--databases=2",
+        "--reuse",
+        "--quiet",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let devices = &result_json(&json)["phases"][0]["devices"];
+    // Every push was taken (the validation refuses anyone but the user), none failed.
+    assert!(devices["counts"]["pushed"].as_u64() > Some(0), "{devices}");
+    assert_eq!(devices["counts"]["failed_pushes"], 0, "{devices}");
+    for n in 0..2 {
+        let written = doc_count(&server.admin_db(&format!("mine-000{n}")));
+        assert!(written > 1, "mine-000{n}: no device wrote ({written})");
+    }
+}

@@ -32,6 +32,7 @@ pub async fn start(
         seed: settings.seed,
         timeout: settings.timeout,
         duration: phase.bound.duration,
+        logins: settings.device_logins.clone().filter(|_| fleet.users),
     };
     tokio::select! {
         running = Running::start(fleet, fleet_settings) => running.map(Some),

@@ -65,6 +65,8 @@ pub struct FleetSettings {
     pub timeout: Option<Duration>,
     /// The phase's duration, if it has one (sizes the `_doc_ids` lists).
     pub duration: Option<Duration>,
+    /// `--device-users`: the user each own database's devices log in as.
+    pub logins: Option<Arc<crate::driver::auth::DeviceLogins>>,
 }
 
 /// A phase's fleet on this machine.
@@ -360,7 +362,7 @@ fn device_run(
         profile,
         doc_bytes: fleet.doc_bytes,
     };
-    let endpoint = settings.endpoints[plan.index as usize % settings.endpoints.len()].clone();
+    let endpoint = device_endpoint(settings, &plan);
     let timeout = settings.timeout.unwrap_or(REQUEST_TIMEOUT);
     let link = |timeout| {
         let client = Client::new(endpoint.clone(), Some(timeout));
@@ -376,4 +378,16 @@ fn device_run(
     );
     let device = Device::new(spec, plan.seed);
     DeviceRun::new(plan, device, (link(timeout), feed), writes)
+}
+
+/// The endpoint a device talks to: its database's user's with `--device-users`, else
+/// the run's; nodes dealt out round robin.
+fn device_endpoint(settings: &FleetSettings, plan: &DevicePlan) -> Arc<Endpoint> {
+    let login = settings
+        .logins
+        .as_ref()
+        .and_then(|logins| logins.each.get(plan.database))
+        .filter(|login| !login.endpoints.is_empty());
+    let endpoints = login.map_or(&settings.endpoints, |login| &login.endpoints);
+    endpoints[plan.index as usize % endpoints.len()].clone()
 }

@@ -400,9 +400,16 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
             problems.push(e);
         }
     };
-    let mix = weights(&entry.mix)
-        .map_err(|e| note(Err(e)))
-        .unwrap_or_default();
+    // A phase of devices without a mix is devices alone: no connections.
+    let devices_alone = entry.devices.is_some() && entry.mix.is_empty();
+    let mix = if devices_alone && entry.connections.is_none_or(|c| c == 0) {
+        // Never run (no connection); a create, so that no check looks for stored ones.
+        Weights::only(Operation::Create, 1)
+    } else {
+        weights(&entry.mix)
+            .map_err(|e| note(Err(e)))
+            .unwrap_or_default()
+    };
     let phase_duration = duration("duration", &entry.duration)
         .map_err(|e| note(Err(e)))
         .unwrap_or(None);
@@ -415,7 +422,7 @@ fn spec(entry: &PhaseEntry) -> (Spec, Vec<String>) {
     let phase_rate = rate(&entry.rate).map_err(|e| note(Err(e))).unwrap_or(None);
     let mut spec = Spec::new(entry.name.clone(), mix);
     spec.own = Keys {
-        connections: entry.connections,
+        connections: entry.connections.or(devices_alone.then_some(0)),
         batch_size: entry.batch_size,
         operations: entry.operations,
         total: entry.total,
@@ -470,8 +477,8 @@ fn base_phase(entry: &PhaseEntry, layers: &Layers) -> Result<(Phase, Origins), V
             "give operations (per connection), total, or duration (here, at the file's top level, or with --num_crud_operations, --total-operations or --duration)".to_string(),
         );
     }
-    if phase.connections == 0 {
-        problems.push("connections: give 1 or more".to_string());
+    if phase.connections == 0 && phase.fleet.is_none() {
+        problems.push("connections: give 1 or more (0 only in a phase of devices)".to_string());
     }
     if phase.mix[Operation::BulkInsert] > 0 && phase.batch_size == 0 {
         problems.push("batch_size: bulk inserts need 1 or more documents each".to_string());
