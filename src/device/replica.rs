@@ -221,6 +221,8 @@ impl Replica {
             rev: rev.clone(),
             deleted,
         });
+        // Most documents hold one leaf: kept at the size they need, not a Vec's growth.
+        doc.leaves.shrink_to_fit();
         self.seq = self.seq.saturating_add(1);
         if doc.seq != 0 {
             self.unpushed.remove(&doc.seq);
@@ -312,6 +314,7 @@ impl Replica {
             return Stored::Refused;
         }
         doc.leaves.push(leaf);
+        doc.leaves.shrink_to_fit();
         // A chain whose tip is no longer a leaf is on the server already (its push was
         // applied though its answer was lost): nothing of it is left to push.
         let maker = &self.maker;
@@ -625,5 +628,22 @@ mod tests {
         // What was just stored stays even when the feed listed an older revision.
         assert!(!r.drop_superseded("d", &[rev("1-aa")], &[rev(&far)]));
         assert_eq!(r.document("d").unwrap().winner, &rev(&far));
+    }
+
+    #[test]
+    fn state_is_small_per_document_and_a_long_chain_costs_no_more_than_a_short_one() {
+        let mut r = replica();
+        for n in 0..10_000 {
+            pulled(&mut r, &format!("doc-{n:010}"), "1-aa", false, &["aa"]);
+        }
+        let per_document = r.state_bytes() / 10_000;
+        assert!((50..=160).contains(&per_document), "{per_document} bytes");
+        let mut one = replica();
+        one.write("x").unwrap();
+        let mut long = replica();
+        for _ in 0..2000 {
+            long.write("x").unwrap();
+        }
+        assert_eq!(one.state_bytes(), long.state_bytes());
     }
 }
