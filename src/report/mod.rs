@@ -104,6 +104,9 @@ fn phases_text(phases: &[PhaseResult], interrupted: bool, detail: Detail) -> Str
 /// the disk, the connections, the logins and the server's figures. Notes about what the
 /// server did not tell are said once per run, by [`ending::notes`].
 pub fn phase_text(phase: &PhaseResult, interrupted: bool, detail: Detail) -> String {
+    if phase.connections == 0 && phase.devices.is_some() {
+        return devices_alone_text(phase, interrupted, detail);
+    }
     let verbose = detail == Detail::Verbose;
     let mut out = ironcushion::title(phase);
     out.push('\n');
@@ -138,6 +141,23 @@ pub fn phase_text(phase: &PhaseResult, interrupted: bool, detail: Detail) -> Str
     out.push_str(&replication::lines(phase));
     out.push_str(&devices::lines(phase));
     out.push_str(&stopped_early(phase));
+    out
+}
+
+/// A phase of devices alone: its title and the devices' block, without the
+/// operations' fields and tables, which would all be zeros.
+fn devices_alone_text(phase: &PhaseResult, interrupted: bool, detail: Detail) -> String {
+    let mut out = ironcushion::title(phase);
+    out.push('\n');
+    if interrupted {
+        out.push_str("  INTERRUPTED: the figures cover what was done before the stop\n");
+    }
+    out.push_str(&format!("  timeTaken={:.6} secs\n", phase.wall_seconds));
+    if detail == Detail::Verbose {
+        out.push_str(&logins::line(phase));
+        out.push_str(&server::lines(phase));
+    }
+    out.push_str(&devices::lines(phase));
     out
 }
 

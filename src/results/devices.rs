@@ -362,13 +362,21 @@ pub fn merge<'a>(
     Ok(merged.map(|report| devices(&report)))
 }
 
+/// A result of 5 devices of which `converged` agreed with the server, for tests.
+#[cfg(test)]
+pub(crate) fn sample(converged: u64) -> DevicesResult {
+    let mut result = devices(&tests::report(3, 7, 4));
+    result.convergence.converged = converged;
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::recorder::new_histogram;
 
     /// A machine's report with `n` pulls of `ms` each and `online` devices.
-    fn report(n: u64, ms: u64, online: u64) -> DevicesReport {
+    pub(super) fn report(n: u64, ms: u64, online: u64) -> DevicesReport {
         let mut figures = DeviceFigures::default();
         let mut interval = DevicesInterval::empty(1.0, 1.0);
         for _ in 0..n {

@@ -94,6 +94,7 @@ impl Counts {
                     action.kind, phase.name
                 ));
             }
+            self.actions.extend(unconverged(phase, pass));
         }
     }
 
@@ -112,6 +113,27 @@ impl Counts {
         }
         counts
     }
+}
+
+/// A line when the phase's devices did not all agree with the server at the end: what
+/// they wrote or read came out wrong, or could not be checked.
+fn unconverged(phase: &PhaseResult, pass: &str) -> Option<String> {
+    let check = &phase.devices.as_ref()?.convergence;
+    let apart = check.checked.saturating_sub(check.converged);
+    if apart == 0 && check.error.is_none() {
+        return None;
+    }
+    let why = check
+        .error
+        .as_ref()
+        .map(|e| format!(" ({e})"))
+        .unwrap_or_default();
+    Some(format!(
+        "{pass}phase {}: {} of {} devices did not converge with the server{why} (see the devices block)",
+        phase.name,
+        grouped(apart),
+        grouped(check.checked)
+    ))
 }
 
 /// The run failed when any operation failed, left its outcome unknown or was not run,
@@ -202,6 +224,24 @@ mod tests {
             database_deleted: false,
             phases,
         }
+    }
+
+    #[test]
+    fn devices_that_did_not_converge_fail_the_run() {
+        let mut all = phase(0, 0, None);
+        all.devices = Some(crate::results::devices::sample(5));
+        let verdict = judge(&Counts::of_result(&RunResult::of_phases(vec![all])));
+        assert!(verdict.actions.is_empty(), "{:?}", verdict.actions);
+        let mut some = phase(0, 0, None);
+        some.name = "fleet".to_string();
+        some.devices = Some(crate::results::devices::sample(3));
+        let verdict = judge(&Counts::of_result(&RunResult::of_phases(vec![some])));
+        assert_eq!(
+            verdict.actions,
+            [
+                "phase fleet: 2 of 5 devices did not converge with the server (see the devices block)"
+            ]
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! [`markup`] (escaping and a chart's box), and this file, the page's frame.
 
 mod beside;
+mod devices;
 mod disk;
 mod environment;
 mod markup;

@@ -75,6 +75,7 @@ pub fn phase_section(
     tables::existing_table(out, phase);
     tables::index_builds_table(out, phase);
     tables::replication_jobs_table(out, phase);
+    super::devices::devices_section(out, phase);
     super::disk::disk_table(out, phase);
     if phase.intervals.is_empty() {
         out.push_str("<p class=\"muted\">No intervals were recorded: no charts over time.</p>\n");
