@@ -70,7 +70,7 @@ pub struct Endpoint {
     /// the modes whose credential a server issues).
     pub credential: Arc<Credential>,
     /// The largest response body read from this node; a longer one fails its request.
-    max_response: u64,
+    pub max_response: u64,
     /// For an `https://` node, what its handshake takes.
     tls: Option<NodeTls>,
     /// False with --disable-keepalive: each connection carries one request.

@@ -63,6 +63,11 @@ pub async fn check(
             compare_device(&mut convergence, run, &server, rule);
         }
     }
+    // A difference quotes ids and revisions the server gave: no secret of the run's
+    // may leave in one, however the server wrote it.
+    for (_, difference) in &mut convergence.diverged {
+        *difference = crate::text::Quoted::message(difference, &endpoint.credential);
+    }
     convergence
 }
 

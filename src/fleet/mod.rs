@@ -175,10 +175,19 @@ impl Running {
     pub async fn finish(mut self, interrupted: bool) -> DevicesReport {
         self.ctx.ended.raise();
         let mut runs = std::mem::take(&mut self.waiting);
-        for task in std::mem::take(&mut self.tasks) {
-            // A device task does not panic; one that did is missing from the check.
-            if let Ok(run) = task.await {
-                runs.push(run);
+        // A device ends with the cycle it is in; one whose server holds a request past
+        // `--device-grace` is stopped there, and counted as not converged.
+        let ending = tokio::time::Instant::now() + self.ctx.fleet.last_sync;
+        let mut stuck = 0u64;
+        for mut task in std::mem::take(&mut self.tasks) {
+            match tokio::time::timeout_at(ending, &mut task).await {
+                Ok(Ok(run)) => runs.push(run),
+                // A device task does not panic; one that did is not converged either.
+                Ok(Err(_)) => stuck += 1,
+                Err(_) => {
+                    task.abort();
+                    stuck += 1;
+                }
             }
         }
         if let Some(sampler) = self.sampler.take() {
@@ -205,9 +214,10 @@ impl Running {
                 all_at_most(pushed, &self.ctx, (Sync::LastPull, deadline)).await;
             let unfinished = unpushed.max(unpulled);
             runs = synced;
-            report_unfinished = unfinished;
+            report_unfinished = unfinished.saturating_add(stuck);
             convergence = self.converge(&runs).await;
         }
+        stopped_in_a_cycle(&mut convergence, stuck);
         let last_sync_seconds = began.elapsed().as_secs_f64();
         outcome::build(
             &self,
@@ -343,6 +353,11 @@ fn scope_of(fleet: &Fleet, plan: &DevicePlan, path: String, shared: &[String]) -
     }
 }
 
+/// The largest answer a device takes (a batch of 100 documents of 160 KB each): below
+/// `--max-response-size`'s default, since thousands of devices may each be reading one
+/// when a server sends endless bodies.
+const DEVICE_ANSWER_MOST: u64 = 16 * 1024 * 1024;
+
 /// One device, ready to run: its replica, its connections, its writes.
 fn device_run(
     ctx: &Arc<Context>,
@@ -363,6 +378,7 @@ fn device_run(
         doc_bytes: fleet.doc_bytes,
     };
     let endpoint = device_endpoint(settings, &plan);
+    let endpoint = endpoint.limited_to(endpoint.max_response.min(DEVICE_ANSWER_MOST));
     let timeout = settings.timeout.unwrap_or(REQUEST_TIMEOUT);
     let link = |timeout| {
         let client = Client::new(endpoint.clone(), Some(timeout));
@@ -390,4 +406,38 @@ fn device_endpoint(settings: &FleetSettings, plan: &DevicePlan) -> Arc<Endpoint>
         .filter(|login| !login.endpoints.is_empty());
     let endpoints = login.map_or(&settings.endpoints, |login| &login.endpoints);
     endpoints[plan.index as usize % endpoints.len()].clone()
+}
+
+/// Devices stopped in a cycle at the end count among those checked, as not converged:
+/// what they hold was never compared with the server.
+fn stopped_in_a_cycle(convergence: &mut crate::metrics::devices::Convergence, stuck: u64) {
+    if stuck == 0 {
+        return;
+    }
+    convergence.checked = convergence.checked.saturating_add(stuck);
+    if convergence.diverged.len() < crate::metrics::devices::MOST_SAMPLES {
+        convergence.diverged.push((
+            format!("{stuck} devices"),
+            "still in a cycle when --device-grace ended (the server held a request); stopped unchecked".to_string(),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod ending_tests {
+    use super::*;
+
+    #[test]
+    fn devices_stopped_in_a_cycle_count_as_not_converged() {
+        let mut convergence = crate::metrics::devices::Convergence {
+            checked: 4,
+            converged: 4,
+            ..Default::default()
+        };
+        stopped_in_a_cycle(&mut convergence, 0);
+        assert_eq!((convergence.checked, convergence.diverged.len()), (4, 0));
+        stopped_in_a_cycle(&mut convergence, 2);
+        assert_eq!((convergence.checked, convergence.converged), (6, 4));
+        assert!(convergence.diverged[0].1.contains("--device-grace"));
+    }
 }
