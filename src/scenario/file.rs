@@ -477,7 +477,8 @@ fn base_phase(entry: &PhaseEntry, layers: &Layers) -> Result<(Phase, Origins), V
             "give operations (per connection), total, or duration (here, at the file's top level, or with --num_crud_operations, --total-operations or --duration)".to_string(),
         );
     }
-    if phase.connections == 0 && phase.fleet.is_none() {
+    // A phase whose devices table was refused already has its problem said.
+    if phase.connections == 0 && phase.fleet.is_none() && entry.devices.is_none() {
         problems.push("connections: give 1 or more (0 only in a phase of devices)".to_string());
     }
     if phase.mix[Operation::BulkInsert] > 0 && phase.batch_size == 0 {
@@ -924,6 +925,14 @@ mod tests {
             assert!(problems[0].starts_with(says), "{problems:?}");
             assert!(!problems[0].contains("phase"), "{problems:?}");
         }
+    }
+
+    #[test]
+    fn a_refused_devices_table_is_said_once() {
+        let text = "[[phase]]\nname = 'x'\nduration = '5s'\ndevices = { count = 5, bogus = 1 }\n";
+        let problems = parse(text, "r.toml", &defaults()).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("bogus"), "{problems:?}");
     }
 
     fn problems_of(extra: &str) -> Vec<String> {
