@@ -180,6 +180,9 @@ fn devices_of_per_user_databases_converge_and_every_write_reaches_the_server() {
         0,
         "{devices}"
     );
+    // A live device pushes beside its held feed: a feed is given up only when the
+    // writes stop, at most once per device, never for a write.
+    assert!(count(counts, &["feeds_given_up"]) <= 6, "{counts}");
 }
 
 #[test]
@@ -236,3 +239,4 @@ fn doc_id_devices_go_offline_join_cold_and_still_converge() {
     // Budget: a pull with nothing new is one request, a push with nothing none.
     assert_eq!(count(counts, &["over_budget"]), 0, "{devices}");
 }
+
