@@ -50,7 +50,7 @@ enum Waited {
 enum Pulled {
     /// It went through, storing this many revisions.
     Stored(u64),
-    /// Its held feed read was given up for a local write.
+    /// Its held feed read was given up (going offline, or the writes stopped).
     GaveUp,
     Failed,
 }
@@ -271,6 +271,9 @@ impl DeviceRun {
                 self.resynced(ctx, &cycle, Direction::Push);
                 let figures = cycle_figures(&cycle, Direction::Push, None);
                 ctx.figures.cycle(&self.plan.name, &figures);
+                if let Some(said) = &cycle.refused_said {
+                    ctx.figures.refused(&self.plan.name, cycle.failures, said);
+                }
                 for (id, rev) in &cycle.landed {
                     ctx.figures
                         .visible
@@ -445,6 +448,7 @@ fn cycle_figures(cycle: &Cycle, direction: Direction, from: Option<Instant>) -> 
             read_log: cycle.started_from != StartedFrom::Continuing,
         },
         conflicts_seen: cycle.conflicts_seen,
+        failures: cycle.failures,
         time: cycle.finished.saturating_duration_since(start),
     }
 }
