@@ -137,7 +137,7 @@ fn idle_live_devices_send_nothing_but_their_feed_reads() {
         &format!("--json={}", result.display()),
     ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    // Feed reads the devices began again: after a failed pull, or given up for a write.
+    // Feed reads the devices began again: after a failed pull, or given up at the end.
     let counts = &result_json(&result)["phases"][0]["devices"]["counts"];
     let reconnects = counts["failed_pulls"].as_u64().unwrap_or(0)
         + counts["feeds_given_up"].as_u64().unwrap_or(0);

@@ -180,6 +180,9 @@ fn devices_of_per_user_databases_converge_and_every_write_reaches_the_server() {
         0,
         "{devices}"
     );
+    // A live device pushes beside its held feed: a feed is given up only when the
+    // writes stop, at most once per device, never for a write.
+    assert!(count(counts, &["feeds_given_up"]) <= 6, "{counts}");
 }
 
 #[test]
@@ -235,4 +238,64 @@ fn doc_id_devices_go_offline_join_cold_and_still_converge() {
     );
     // Budget: a pull with nothing new is one request, a push with nothing none.
     assert_eq!(count(counts, &["over_budget"]), 0, "{devices}");
+}
+
+/// A database whose `validate_doc_update` refuses every write: PouchDB Server takes the
+/// devices' `_bulk_docs` (`new_edits: false`) and answers an error row per refused
+/// document, so no push fails; the report must still say that the server refused them.
+#[test]
+fn revisions_the_server_refuses_are_counted_and_said() {
+    let server = PouchServer::secured(Storage::Disk);
+    for n in 0..2 {
+        let database = server.admin_db(&format!("refuse-000{n}"));
+        assert_eq!(request("PUT", &database, None).0, 201);
+        let check = "function (doc) { throw({forbidden: 'nobody writes here'}); }";
+        let design = serde_json::json!({ "validate_doc_update": check });
+        let url = format!("{database}/_design/nobody");
+        assert_eq!(request("PUT", &url, Some(&design)).0, 201);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (file, json) = (dir.path().join("refuse.toml"), dir.path().join("r.json"));
+    std::fs::write(
+        &file,
+        r#"
+[[phase]]
+name = "devices"
+duration = "4s"
+connections = 0
+devices = { count = 2, writes = 2, grace = "60s" }
+"#,
+    )
+    .unwrap();
+    let run = sofabench(&[
+        "run",
+        &format!("--database_address={}", server.admin_url),
+        "--database_name=refuse",
+        "--databases=2",
+        "--reuse",
+        "--quiet",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let devices = &result_json(&json)["phases"][0]["devices"];
+    let counts = &devices["counts"];
+    // The pushes went through, the server took none of their revisions.
+    assert!(count(counts, &["pushes"]) > 0, "{counts}");
+    assert_eq!(count(counts, &["failed_pushes"]), 0, "{counts}");
+    assert_eq!(count(counts, &["pushed"]), 0, "{counts}");
+    for n in 0..2 {
+        assert_eq!(doc_count(&server.admin_db(&format!("refuse-000{n}"))), 1);
+    }
+    // Every push refused at least one revision, and said so.
+    let refused = count(counts, &["push_refused"]);
+    assert!(refused >= count(counts, &["pushes"]), "{counts}");
+    assert!(
+        run.stdout
+            .contains(&format!("REFUSED: {refused} revisions by the server")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("nobody writes here"), "{}", run.stdout);
 }

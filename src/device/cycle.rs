@@ -46,6 +46,9 @@ pub struct Cycle {
     /// Revisions that could not be written (push: the error rows of `_bulk_docs`; pull:
     /// revisions `_bulk_get` could not give).
     pub failures: u64,
+    /// Push: what the server said of the first revision it refused (quoted, safe to
+    /// show).
+    pub refused_said: Option<String>,
     /// Pull: documents that hold conflicts after it.
     pub conflicts_seen: u64,
     /// Push: the revisions the server acknowledged; pull: the revisions stored.
@@ -67,6 +70,7 @@ impl Cycle {
             missing: 0,
             written: 0,
             failures: 0,
+            refused_said: None,
             conflicts_seen: 0,
             landed: Vec::new(),
             started: now,

@@ -67,13 +67,23 @@ pub async fn exchange(
     (method, path): (Method, &str),
     body: Option<&[u8]>,
 ) -> Result<Answer, SyncError> {
+    let sent = http.send(method, path, body).await;
+    answered(cycle, step, body, sent)
+}
+
+/// Counts in `cycle` one request of `step` sent with `body` and what came of it (sent
+/// by [`exchange`], or by whoever held it apart from the device); a transport failure
+/// becomes the step's error.
+pub fn answered(
+    cycle: &mut Cycle,
+    step: Step,
+    body: Option<&[u8]>,
+    sent: Result<Answer, String>,
+) -> Result<Answer, SyncError> {
     cycle.requests = cycle.requests.saturating_add(1);
-    let sent = body.map_or(0, <[u8]>::len) as u64;
-    cycle.bytes_sent = cycle.bytes_sent.saturating_add(sent);
-    let answer = http
-        .send(method, path, body)
-        .await
-        .map_err(|reason| SyncError::Transport { step, reason })?;
+    let sent_bytes = body.map_or(0, <[u8]>::len) as u64;
+    cycle.bytes_sent = cycle.bytes_sent.saturating_add(sent_bytes);
+    let answer = sent.map_err(|reason| SyncError::Transport { step, reason })?;
     cycle.bytes_received = cycle
         .bytes_received
         .saturating_add(answer.body.len() as u64);

@@ -28,6 +28,7 @@ pub mod spec;
 pub use cycle::{Cycle, StartedFrom, ZeroBecause};
 pub use error::{Step, SyncError};
 pub use http::{Answer, DeviceHttp};
+pub use pull::FeedAsk;
 pub use replica::DocumentState;
 pub use spec::{Checkpointing, DeviceSpec, Profile, Scope};
 
@@ -112,19 +113,19 @@ impl Device {
     }
 
     /// Takes what the server has that the device lacks; `wait` asks the profile's feed to
-    /// wait for changes when there are none.
+    /// wait for changes when there are none. [`Device::feed_ask`] then
+    /// [`Device::pull_answer`], the feed read sent between them on `http`.
     pub async fn pull(
         &mut self,
         http: &mut impl DeviceHttp,
         wait: bool,
     ) -> Result<Cycle, SyncError> {
-        let mut cycle = Cycle::begin(StartedFrom::Continuing);
-        if let Err(error) = self.pull_batches(http, &mut cycle, wait).await {
-            self.pulling.end();
-            return Err(error);
-        }
-        cycle.finished = Instant::now();
-        Ok(cycle)
+        let ask = self.feed_ask(http, wait).await?;
+        let request = &ask.request;
+        let answer = http
+            .send(request.method, &request.path, request.body.as_deref())
+            .await;
+        self.pull_answer(http, ask, answer).await
     }
 
     /// Every document the device holds, in id order.

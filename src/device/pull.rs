@@ -4,13 +4,16 @@
 
 use super::Device;
 use super::cycle::Cycle;
+use super::cycle::StartedFrom;
 use super::error::{Step, SyncError};
-use super::feed::{self, Batch};
+use super::feed::{self, Batch, FeedRequest};
 use super::fetch::{self, Got};
-use super::http::{self, DeviceHttp};
+use super::http::{self, Answer, DeviceHttp};
 use super::replica::{History, Stored};
 use super::seq::Seq;
 use crate::workload::Rev;
+use crate::workload::changes::FeedKind;
+use std::time::{Duration, Instant};
 
 /// How one batch ended.
 enum Next {
@@ -20,31 +23,114 @@ enum Next {
     Done,
 }
 
+/// A pull's first feed read, worked out but not sent: it owns all it needs, so the
+/// device is free (to write, to push) while the server holds the read.
+pub struct FeedAsk {
+    pub request: FeedRequest,
+    /// The sequence the read starts after.
+    since: Seq,
+    /// What the pull did before the read (the logs read when its session began).
+    cycle: Cycle,
+}
+
+impl FeedAsk {
+    /// The requests the pull sent before its feed read.
+    pub fn requests_before(&self) -> u32 {
+        self.cycle.requests
+    }
+}
+
 impl Device {
-    /// The batches of one pull (see [`Device::pull`]).
-    pub(super) async fn pull_batches(
+    /// The first feed read of a pull; `wait` asks the profile's feed to wait for
+    /// changes. Reads the logs only when the pull's session has to begin (no request
+    /// otherwise). On a failure the session ends.
+    pub async fn feed_ask(
+        &mut self,
+        http: &mut impl DeviceHttp,
+        wait: bool,
+    ) -> Result<FeedAsk, SyncError> {
+        let mut cycle = Cycle::begin(StartedFrom::Continuing);
+        let db = self.spec.scope.path().to_string();
+        if let Err(error) = self
+            .pulling
+            .session(http, &mut cycle, &db, &self.spec.name)
+            .await
+        {
+            self.pulling.end();
+            return Err(error);
+        }
+        let since = self.pulling.position().cloned().unwrap_or_else(Seq::zero);
+        let held = wait.then_some((self.spec.profile.feed, self.spec.profile.feed_timeout));
+        let request = self.feed_request(&since, held);
+        Ok(FeedAsk {
+            request,
+            since,
+            cycle,
+        })
+    }
+
+    /// The rest of a pull once its first feed read is answered (`Err`: why it was
+    /// not): the revisions lacking fetched and stored, the logs written, further
+    /// batches read. On a failure the session ends: the next pull reads the logs again.
+    pub async fn pull_answer(
+        &mut self,
+        http: &mut impl DeviceHttp,
+        ask: FeedAsk,
+        answer: Result<Answer, String>,
+    ) -> Result<Cycle, SyncError> {
+        let FeedAsk {
+            request,
+            since,
+            mut cycle,
+        } = ask;
+        let answer = http::answered(&mut cycle, Step::Feed, request.body.as_deref(), answer);
+        let result = match answer {
+            Ok(answer) => self.pull_batches(http, &mut cycle, since, answer).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = result {
+            self.pulling.end();
+            return Err(error);
+        }
+        cycle.finished = Instant::now();
+        Ok(cycle)
+    }
+
+    fn feed_request(&self, since: &Seq, held: Option<(FeedKind, Duration)>) -> FeedRequest {
+        let batch_size = self.spec.profile.batch_size.max(1);
+        feed::request(&self.spec.scope, since, batch_size, held)
+    }
+
+    /// The batches of one pull, the first one's answer given.
+    async fn pull_batches(
         &mut self,
         http: &mut impl DeviceHttp,
         cycle: &mut Cycle,
-        wait: bool,
+        mut since: Seq,
+        mut answer: Answer,
     ) -> Result<(), SyncError> {
         let db = self.spec.scope.path().to_string();
-        self.pulling
-            .session(http, cycle, &db, &self.spec.name)
-            .await?;
         let mut touched: Vec<String> = Vec::new();
-        let mut first = true;
         loop {
-            let held =
-                (wait && first).then_some((self.spec.profile.feed, self.spec.profile.feed_timeout));
-            first = false;
-            let next = self.pull_batch(http, cycle, held, &mut touched).await?;
+            let next = self
+                .pull_batch(http, cycle, &since, answer, &mut touched)
+                .await?;
             if self.pulling.checkpoint_due(self.spec.profile.checkpoint) {
                 self.pulling.checkpoint(http, cycle, &db).await?;
             }
             if matches!(next, Next::Done) {
                 break;
             }
+            since = self.pulling.position().cloned().unwrap_or_else(Seq::zero);
+            let request = self.feed_request(&since, None);
+            answer = http::exchange(
+                http,
+                cycle,
+                Step::Feed,
+                (request.method, &request.path),
+                request.body.as_deref(),
+            )
+            .await?;
         }
         touched.sort_unstable();
         touched.dedup();
@@ -55,25 +141,16 @@ impl Device {
         Ok(())
     }
 
-    /// One feed read and what it brings.
+    /// One feed answer and what it brings.
     async fn pull_batch(
         &mut self,
         http: &mut impl DeviceHttp,
         cycle: &mut Cycle,
-        held: Option<(crate::workload::changes::FeedKind, std::time::Duration)>,
+        since: &Seq,
+        answer: Answer,
         touched: &mut Vec<String>,
     ) -> Result<Next, SyncError> {
         let batch_size = self.spec.profile.batch_size.max(1);
-        let since = self.pulling.position().cloned().unwrap_or_else(Seq::zero);
-        let request = feed::request(&self.spec.scope, &since, batch_size, held);
-        let answer = http::exchange(
-            http,
-            cycle,
-            Step::Feed,
-            (request.method, &request.path),
-            request.body.as_deref(),
-        )
-        .await?;
         if answer.status != 200 {
             return Err(http::status_error(http, Step::Feed, &answer));
         }
@@ -120,10 +197,10 @@ impl Device {
         let Some(next) = batch.next else {
             return Ok(Next::Done);
         };
-        if next == since {
+        if next == *since {
             return Ok(Next::Done);
         }
-        if next.before(&since) {
+        if next.before(since) {
             // A feed that goes back would have the pull read it again and again: the
             // session ends, and the next one starts from the logs.
             return Err(SyncError::bad(

@@ -91,7 +91,10 @@ impl Device {
         if missing.is_empty() {
             return Ok(());
         }
-        let refused = self.bulk_docs(http, cycle, db, &missing).await?;
+        let (refused, said) = self.bulk_docs(http, cycle, db, &missing).await?;
+        if cycle.refused_said.is_none() {
+            cycle.refused_said = said;
+        }
         for offer in missing {
             if refused.iter().any(|id| **id == *offer.id) {
                 continue;
@@ -104,15 +107,17 @@ impl Device {
         Ok(())
     }
 
-    /// `_bulk_docs` with `new_edits: false`; the ids the server refused. Such a write
-    /// answers only its errors (`[]` when all is well): an error row names the id.
+    /// `_bulk_docs` with `new_edits: false`; the ids the server refused, and its first
+    /// error row, quoted. Such a write answers only its errors (`[]` when all is well;
+    /// PouchDB Server and CouchDB alike, e.g. `{"id":…,"error":"forbidden","reason":…}`
+    /// for a `validate_doc_update` that throws): an error row names the id.
     async fn bulk_docs(
         &self,
         http: &mut impl DeviceHttp,
         cycle: &mut Cycle,
         db: &str,
         offers: &[Offer],
-    ) -> Result<Vec<String>, SyncError> {
+    ) -> Result<(Vec<String>, Option<String>), SyncError> {
         let docs: Vec<Value> = offers.iter().map(|offer| self.body(offer)).collect();
         let body = json!({"docs": docs, "new_edits": false}).to_string();
         let path = format!("{db}/_bulk_docs");
@@ -132,17 +137,22 @@ impl Device {
         let rows = rows
             .as_array()
             .ok_or_else(|| SyncError::bad(Step::BulkDocs, "not a list"))?;
-        let mut refused: Vec<String> = rows
-            .iter()
-            .take(offers.len())
-            .filter(|row| row.get("error").is_some())
+        let errors = || {
+            rows.iter()
+                .take(offers.len())
+                .filter(|row| row.get("error").is_some())
+        };
+        let said = errors()
+            .next()
+            .map(|row| http.quote(row.to_string().as_bytes()));
+        let mut refused: Vec<String> = errors()
             .filter_map(|row| row.get("id")?.as_str())
             .filter(|id| offers.iter().any(|offer| &*offer.id == *id))
             .map(str::to_string)
             .collect();
         refused.sort_unstable();
         refused.dedup();
-        Ok(refused)
+        Ok((refused, said))
     }
 
     /// The document written for an offer: its revision and history, and a body made from

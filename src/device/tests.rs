@@ -324,6 +324,70 @@ async fn a_pull_fetches_what_is_missing_then_reads_only_the_feed() {
     assert_eq!(cycle.started_from, StartedFrom::Continuing);
 }
 
+/// A pull split around its feed read (as a live device holds it): asking it sends nothing
+/// once the session stands, the device writes meanwhile, and the answer is counted as the
+/// pull's one request; a read that got no answer ends the session.
+#[tokio::test]
+async fn a_split_pull_sends_only_its_feed_read_and_the_device_writes_meanwhile() {
+    let mut dev = device(Profile::pouchdb());
+    let log = format!("/db/_local/{}", dev.replication_ids().0);
+    let mut script = Script::default();
+    script.expect(Method::Get, &log, 404, json!({})).expect(
+        Method::Get,
+        "/db/_changes?style=all_docs&since=0&limit=100",
+        200,
+        feed(json!([]), 0),
+    );
+    dev.pull(&mut script, false).await.unwrap();
+    script.done();
+
+    let mut nothing = Script::default();
+    let ask = dev.feed_ask(&mut nothing, true).await.unwrap();
+    assert!(nothing.seen.is_empty(), "{:?}", nothing.seen);
+    assert_eq!(ask.requests_before(), 0);
+    assert!(
+        ask.request
+            .path
+            .starts_with("/db/_changes?style=all_docs&since=0&limit=100&feed=longpoll"),
+        "{}",
+        ask.request.path
+    );
+    // A local write while the server holds the read.
+    assert!(dev.create("mine").is_some());
+    let answer = Answer {
+        status: 200,
+        body: Bytes::from(feed(json!([]), 0).to_string()),
+    };
+    let cycle = dev
+        .pull_answer(&mut nothing, ask, Ok(answer))
+        .await
+        .unwrap();
+    assert!(nothing.seen.is_empty(), "{:?}", nothing.seen);
+    assert_eq!(cycle.requests, 1);
+    assert_eq!(dev.unpushed(), 1);
+
+    let ask = dev.feed_ask(&mut nothing, true).await.unwrap();
+    let failed = dev
+        .pull_answer(&mut nothing, ask, Err("connection reset".to_string()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            failed,
+            SyncError::Transport {
+                step: error::Step::Feed,
+                ..
+            }
+        ),
+        "{failed}"
+    );
+    let mut again = Script::default();
+    again.expect(Method::Get, &log, 404, json!({}));
+    let ask = dev.feed_ask(&mut again, true).await.unwrap();
+    again.done();
+    assert_eq!(ask.requests_before(), 1, "the session begins again");
+}
+
 #[tokio::test]
 async fn full_batches_are_read_on_and_a_refused_bulk_get_falls_back_to_open_revs() {
     let profile = Profile {

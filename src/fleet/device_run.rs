@@ -14,7 +14,7 @@ use super::figures::CycleFigures;
 use super::link::Link;
 use super::roster::DevicePlan;
 use super::writes::{Write, Writes};
-use crate::device::{Cycle, Device, StartedFrom, ZeroBecause};
+use crate::device::{Cycle, Device, DeviceHttp, StartedFrom, SyncError, ZeroBecause};
 use crate::workload::fleet::SyncEvery;
 use crate::workload::rev::Rev;
 
@@ -50,7 +50,7 @@ enum Waited {
 enum Pulled {
     /// It went through, storing this many revisions.
     Stored(u64),
-    /// Its held feed read was given up for a local write.
+    /// Its held feed read was given up (going offline, or the writes stopped).
     GaveUp,
     Failed,
 }
@@ -107,11 +107,8 @@ impl DeviceRun {
                     if wrote {
                         self.push(ctx).await;
                     }
-                    let until = earliest(next_write, self.going_offline(ctx));
-                    if let Some(feed) = &mut self.feed {
-                        feed.until = until;
-                    }
-                    if self.pull_counting(ctx, true).await == Pulled::Failed {
+                    if self.live_pull(ctx, &mut next_write).await == Pulled::Failed {
+                        let until = earliest(next_write, self.going_offline(ctx));
                         self.rest(ctx, until).await;
                     }
                 }
@@ -274,6 +271,9 @@ impl DeviceRun {
                 self.resynced(ctx, &cycle, Direction::Push);
                 let figures = cycle_figures(&cycle, Direction::Push, None);
                 ctx.figures.cycle(&self.plan.name, &figures);
+                if let Some(said) = &cycle.refused_said {
+                    ctx.figures.refused(&self.plan.name, cycle.failures, said);
+                }
                 for (id, rev) in &cycle.landed {
                     ctx.figures
                         .visible
@@ -306,6 +306,74 @@ impl DeviceRun {
         link.feed_answered = None;
         let result = self.device.pull(link, wait).await;
         let (interrupted, answered) = (link.interrupted, link.feed_answered);
+        self.pulled(ctx, result, (interrupted, answered), wait)
+    }
+
+    /// A live pull: its feed read held on the feed's own connection, in a task of its
+    /// own, while the device's writes and pushes go on on the other one (as PouchDB's
+    /// live replication pushes and pulls side by side). The read is given up only when
+    /// the device goes offline or the writes stop.
+    async fn live_pull(&mut self, ctx: &Context, next_write: &mut Option<TokioInstant>) -> Pulled {
+        let Some(mut feed) = self.feed.take() else {
+            return self.pull_counting(ctx, true).await;
+        };
+        feed.until = self.going_offline(ctx);
+        feed.interrupted = false;
+        feed.feed_answered = None;
+        let ask = match self.device.feed_ask(&mut feed, true).await {
+            Ok(ask) => ask,
+            Err(e) => {
+                self.feed = Some(feed);
+                return self.pulled(ctx, Err(e), (false, None), true);
+            }
+        };
+        let (method, path) = (ask.request.method, ask.request.path.clone());
+        let body = ask.request.body.clone();
+        let mut read = tokio::spawn(async move {
+            let answer = feed.send(method, &path, body.as_deref()).await;
+            (feed, answer)
+        });
+        let finished = loop {
+            let wake = *next_write;
+            tokio::select! {
+                finished = &mut read => break finished,
+                () = sleep_until_some(wake) => {
+                    if self.write_due(ctx, next_write) {
+                        self.push(ctx).await;
+                    }
+                }
+            }
+        };
+        let Ok((mut feed, answer)) = finished else {
+            // The read's task did not finish (it panicked): its connection is gone, and
+            // the device's pulls go on on its other one.
+            return self.pulled(ctx, Err(given_up_error()), (false, None), true);
+        };
+        if feed.interrupted {
+            let before = u64::from(ask.requests_before());
+            ctx.figures.count(|c| {
+                c.feeds_given_up += 1;
+                c.requests += 1 + before;
+            });
+            self.feed = Some(feed);
+            return Pulled::GaveUp;
+        }
+        let answered = feed.feed_answered;
+        let result = self.device.pull_answer(&mut feed, ask, answer).await;
+        let interrupted = feed.interrupted;
+        self.feed = Some(feed);
+        self.pulled(ctx, result, (interrupted, answered), true)
+    }
+
+    /// A pull's end, recorded; `interrupted` when its held feed read was given up,
+    /// `answered` when its feed read was answered.
+    fn pulled(
+        &mut self,
+        ctx: &Context,
+        result: Result<Cycle, SyncError>,
+        (interrupted, answered): (bool, Option<Instant>),
+        wait: bool,
+    ) -> Pulled {
         match result {
             Ok(cycle) => {
                 self.backoff = FIRST_BACKOFF;
@@ -380,7 +448,24 @@ fn cycle_figures(cycle: &Cycle, direction: Direction, from: Option<Instant>) -> 
             read_log: cycle.started_from != StartedFrom::Continuing,
         },
         conflicts_seen: cycle.conflicts_seen,
+        failures: cycle.failures,
         time: cycle.finished.saturating_duration_since(start),
+    }
+}
+
+/// Sleeps until `at`; forever without one.
+async fn sleep_until_some(at: Option<TokioInstant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Why a pull failed whose feed read's task did not finish.
+fn given_up_error() -> SyncError {
+    SyncError::Transport {
+        step: crate::device::Step::Feed,
+        reason: "the feed read's task ended without an answer".to_string(),
     }
 }
 

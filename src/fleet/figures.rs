@@ -23,6 +23,9 @@ pub struct CycleFigures {
     pub checkpoint_writes: u64,
     pub shape: CycleShape,
     pub conflicts_seen: u64,
+    /// Revisions the cycle could not write: refused by the server (push), or not
+    /// usable (pull).
+    pub failures: u64,
     /// The cycle's time: from its start (a live pull's: its feed's answer) to its end.
     pub time: Duration,
 }
@@ -94,12 +97,14 @@ impl Figures {
                 Direction::Push => {
                     counts.pushes += 1;
                     counts.pushed += c.shape.written;
+                    counts.push_refused += c.failures;
                 }
                 Direction::Pull => {
                     counts.pulls += 1;
                     counts.changes_read += c.shape.changes_read;
                     counts.pulled += c.shape.written;
                     counts.conflicts_seen += c.conflicts_seen;
+                    counts.pull_failures += c.failures;
                 }
             }
             counts.requests += c.requests;
@@ -153,6 +158,17 @@ impl Figures {
                 "{device} {}: {}",
                 direction.name(),
                 crate::text::cut(why, 300)
+            )
+        });
+    }
+
+    /// A push of `device` that went through with `revisions` refused by the server,
+    /// the first of them answered with `said` (already counted with its cycle).
+    pub fn refused(&self, device: &str, revisions: u64, said: &str) {
+        keep_sample(&mut lock(&self.sums).failures, || {
+            format!(
+                "{device} push: {revisions} revisions refused by the server: {}",
+                crate::text::cut(said, 300)
             )
         });
     }
@@ -243,6 +259,7 @@ mod tests {
                 read_log: false,
             },
             conflicts_seen: 0,
+            failures: 0,
             time: Duration::from_millis(3),
         }
     }

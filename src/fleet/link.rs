@@ -1,8 +1,9 @@
 //! A device's connection to the server: the driver's client, with one thing more. A
-//! live device's pull holds a feed open (longpoll or continuous) while its writes go
-//! on; when a write is due (or the device goes offline, or the phase ends) the held
-//! feed read is given up, its connection closed, and the pull sees that read fail.
-//! Nothing else is ever cut short: only a feed read still waiting for its answer.
+//! live device's pull holds a feed open (longpoll or continuous) on a connection of its
+//! own while its writes and pushes go on on another; when the device goes offline or
+//! the phase's writes stop, the held feed read is given up, its connection closed, and
+//! the pull sees that read fail. Nothing else is ever cut short: only a feed read still
+//! waiting for its answer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,9 +12,9 @@ use crate::device::{Answer, DeviceHttp};
 use crate::driver::{Call, Client, Method};
 use crate::engine::stop::Signal;
 
-/// What a feed read given up for a local write fails with (the fleet knows it for its
-/// own, and does not count it as a failure).
-pub const INTERRUPTED: &str = "the held feed read was given up for a local write";
+/// What a held feed read given up fails with (the fleet knows it for its own, and does
+/// not count it as a failure).
+pub const INTERRUPTED: &str = "the held feed read was given up";
 
 /// The client, and when to give up a held feed read.
 pub struct Link {

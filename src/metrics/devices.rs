@@ -86,7 +86,14 @@ pub struct DeviceCounts {
     pub pulls: u64,
     pub failed_pushes: u64,
     pub failed_pulls: u64,
-    /// Held feed reads a live device gave up for a local write (each a request).
+    /// Revisions the server refused in pushes that went through (the error rows of
+    /// `_bulk_docs`, e.g. a `validate_doc_update` that forbids them): they stay unpushed
+    /// and are offered, and counted, again at each push. And what pulls could not use:
+    /// revisions asked for and not given, unusable feed rows, revisions refused.
+    pub push_refused: u64,
+    pub pull_failures: u64,
+    /// Held feed reads a live device gave up: when it went offline or the writes
+    /// stopped (each a request).
     pub feeds_given_up: u64,
     pub requests: u64,
     pub bytes_sent: u64,
@@ -121,6 +128,8 @@ impl DeviceCounts {
             (&mut self.pulls, o.pulls),
             (&mut self.failed_pushes, o.failed_pushes),
             (&mut self.failed_pulls, o.failed_pulls),
+            (&mut self.push_refused, o.push_refused),
+            (&mut self.pull_failures, o.pull_failures),
             (&mut self.feeds_given_up, o.feeds_given_up),
             (&mut self.requests, o.requests),
             (&mut self.bytes_sent, o.bytes_sent),
@@ -323,6 +332,8 @@ mod tests {
             pulls: 1,
             failed_pushes: 1,
             failed_pulls: 1,
+            push_refused: 1,
+            pull_failures: 1,
             feeds_given_up: 1,
             requests: 1,
             bytes_sent: 1,

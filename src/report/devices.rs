@@ -142,7 +142,7 @@ fn traffic(d: &DevicesResult) -> String {
         format!("OVER BUDGET {} cycles", grouped(c.over_budget))
     };
     let mut out = format!(
-        "    requests per cycle: {}; bytes per cycle: {}; {over}; {} requests, {} checkpoint writes, {} held feed reads given up for a write\n",
+        "    requests per cycle: {}; bytes per cycle: {}; {over}; {} requests, {} checkpoint writes, {} held feed reads given up (going offline or at the end)\n",
         counted(&d.requests_per_cycle),
         counted(&d.bytes_per_cycle),
         grouped(c.requests),
@@ -187,6 +187,13 @@ fn troubles(d: &DevicesResult) -> String {
             grouped(c.failed_pushes),
             grouped(c.failed_pulls),
             grouped(d.warm_up_behind)
+        ));
+    }
+    if c.push_refused + c.pull_failures > 0 {
+        out.push_str(&format!(
+            "    REFUSED: {} revisions by the server in pushes (left unpushed, counted again at each push that offers them); {} revisions pulls could not use\n",
+            grouped(c.push_refused),
+            grouped(c.pull_failures)
         ));
     }
     for sample in &d.failure_samples {
