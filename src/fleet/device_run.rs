@@ -36,6 +36,8 @@ pub struct DeviceRun {
     pulled_before: bool,
     pushed_before: bool,
     backoff: Duration,
+    /// The last pull went through with revisions or rows it could not use.
+    pull_fell_short: bool,
 }
 
 /// How a wait ended.
@@ -72,6 +74,7 @@ impl DeviceRun {
             pulled_before: false,
             pushed_before: false,
             backoff: FIRST_BACKOFF,
+            pull_fell_short: false,
         }
     }
 
@@ -107,7 +110,11 @@ impl DeviceRun {
                     if wrote {
                         self.push(ctx).await;
                     }
-                    if self.live_pull(ctx, &mut next_write).await == Pulled::Failed {
+                    let pulled = self.live_pull(ctx, &mut next_write).await;
+                    // A pull that went through but could not use what it was given
+                    // asks again from the same place: it rests as a failed one does, or
+                    // a server that keeps giving it would be asked as fast as it answers.
+                    if pulled == Pulled::Failed || self.pull_fell_short {
                         let until = earliest(next_write, self.going_offline(ctx));
                         self.rest(ctx, until).await;
                     }
@@ -376,7 +383,10 @@ impl DeviceRun {
     ) -> Pulled {
         match result {
             Ok(cycle) => {
-                self.backoff = FIRST_BACKOFF;
+                self.pull_fell_short = cycle.failures > 0;
+                if !self.pull_fell_short {
+                    self.backoff = FIRST_BACKOFF;
+                }
                 self.resynced(ctx, &cycle, Direction::Pull);
                 let from = answered.filter(|_| wait);
                 ctx.figures.cycle(
