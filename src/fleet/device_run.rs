@@ -378,6 +378,9 @@ fn cycle_figures(cycle: &Cycle, direction: Direction, from: Option<Instant>) -> 
             missing: cycle.missing,
             written: cycle.written,
             read_log: cycle.started_from != StartedFrom::Continuing,
+            // The device writes its log only when its position moved on
+            // (`checkpoint_due`): a write is the witness, rows or not.
+            log_moved: cycle.checkpoint_writes > 0,
         },
         conflicts_seen: cycle.conflicts_seen,
         time: cycle.finished.saturating_duration_since(start),
