@@ -162,10 +162,14 @@ impl DevicesArgs {
     /// Gives the scenario's phases their fleets, then checks each whole; refuses
     /// settings no phase takes.
     pub fn apply(&self, scenario: &mut Scenario, builtin: bool) -> Result<(), String> {
+        // A built-in scenario that places its fleets keeps them where they are
+        // (cold-start's bulk load stays without devices): the flags change those only.
+        let placed = builtin && scenario.phases.iter().any(|p| p.fleet.is_some());
         for phase in &mut scenario.phases {
             phase.fleet = match phase.fleet.take() {
                 Some(own) if builtin => Some(self.over(own)),
                 Some(own) => Some(own),
+                None if placed => None,
                 None => self.devices.map(|devices| {
                     self.over(Fleet {
                         devices,
@@ -269,6 +273,27 @@ mod tests {
         let mut built_in = scenario(vec![own]);
         args.apply(&mut built_in, true).unwrap();
         assert_eq!(built_in.phases[0].fleet.as_ref().unwrap().devices, 30);
+    }
+
+    #[test]
+    fn a_built_in_scenario_keeps_its_phases_without_fleets_bare() {
+        let mut cold = phase("cold");
+        cold.fleet = Some(Fleet {
+            devices: 5,
+            ..Fleet::default()
+        });
+        let args = DevicesArgs {
+            devices: Some(3),
+            ..DevicesArgs::default()
+        };
+        let mut built_in = scenario(vec![phase("bulk-load"), cold]);
+        args.apply(&mut built_in, true).unwrap();
+        assert_eq!(built_in.phases[0].fleet, None, "the bulk load stays bare");
+        assert_eq!(built_in.phases[1].fleet.as_ref().unwrap().devices, 3);
+        // No phase with a fleet: --devices gives every phase one.
+        let mut bare = scenario(vec![phase("a"), phase("b")]);
+        args.apply(&mut bare, true).unwrap();
+        assert!(bare.phases.iter().all(|p| p.fleet.is_some()));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The requests a sync cycle may send: what a replication client needs and no more.
 //!
-//! A pull reads the feed once per batch, fetches with one `_bulk_get` per batch that
+//! A pull reads the feed once per batch (and once more after a last full batch: the
+//! client cannot know the feed ended there, PouchDB reads it again too), fetches with one `_bulk_get` per batch that
 //! lacked anything, and writes the profile's checkpoints (PouchDB: one per batch that
-//! moved the log on); a push asks `_revs_diff` once per batch, writes with one
+//! moved the log on, rows or not: a filtered feed may answer 0 rows with a newer
+//! `last_seq`, and the log follows it); a push asks `_revs_diff` once per batch, writes with one
 //! `_bulk_docs` per batch the server lacked anything of, and writes its checkpoints; a push
 //! with nothing to push sends nothing. A cycle that started by reading the replication
 //! log (a device starting or starting again) may read it once more. Anything above is
@@ -19,6 +21,8 @@ pub struct CycleShape {
     pub written: u64,
     /// Whether the cycle began by reading the replication log.
     pub read_log: bool,
+    /// Whether the cycle's position moved on (its log was due a write), rows or not.
+    pub log_moved: bool,
 }
 
 /// Which way a cycle went.
@@ -46,17 +50,23 @@ pub fn budget(direction: Direction, shape: CycleShape, batch_size: u32) -> u64 {
     }
     // A pull with nothing new still reads its feed once.
     let batches = shape.changes_read.div_ceil(batch).max(1);
+    let reads = match direction {
+        // After a full batch the feed is read again, whether it ended there or not.
+        Direction::Pull => shape.changes_read / batch + 1,
+        Direction::Push => batches,
+    };
     let fetches_or_writes = if shape.missing > 0 {
         batches.min(shape.missing)
     } else {
         0
     };
-    let moved_on = match direction {
-        Direction::Pull => shape.changes_read > 0,
-        Direction::Push => shape.written > 0 || shape.changes_read > 0,
-    };
+    let moved_on = shape.log_moved
+        || match direction {
+            Direction::Pull => shape.changes_read > 0,
+            Direction::Push => shape.written > 0 || shape.changes_read > 0,
+        };
     let checkpoints = if moved_on { batches } else { 0 };
-    u64::from(shape.read_log) + batches + fetches_or_writes + checkpoints
+    u64::from(shape.read_log) + reads + fetches_or_writes + checkpoints
 }
 
 #[cfg(test)]
@@ -69,6 +79,7 @@ mod tests {
             missing,
             written,
             read_log,
+            log_moved: changes_read > 0,
         }
     }
 
@@ -99,6 +110,31 @@ mod tests {
         // The server had them all: no _bulk_docs.
         assert_eq!(budget(Direction::Push, shape(3, 0, 0, false), 100), 2);
         // A batch size of 0 is read as 1, not a division by zero.
-        assert_eq!(budget(Direction::Pull, shape(2, 0, 0, false), 0), 4);
+        assert_eq!(budget(Direction::Pull, shape(2, 0, 0, false), 0), 5);
+    }
+
+    #[test]
+    fn a_pull_of_exact_full_batches_may_read_the_feed_once_more() {
+        // A cold device pulling 10,000 changes in batches of 100: the log read, 100 full
+        // batches (read, fetch, checkpoint), then the feed read that finds it ended.
+        assert_eq!(
+            budget(Direction::Pull, shape(10_000, 10_000, 10_000, true), 100),
+            302
+        );
+        assert_eq!(budget(Direction::Pull, shape(100, 100, 100, false), 100), 4);
+        // One short of a full batch: no read after it.
+        assert_eq!(budget(Direction::Pull, shape(99, 99, 99, false), 100), 3);
+    }
+
+    #[test]
+    fn a_log_that_moved_on_without_rows_may_be_written() {
+        // A filtered feed: 0 rows, a newer last_seq, the log written.
+        let moved = CycleShape {
+            log_moved: true,
+            ..shape(0, 0, 0, false)
+        };
+        assert_eq!(budget(Direction::Pull, moved, 100), 2);
+        // The log did not move: the feed read only.
+        assert_eq!(budget(Direction::Pull, shape(0, 0, 0, false), 100), 1);
     }
 }

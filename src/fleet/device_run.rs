@@ -98,7 +98,7 @@ impl DeviceRun {
         let mut next_write = self.next_write();
         let mut next_sync = self
             .sync_period(ctx)
-            .map(|every| TokioInstant::now() + every);
+            .map(|every| TokioInstant::now() + first_sync_offset(self.plan.seed, every));
         while !ctx.ended.is_raised() {
             if self.plan.offline_at(ctx.elapsed()) {
                 self.offline(ctx, &mut next_write).await;
@@ -456,6 +456,9 @@ fn cycle_figures(cycle: &Cycle, direction: Direction, from: Option<Instant>) -> 
             missing: cycle.missing,
             written: cycle.written,
             read_log: cycle.started_from != StartedFrom::Continuing,
+            // The device writes its log only when its position moved on
+            // (`checkpoint_due`): a write is the witness, rows or not.
+            log_moved: cycle.checkpoint_writes > 0,
         },
         conflicts_seen: cycle.conflicts_seen,
         failures: cycle.failures,
@@ -479,6 +482,16 @@ fn given_up_error() -> SyncError {
     }
 }
 
+/// A device's first periodic sync: a fixed offset in [0, every) from its own seed (the
+/// run's seed and its index), so that devices spread their syncs as phones do.
+fn first_sync_offset(seed: u64, every: Duration) -> Duration {
+    let nanos = u64::try_from(every.as_nanos()).unwrap_or(u64::MAX);
+    if nanos == 0 {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(crate::seed::derive(seed, 2) % nanos)
+}
+
 fn earliest(a: Option<TokioInstant>, b: Option<TokioInstant>) -> Option<TokioInstant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -494,5 +507,31 @@ async fn wait_until(ctx: &Context, at: TokioInstant) -> Waited {
     tokio::select! {
         () = tokio::time::sleep_until(at) => Waited::Due,
         () = ctx.ended.raised() => Waited::Ended,
+    }
+}
+
+#[cfg(test)]
+mod offset_tests {
+    use super::*;
+
+    #[test]
+    fn first_syncs_spread_over_the_period_and_repeat_with_the_seed() {
+        let every = Duration::from_secs(60);
+        let offsets: Vec<Duration> = (0..100)
+            .map(|i| first_sync_offset(crate::seed::derive(7, i), every))
+            .collect();
+        assert!(offsets.iter().all(|o| *o < every));
+        assert!(offsets.iter().any(|o| *o < every / 2));
+        assert!(offsets.iter().any(|o| *o >= every / 2));
+        let mut distinct = offsets.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(
+            distinct.len() > 90,
+            "devices do not sync in the same instant"
+        );
+        let again = first_sync_offset(crate::seed::derive(7, 3), every);
+        assert_eq!(again, offsets[3]);
+        assert_eq!(first_sync_offset(5, Duration::ZERO), Duration::ZERO);
     }
 }

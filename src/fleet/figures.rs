@@ -257,6 +257,7 @@ mod tests {
                 missing,
                 written: missing,
                 read_log: false,
+                log_moved: changes > 0,
             },
             conflicts_seen: 0,
             failures: 0,

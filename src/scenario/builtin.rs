@@ -194,7 +194,7 @@ pub static BUILTINS: [Builtin; 16] = [
     },
     Builtin {
         name: "morning-rush",
-        description: "20 devices offline for the first 45s of 50s, writing 25/s each (backlogs beyond _revs_limit's 1,000 edits), coming online together: catch-up time and what the server meets",
+        description: "20 devices offline for the first 45s of 50s, writing 25/s each (backlogs of ~1,100 edits per device, spread over its own ~22 documents), coming online together: catch-up time and what the server meets",
         form: Form::Standard,
         phases: super::fleets::morning_rush,
         takes: &[],
