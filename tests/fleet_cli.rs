@@ -292,8 +292,16 @@ devices = { count = 2, writes = 2, users = true, grace = "60s" }
     // closing note): the convergence check says so and fails the run. What this test
     // checks is who the devices write as; any other failure fails it.
     let only_unconverged = run.code == 1
-        && run.stderr.lines().all(|l| l.contains("did not converge with the server"));
-    assert!(run.code == 0 || only_unconverged, "{}\n{}", run.stdout, run.stderr);
+        && run
+            .stderr
+            .lines()
+            .all(|l| l.contains("did not converge with the server"));
+    assert!(
+        run.code == 0 || only_unconverged,
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
     let devices = &result_json(&json)["phases"][0]["devices"];
     // Every push was taken (the validation refuses anyone but the user), none failed.
     assert!(devices["counts"]["pushed"].as_u64() > Some(0), "{devices}");
